@@ -1,0 +1,1 @@
+export async function main(argv: string[]): Promise<void> { console.log(argv); }
