@@ -1,0 +1,62 @@
+// The small interfaces a RaftNode is wired from (hashicorp/raft's shape):
+// the state machine, the durable log/stable storage, and the transport.
+import type { Entry, HardState, Message, NodeId, ServerInfo, SnapshotMeta } from './core/types';
+
+/** The replicated state machine. Called on every server, in log order, exactly once per entry. */
+export interface StateMachine {
+  /** Apply one committed command. The return value resolves the proposer's promise (leader only). */
+  apply(index: number, data: Uint8Array): unknown;
+  /** Serialise the whole state as of the last applied index. */
+  snapshot(): Uint8Array;
+  /** Replace the whole state with a snapshot's. */
+  restore(data: Uint8Array, meta: SnapshotMeta): void;
+}
+
+/** What a server finds on disk when it starts. */
+export interface PersistedState {
+  hardState: HardState;
+  snapshot?: { meta: SnapshotMeta; data: Uint8Array };
+  /** Log entries after the snapshot, in order. */
+  entries: Entry[];
+}
+
+/** Durable storage of the Raft log, term/vote/commit and snapshots. Every write is synced. */
+export interface RaftStorage {
+  load(): Promise<PersistedState>;
+  /**
+   * One atomic, synced write: the hard state and entries to append. Entries replace any stored
+   * entries at the same or higher index (a follower overwriting a conflicting suffix).
+   */
+  append(hardState: HardState | undefined, entries: Entry[]): Promise<void>;
+  /** Store a snapshot and drop log entries up to `compactTo` (inclusive), atomically. */
+  saveSnapshot(meta: SnapshotMeta, data: Uint8Array, compactTo: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Raft messages and internal RPC between servers over one port. */
+export interface Transport {
+  readonly address: string;
+  /** Fire-and-forget; delivery is not guaranteed (Raft tolerates loss). */
+  send(to: ServerInfo, message: Message): void;
+  onMessage(handler: (message: Message) => void): void;
+  /** Request/response to another server's RPC handler by method name. */
+  call(address: string, method: string, body: unknown, timeoutMs?: number): Promise<unknown>;
+  handle(method: string, handler: (body: unknown) => Promise<unknown> | unknown): void;
+  close(): Promise<void>;
+}
+
+export class NotLeaderError extends Error {
+  constructor(readonly leader: ServerInfo | null) {
+    super(leader ? `not the leader (leader is ${leader.address})` : 'No cluster leader');
+    this.name = 'NotLeaderError';
+  }
+}
+
+export class LeadershipLostError extends Error {
+  constructor() {
+    super('leadership lost while the command was in flight');
+    this.name = 'LeadershipLostError';
+  }
+}
+
+export type { NodeId };
