@@ -1,0 +1,151 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Level } from 'level';
+import { EntryType, LevelStorage, MemoryStorage, type Entry, type RaftStorage, type SnapshotMeta } from '@registry/raft';
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+const entry = (index: number, term: number, data = `e${index}t${term}`): Entry => ({
+  index,
+  term,
+  type: EntryType.Normal,
+  data: bytes(data),
+});
+const range = (from: number, to: number, term: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => entry(from + i, term));
+const summary = (entries: Entry[]) => entries.map((e) => `${e.index}:${e.term}:${text(e.data)}`);
+const meta = (index: number, term: number): SnapshotMeta => ({
+  index,
+  term,
+  configuration: { servers: [{ id: 'a', address: '127.0.0.1:1' }] },
+});
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'raft-storage-'));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+type Factory = { name: string; open: () => { storage: RaftStorage; reopen?: () => Promise<RaftStorage> } };
+const factories: Factory[] = [
+  { name: 'MemoryStorage', open: () => ({ storage: new MemoryStorage() }) },
+  {
+    name: 'LevelStorage',
+    open: () => {
+      const path = tempDir();
+      const storage = new LevelStorage({ path });
+      return {
+        storage,
+        reopen: async () => {
+          await storage.close();
+          return new LevelStorage({ path });
+        },
+      };
+    },
+  },
+];
+
+describe.each(factories)('$name', ({ open }) => {
+  test('an empty store loads a zero hard state, no snapshot and no entries', async () => {
+    const { storage } = open();
+    const state = await storage.load();
+    expect(state).toEqual({ hardState: { term: 0, vote: null, commit: 0 }, snapshot: undefined, entries: [] });
+    await storage.close();
+  });
+
+  test('appended entries and hard state load back in index order, bytes intact', async () => {
+    const { storage } = open();
+    await storage.load();
+    await storage.append({ term: 2, vote: 'b', commit: 3 }, range(1, 5, 2));
+    await storage.append(undefined, range(6, 300, 2));
+    const state = await storage.load();
+    expect(state.hardState).toEqual({ term: 2, vote: 'b', commit: 3 });
+    expect(summary(state.entries)).toEqual(summary(range(1, 300, 2)));
+    expect(state.entries[0].type).toBe(EntryType.Normal);
+    await storage.close();
+  });
+
+  test('appending at an existing index replaces the conflicting suffix, including entries beyond the new tail', async () => {
+    const { storage } = open();
+    await storage.load();
+    await storage.append({ term: 1, vote: 'a', commit: 0 }, range(1, 10, 1));
+    await storage.append({ term: 3, vote: 'c', commit: 4 }, range(5, 6, 3));
+    const state = await storage.load();
+    expect(summary(state.entries)).toEqual(summary([...range(1, 4, 1), ...range(5, 6, 3)]));
+    await storage.append(undefined, range(7, 8, 3));
+    expect(summary((await storage.load()).entries)).toEqual(summary([...range(1, 4, 1), ...range(5, 8, 3)]));
+    await storage.close();
+  });
+
+  test('a snapshot is stored and entries up to compactTo are dropped, trailing entries kept', async () => {
+    const { storage } = open();
+    await storage.load();
+    await storage.append({ term: 1, vote: 'a', commit: 20 }, range(1, 20, 1));
+    await storage.saveSnapshot(meta(15, 1), bytes('state@15'), 10);
+    const state = await storage.load();
+    expect(state.snapshot?.meta).toEqual(meta(15, 1));
+    expect(text(state.snapshot!.data)).toBe('state@15');
+    expect(summary(state.entries)).toEqual(summary(range(11, 20, 1)));
+    // A later snapshot replaces the earlier one and compacts further.
+    await storage.saveSnapshot(meta(20, 1), bytes('state@20'), 18);
+    const later = await storage.load();
+    expect(text(later.snapshot!.data)).toBe('state@20');
+    expect(summary(later.entries)).toEqual(summary(range(19, 20, 1)));
+    await storage.close();
+  });
+
+  test('an installed snapshot that disagrees with the log at its index discards the whole log', async () => {
+    const { storage } = open();
+    await storage.load();
+    await storage.append({ term: 1, vote: 'a', commit: 5 }, range(1, 8, 1));
+    await storage.saveSnapshot(meta(6, 2), bytes('leader state'), 6);
+    expect((await storage.load()).entries).toEqual([]);
+    await storage.append(undefined, range(7, 9, 2));
+    expect(summary((await storage.load()).entries)).toEqual(summary(range(7, 9, 2)));
+    await storage.close();
+  });
+
+  test('an installed snapshot beyond the end of the log leaves an empty log', async () => {
+    const { storage } = open();
+    await storage.load();
+    await storage.append(undefined, range(1, 3, 1));
+    await storage.saveSnapshot(meta(50, 4), bytes('s'), 50);
+    expect((await storage.load()).entries).toEqual([]);
+    await storage.close();
+  });
+});
+
+describe('LevelStorage on disk', () => {
+  test('everything written survives closing and reopening the database', async () => {
+    const { storage, reopen } = factories[1].open();
+    await storage.load();
+    await storage.append({ term: 4, vote: 'x', commit: 30 }, range(1, 40, 4));
+    await storage.saveSnapshot(meta(30, 4), bytes('snap'), 25);
+    await storage.append(undefined, range(35, 36, 5));
+    const again = await reopen!();
+    const state = await again.load();
+    expect(state.hardState).toEqual({ term: 4, vote: 'x', commit: 30 });
+    expect(state.snapshot?.meta).toEqual(meta(30, 4));
+    expect(summary(state.entries)).toEqual(summary([...range(26, 34, 4), ...range(35, 36, 5)]));
+    // The reopened store knows its bounds: a suffix overwrite still removes the old tail.
+    await again.append(undefined, range(27, 27, 6));
+    expect(summary((await again.load()).entries)).toEqual(summary([entry(26, 4), entry(27, 6)]));
+    await again.close();
+  });
+
+  test('a store inside a shared database keeps to its prefix and leaves the database open', async () => {
+    const db = new Level<string, string>(tempDir());
+    await db.put('node-id', 'abc');
+    const storage = new LevelStorage({ db, prefix: 'raft' });
+    await storage.load();
+    await storage.append({ term: 1, vote: null, commit: 0 }, range(1, 3, 1));
+    await storage.close();
+    expect(await db.get('node-id')).toBe('abc');
+    const reopened = new LevelStorage({ db, prefix: 'raft' });
+    expect(summary((await reopened.load()).entries)).toEqual(summary(range(1, 3, 1)));
+    await db.close();
+  });
+});
