@@ -1,0 +1,216 @@
+// Raft messages and internal RPC over one TCP port. Each server dials each peer once and
+// keeps the connection; what it receives on the connections others dialled are their Raft
+// messages and requests, answered on the same connection.
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import type { Message, ServerInfo } from '../core/types';
+import type { Transport } from '../interfaces';
+import { writeCoalesced } from './coalesced-write';
+import { DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameEncoder } from './frame-codec';
+import { PeerConnection } from './peer-connection';
+import { RemoteError, RpcConnectionError, RpcTimeoutError } from './rpc-errors';
+import { FrameKind, toWireError, type Frame } from './wire';
+
+export interface TcpTransportOptions {
+  host: string;
+  /** 0 picks a free port; `address` then reports it. */
+  port: number;
+  maxFrameBytes?: number;
+  /** Default deadline of `call`. */
+  defaultTimeoutMs?: number;
+}
+
+interface PendingCall {
+  address: string;
+  method: string;
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+type Handler = (body: unknown) => Promise<unknown> | unknown;
+
+export class TcpTransport implements Transport {
+  private readonly encoder = new FrameEncoder();
+  private readonly peers = new Map<string, PeerConnection>();
+  private readonly inbound = new Set<Socket>();
+  private readonly handlers = new Map<string, Handler>();
+  private readonly pending = new Map<number, PendingCall>();
+  private messageHandler: (message: Message) => void = () => undefined;
+  private nextCallId = 1;
+  private closed = false;
+
+  private constructor(
+    private readonly server: Server,
+    readonly address: string,
+    private readonly maxFrameBytes: number,
+    private readonly defaultTimeoutMs: number,
+  ) {
+    server.on('connection', (socket) => this.accept(socket));
+  }
+
+  static async listen(options: TcpTransportOptions): Promise<TcpTransport> {
+    const server = createServer({ noDelay: true });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const { port } = server.address() as AddressInfo;
+    const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+    return new TcpTransport(
+      server,
+      `${host}:${port}`,
+      options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
+      options.defaultTimeoutMs ?? 5000,
+    );
+  }
+
+  send(to: ServerInfo, message: Message): void {
+    if (this.closed) return;
+    const frame: Frame = [FrameKind.Raft, message];
+    this.peer(to.address).write(this.encoder.encode(frame), false);
+  }
+
+  onMessage(handler: (message: Message) => void): void {
+    this.messageHandler = handler;
+  }
+
+  handle(method: string, handler: Handler): void {
+    this.handlers.set(method, handler);
+  }
+
+  call(address: string, method: string, body: unknown, timeoutMs = this.defaultTimeoutMs): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error('transport is closed'));
+    const id = this.nextCallId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new RpcTimeoutError(address, method, timeoutMs));
+      }, timeoutMs);
+      this.pending.set(id, { address, method, resolve, reject, timer });
+      const frame: Frame = [FrameKind.Request, id, method, body];
+      let encoded: Buffer;
+      try {
+        encoded = this.encoder.encode(frame);
+      } catch (err) {
+        this.settle(id)?.reject(err as Error);
+        return;
+      }
+      if (!this.peer(address).write(encoded, true)) {
+        this.settle(id)?.reject(new RpcConnectionError(address, method, new Error('send queue full')));
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const peer of this.peers.values()) peer.close();
+    this.peers.clear();
+    for (const socket of this.inbound) socket.destroy();
+    this.inbound.clear();
+    for (const id of [...this.pending.keys()]) this.settle(id)?.reject(new Error('transport is closed'));
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private peer(address: string): PeerConnection {
+    let peer = this.peers.get(address);
+    if (!peer) {
+      peer = new PeerConnection(
+        address,
+        {
+          onFrame: (value) => this.onResponse(value as Frame),
+          onDown: (error) => this.failCallsTo(address, error),
+        },
+        this.maxFrameBytes,
+      );
+      this.peers.set(address, peer);
+    }
+    return peer;
+  }
+
+  private settle(id: number): PendingCall | undefined {
+    const call = this.pending.get(id);
+    if (!call) return undefined;
+    this.pending.delete(id);
+    clearTimeout(call.timer);
+    return call;
+  }
+
+  private onResponse(frame: Frame): void {
+    if (frame[0] !== FrameKind.Response) return;
+    const [, id, error, body] = frame;
+    const call = this.settle(id);
+    if (!call) return; // timed out already
+    if (error) call.reject(new RemoteError(error.message, error.name, error.data));
+    else call.resolve(body);
+  }
+
+  private failCallsTo(address: string, error: Error): void {
+    for (const [id, call] of this.pending) {
+      if (call.address === address) this.settle(id)?.reject(new RpcConnectionError(address, call.method, error));
+    }
+  }
+
+  private accept(socket: Socket): void {
+    if (this.closed) {
+      socket.destroy();
+      return;
+    }
+    this.inbound.add(socket);
+    socket.setNoDelay(true);
+    const decoder = new FrameDecoder(this.maxFrameBytes);
+    socket.on('data', (chunk: Buffer) => {
+      let frames: unknown[];
+      try {
+        frames = decoder.push(chunk);
+      } catch (err) {
+        socket.destroy(err as Error);
+        return;
+      }
+      for (const frame of frames as Frame[]) {
+        if (frame[0] === FrameKind.Raft) this.deliver(frame[1]);
+        else if (frame[0] === FrameKind.Request) this.serve(socket, frame[1], frame[2], frame[3]);
+      }
+    });
+    socket.on('error', () => undefined); // 'close' follows
+    socket.on('close', () => this.inbound.delete(socket));
+  }
+
+  private deliver(message: Message): void {
+    try {
+      this.messageHandler(message);
+    } catch {
+      // A message the node cannot handle is as good as lost; Raft tolerates that, the link stays up.
+    }
+  }
+
+  private serve(socket: Socket, id: number, method: string, body: unknown): void {
+    const reply = (error: unknown, result: unknown) => {
+      if (socket.destroyed) return;
+      let encoded: Buffer;
+      try {
+        const frame: Frame = [FrameKind.Response, id, error === null ? null : toWireError(error), result];
+        encoded = this.encoder.encode(frame);
+      } catch (err) {
+        encoded = this.encoder.encode([FrameKind.Response, id, toWireError(err), null] satisfies Frame);
+      }
+      writeCoalesced(socket, encoded);
+    };
+    const handler = this.handlers.get(method);
+    if (!handler) {
+      reply(new Error(`unknown rpc method "${method}"`), null);
+      return;
+    }
+    try {
+      Promise.resolve(handler(body)).then(
+        (result) => reply(null, result ?? null),
+        (err) => reply(err ?? new Error('rejected'), null),
+      );
+    } catch (err) {
+      reply(err, null);
+    }
+  }
+}
