@@ -1,0 +1,133 @@
+/**
+ * Key pairs and signatures, all through Node's native crypto (fast, and the only way to
+ * get EC here: node-forge is RSA-only). Private keys travel as PEM in Consul's forms:
+ * `EC PRIVATE KEY` (SEC1) and `RSA PRIVATE KEY` (PKCS#1).
+ */
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, KeyObject } from 'node:crypto';
+import { nullValue, oid, sequence, TAG } from './der-writer';
+import { bitStringBytesOf, childrenOf, decodeOid, expectTag, readSingle } from './der-reader';
+import { OID } from './oids';
+
+export type KeyType = 'rsa' | 'ec';
+
+export const DEFAULT_KEY_BITS: Record<KeyType, number> = { ec: 256, rsa: 2048 };
+
+const EC_CURVES: Record<number, string> = { 256: 'prime256v1', 384: 'secp384r1' };
+
+export interface GeneratedKey {
+  privateKey: KeyObject;
+  privateKeyPEM: string;
+  /** DER SubjectPublicKeyInfo of the public half. */
+  spki: Buffer;
+}
+
+export function generateKey(keyType: KeyType, keyBits = DEFAULT_KEY_BITS[keyType]): GeneratedKey {
+  let privateKey: KeyObject;
+  let publicKey: KeyObject;
+  if (keyType === 'ec') {
+    const namedCurve = EC_CURVES[keyBits];
+    if (namedCurve === undefined) throw new RangeError(`EC keys must be 256 or 384 bits, got ${keyBits}`);
+    ({ privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve }));
+  } else if (keyType === 'rsa') {
+    if (!Number.isInteger(keyBits) || keyBits < 2048 || keyBits > 8192 || keyBits % 8 !== 0) {
+      throw new RangeError(`RSA keys must be 2048..8192 bits (a multiple of 8), got ${keyBits}`);
+    }
+    ({ privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: keyBits }));
+  } else {
+    throw new RangeError(`unknown key type ${JSON.stringify(keyType)} (want 'ec' or 'rsa')`);
+  }
+  return {
+    privateKey,
+    privateKeyPEM: privateKey.export({ type: keyType === 'ec' ? 'sec1' : 'pkcs1', format: 'pem' }).toString(),
+    spki: publicKey.export({ type: 'spki', format: 'der' }),
+  };
+}
+
+export function loadPrivateKey(pem: string): KeyObject {
+  return createPrivateKey({ key: pem, format: 'pem' });
+}
+
+export function spkiOf(key: KeyObject): Buffer {
+  const publicKey = key.type === 'private' ? createPublicKey(key) : key;
+  return publicKey.export({ type: 'spki', format: 'der' });
+}
+
+type Hash = 'sha256' | 'sha384' | 'sha512';
+
+/** Signature algorithms we produce and accept, by OID. */
+const SIGNATURE_ALGORITHMS: Record<string, { keyType: KeyType; hash: Hash }> = {
+  [OID.sha256WithRSAEncryption]: { keyType: 'rsa', hash: 'sha256' },
+  [OID.sha384WithRSAEncryption]: { keyType: 'rsa', hash: 'sha384' },
+  [OID.sha512WithRSAEncryption]: { keyType: 'rsa', hash: 'sha512' },
+  [OID.ecdsaWithSHA256]: { keyType: 'ec', hash: 'sha256' },
+  [OID.ecdsaWithSHA384]: { keyType: 'ec', hash: 'sha384' },
+  [OID.ecdsaWithSHA512]: { keyType: 'ec', hash: 'sha512' },
+};
+
+export interface Signer {
+  /** DER AlgorithmIdentifier to put in the TBS and around the signature. */
+  algorithm: Buffer;
+  sign(data: Buffer): Buffer;
+}
+
+/** How a private key signs: RSA PKCS#1 v1.5 or ECDSA (DER signature), hash matched to key size as Go does. */
+export function signerFor(privateKey: KeyObject): Signer {
+  const type = privateKey.asymmetricKeyType;
+  if (type === 'rsa') {
+    // RFC 4055: the RSA algorithm identifiers carry an explicit NULL parameter.
+    const algorithm = sequence(oid(OID.sha256WithRSAEncryption), nullValue());
+    return { algorithm, sign: (data) => sign('sha256', data, privateKey) };
+  }
+  if (type === 'ec') {
+    const curve = privateKey.asymmetricKeyDetails?.namedCurve;
+    const p384 = curve === 'secp384r1';
+    // RFC 5758: ECDSA identifiers have no parameters.
+    const algorithm = sequence(oid(p384 ? OID.ecdsaWithSHA384 : OID.ecdsaWithSHA256));
+    const hash: Hash = p384 ? 'sha384' : 'sha256';
+    return { algorithm, sign: (data) => sign(hash, data, { key: privateKey, dsaEncoding: 'der' }) };
+  }
+  throw new RangeError(`unsupported signing key type ${String(type)}`);
+}
+
+/**
+ * Check `signature` over `data` with the key in `spki`, under the algorithm named by a DER
+ * AlgorithmIdentifier. Returns false for a bad signature, an unknown algorithm, or an
+ * algorithm that does not fit the key.
+ */
+export function verifySignature(spki: Buffer, algorithmIdentifier: Buffer, data: Buffer, signature: Buffer): boolean {
+  let algorithmOid: string;
+  try {
+    const [id] = childrenOf(expectTag(readSingle(algorithmIdentifier), TAG.SEQUENCE, 'AlgorithmIdentifier'));
+    algorithmOid = decodeOid(expectTag(id, TAG.OID, 'algorithm'));
+  } catch {
+    return false;
+  }
+  const algorithm = SIGNATURE_ALGORITHMS[algorithmOid];
+  if (algorithm === undefined) return false;
+  const publicKey = createPublicKey({ key: spki, format: 'der', type: 'spki' });
+  if (publicKey.asymmetricKeyType !== algorithm.keyType) return false;
+  const key = algorithm.keyType === 'ec' ? { key: publicKey, dsaEncoding: 'der' as const } : publicKey;
+  try {
+    return verify(algorithm.hash, data, key, signature);
+  } catch {
+    return false; // malformed signature encoding
+  }
+}
+
+/** RFC 5280 §4.2.1.2 method 1: SHA-1 of the subjectPublicKey BIT STRING's bytes. */
+export function keyIdentifier(spki: Buffer): Buffer {
+  const [, subjectPublicKey] = childrenOf(expectTag(readSingle(spki), TAG.SEQUENCE, 'SubjectPublicKeyInfo'));
+  return createHash('sha1').update(bitStringBytesOf(expectTag(subjectPublicKey, TAG.BIT_STRING, 'subjectPublicKey'))).digest();
+}
+
+/** What kind of key an SPKI holds, for policy checks on CSRs. */
+export function describePublicKey(spki: Buffer): { keyType: KeyType; bits: number } {
+  const key = createPublicKey({ key: spki, format: 'der', type: 'spki' });
+  const details = key.asymmetricKeyDetails ?? {};
+  if (key.asymmetricKeyType === 'rsa') return { keyType: 'rsa', bits: details.modulusLength ?? 0 };
+  if (key.asymmetricKeyType === 'ec') {
+    const bits = Object.entries(EC_CURVES).find(([, curve]) => curve === details.namedCurve)?.[0];
+    return { keyType: 'ec', bits: bits === undefined ? 0 : Number(bits) };
+  }
+  throw new RangeError(`unsupported public key type ${String(key.asymmetricKeyType)}`);
+}
