@@ -1,0 +1,163 @@
+/**
+ * Rule text (HCL v1 or JSON) → ParsedRules, with Consul 1.4's validation.
+ *
+ * js-hcl-parser decodes into plain JSON where every block becomes an array of
+ * objects keyed by its label (`service "web" {…}` → `{"service":[{"web":[{…}]}]}`)
+ * and JSON rule text comes out in the same shape, so one walker serves both forms.
+ */
+import { parse as parseHcl } from 'js-hcl-parser';
+import { Access, isAccess, isKeyAccess } from './access';
+import { emptyRules, ParsedRules, PlainResource, RulesBuilder, ScalarResource, ServiceResource } from './parsed-rules';
+
+/** Rule text that cannot be used: a syntax error or a value the rule language does not allow. */
+export class RuleError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RuleError';
+  }
+}
+
+type Target =
+  | { readonly kind: 'scalar'; readonly field: ScalarResource }
+  | { readonly kind: 'plain'; readonly field: PlainResource; readonly allowsList: boolean }
+  | { readonly kind: 'service'; readonly field: ServiceResource };
+
+/** Top-level words of the rule language. Anything else is ignored, as Consul's decoder does. */
+const RESOURCES: ReadonlyMap<string, Target> = new Map<string, Target>([
+  ['acl', { kind: 'scalar', field: 'acl' }],
+  ['keyring', { kind: 'scalar', field: 'keyring' }],
+  ['operator', { kind: 'scalar', field: 'operator' }],
+  ['agent', { kind: 'plain', field: 'agent', allowsList: false }],
+  ['agent_prefix', { kind: 'plain', field: 'agentPrefix', allowsList: false }],
+  ['event', { kind: 'plain', field: 'event', allowsList: false }],
+  ['event_prefix', { kind: 'plain', field: 'eventPrefix', allowsList: false }],
+  ['key', { kind: 'plain', field: 'key', allowsList: true }],
+  ['key_prefix', { kind: 'plain', field: 'keyPrefix', allowsList: true }],
+  ['node', { kind: 'plain', field: 'node', allowsList: false }],
+  ['node_prefix', { kind: 'plain', field: 'nodePrefix', allowsList: false }],
+  ['query', { kind: 'plain', field: 'query', allowsList: false }],
+  ['query_prefix', { kind: 'plain', field: 'queryPrefix', allowsList: false }],
+  ['service', { kind: 'service', field: 'service' }],
+  ['service_prefix', { kind: 'service', field: 'servicePrefix' }],
+  ['session', { kind: 'plain', field: 'session', allowsList: false }],
+  ['session_prefix', { kind: 'plain', field: 'sessionPrefix', allowsList: false }],
+]);
+
+type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function show(value: unknown): string {
+  return value === undefined ? 'missing' : JSON.stringify(value);
+}
+
+/**
+ * HCL's decoder matches names case-insensitively (`Service "web" { Policy = "read" }`
+ * works in Consul), so attribute names are looked up the same way.
+ */
+function attribute(body: JsonObject, name: string): unknown {
+  let found: unknown;
+  for (const key of Object.keys(body)) if (key.toLowerCase() === name) found = body[key];
+  return found;
+}
+
+/** A block's decoded value is an array of objects (HCL) or, from hand-made JSON, one object. */
+function objects(value: unknown): JsonObject[] | undefined {
+  if (isObject(value)) return [value];
+  if (Array.isArray(value) && value.every(isObject)) return value;
+  return undefined;
+}
+
+function decode(text: string): JsonObject {
+  const output = parseHcl(text);
+  if (output.startsWith('unable')) {
+    // "unable to parse JSON: At 2:2: …" → keep the parser's position and reason.
+    const reason = output.replace(/^unable to [a-z ]+: /, '');
+    throw new RuleError(`Failed to parse ACL rules: ${reason}`);
+  }
+  const value: unknown = JSON.parse(output);
+  if (!isObject(value)) throw new RuleError('Failed to parse ACL rules: expected an object of resources at the top level');
+  return value;
+}
+
+/**
+ * Parses one policy's rules. Empty (or blank) text is an empty policy.
+ * Throws RuleError naming the resource, the segment and the bad value.
+ */
+export function parseRules(text: string): ParsedRules {
+  if (text.trim() === '') return emptyRules();
+  const decoded = decode(text);
+  const builder = new RulesBuilder();
+  for (const word of Object.keys(decoded)) {
+    const target = RESOURCES.get(word.toLowerCase());
+    if (target === undefined) continue;
+    const resource = word.toLowerCase();
+    if (target.kind === 'scalar') addScalar(builder, target.field, resource, decoded[word]);
+    else addBlocks(builder, target, resource, decoded[word]);
+  }
+  return builder.build();
+}
+
+function addScalar(builder: RulesBuilder, field: ScalarResource, resource: string, value: unknown): void {
+  // An empty string is allowed and means the rule says nothing.
+  if (value === '') return;
+  if (!isAccess(value)) {
+    throw new RuleError(`Invalid ${resource} policy: ${show(value)} (expected "read", "write" or "deny")`);
+  }
+  builder.setScalar(field, value);
+}
+
+function addBlocks(builder: RulesBuilder, target: Exclude<Target, { kind: 'scalar' }>, resource: string, value: unknown): void {
+  const labelled = objects(value);
+  if (labelled === undefined) {
+    throw new RuleError(`Invalid ${resource} rules: expected blocks such as ${resource} "<name>" { policy = "read" }`);
+  }
+  for (const item of labelled) {
+    for (const segment of Object.keys(item)) {
+      const bodies = objects(item[segment]);
+      if (bodies === undefined || bodies.length === 0) {
+        throw new RuleError(`Invalid ${resource} policy "${segment}": expected a block with a policy, got ${show(item[segment])}`);
+      }
+      for (const body of bodies) {
+        if (target.kind === 'service') addService(builder, target.field, resource, segment, body);
+        else addPlain(builder, target, resource, segment, body);
+      }
+    }
+  }
+}
+
+function addPlain(
+  builder: RulesBuilder,
+  target: { readonly field: PlainResource; readonly allowsList: boolean },
+  resource: string,
+  segment: string,
+  body: JsonObject,
+): void {
+  const policy = attribute(body, 'policy');
+  if (policy === 'list' && !target.allowsList) {
+    throw new RuleError(`Invalid ${resource} policy "${segment}": "list" (list is only valid for key and key_prefix)`);
+  }
+  if (!isKeyAccess(policy)) {
+    const expected = target.allowsList ? '"read", "write", "list" or "deny"' : '"read", "write" or "deny"';
+    throw new RuleError(`Invalid ${resource} policy "${segment}": ${show(policy)} (expected ${expected})`);
+  }
+  builder.addPlain(target.field, segment, policy);
+}
+
+function addService(builder: RulesBuilder, field: ServiceResource, resource: string, segment: string, body: JsonObject): void {
+  const policy = attribute(body, 'policy');
+  if (!isAccess(policy)) {
+    throw new RuleError(`Invalid ${resource} policy "${segment}": ${show(policy)} (expected "read", "write" or "deny")`);
+  }
+  const intentions = attribute(body, 'intentions');
+  if (intentions === undefined || intentions === '') {
+    builder.addService(field, segment, { policy });
+    return;
+  }
+  if (!isAccess(intentions)) {
+    throw new RuleError(`Invalid ${resource} intentions "${segment}": ${show(intentions)} (expected "read", "write" or "deny")`);
+  }
+  builder.addService(field, segment, { policy, intentions: intentions as Access });
+}

@@ -1,0 +1,140 @@
+/**
+ * Secret → Authorizer, for every request when ACLs are on. Compiling a token means
+ * parsing its policies' HCL (milliseconds), so results are cached: Authorizers per
+ * secret and per set of policies, parsed rules per rule text. The owner of the
+ * tables calls invalidate() after any token or policy change.
+ */
+import { Authorizer, DefaultPolicy } from './authorizer';
+import { ANONYMOUS_TOKEN_SECRET } from './builtins';
+import { ParsedRules } from './parsed-rules';
+import { parseRules } from './rules-parser';
+
+/** The parts of a stored token that decide what it may do. */
+export interface ResolvableToken {
+  readonly Policies?: readonly { readonly ID: string }[] | null;
+}
+
+/** The parts of a stored policy that decide what it grants. */
+export interface ResolvablePolicy {
+  readonly Rules: string;
+  /** Where the policy applies; empty or absent means every datacenter. */
+  readonly Datacenters?: readonly string[] | null;
+}
+
+/** Read access to the ACL tables (the store provides it). */
+export interface TokenLookup {
+  tokenBySecret(secret: string): ResolvableToken | undefined;
+  policyById(id: string): ResolvablePolicy | undefined;
+}
+
+export interface TokenResolverOptions {
+  /** The local datacenter: policies limited to other datacenters are ignored here. */
+  readonly datacenter: string;
+  readonly defaultPolicy: DefaultPolicy;
+  /** How many secrets to keep compiled Authorizers for (oldest dropped first). */
+  readonly maxCachedTokens?: number;
+}
+
+const DEFAULT_MAX_CACHED_TOKENS = 10_000;
+const MAX_CACHED_RULE_TEXTS = 10_000;
+
+/** A Map that forgets its oldest entry when full. */
+class BoundedCache<K, V> {
+  private readonly entries = new Map<K, V>();
+  constructor(private readonly limit: number) {}
+
+  get(key: K): V | undefined {
+    return this.entries.get(key);
+  }
+
+  set(key: K, value: V): void {
+    if (this.entries.size >= this.limit) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(key, value);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+export class TokenResolver {
+  private readonly bySecret: BoundedCache<string, Authorizer>;
+  private readonly byPolicySet: BoundedCache<string, Authorizer>;
+  /** Keyed by the rule text itself, so an entry can never be stale. */
+  private readonly parsed = new BoundedCache<string, ParsedRules>(MAX_CACHED_RULE_TEXTS);
+
+  constructor(
+    private readonly lookup: TokenLookup,
+    private readonly options: TokenResolverOptions,
+  ) {
+    const limit = options.maxCachedTokens ?? DEFAULT_MAX_CACHED_TOKENS;
+    this.bySecret = new BoundedCache(limit);
+    this.byPolicySet = new BoundedCache(limit);
+  }
+
+  /**
+   * The Authorizer for a request's token. No token (undefined or empty) means the
+   * anonymous token; a secret no token has is 'not-found' (403 `ACL not found`),
+   * never anonymous. Root secrets (allow/deny/manage) are not tokens either: check
+   * isRootSecret() first to answer Consul's 500.
+   *
+   * Throws RuleError if a stored policy's rules no longer parse: ignoring such a
+   * policy could drop its deny rules and so grant more than intended.
+   */
+  resolve(secret: string | undefined): Authorizer | 'not-found' {
+    const effective = secret === undefined || secret === '' ? ANONYMOUS_TOKEN_SECRET : secret;
+    const cached = this.bySecret.get(effective);
+    if (cached !== undefined) return cached;
+
+    const token = this.lookup.tokenBySecret(effective);
+    if (token === undefined && effective !== ANONYMOUS_TOKEN_SECRET) return 'not-found';
+    // Until the leader has created the anonymous token, a request without a token
+    // gets what the anonymous token would have with no policies: the default policy.
+    const authorizer = this.compile(token?.Policies ?? []);
+    this.bySecret.set(effective, authorizer);
+    return authorizer;
+  }
+
+  /** Forget everything compiled; call after any token or policy is written or deleted. */
+  invalidate(): void {
+    this.bySecret.clear();
+    this.byPolicySet.clear();
+  }
+
+  private compile(links: readonly { readonly ID: string }[]): Authorizer {
+    const applicable: { id: string; rules: string }[] = [];
+    const seen = new Set<string>();
+    for (const link of links) {
+      if (seen.has(link.ID)) continue;
+      seen.add(link.ID);
+      const policy = this.lookup.policyById(link.ID);
+      // A deleted policy silently stops granting (and denying) anything.
+      if (policy === undefined || !this.appliesHere(policy)) continue;
+      applicable.push({ id: link.ID, rules: policy.Rules });
+    }
+
+    const setKey = applicable.map((p) => p.id).sort().join(',');
+    const shared = this.byPolicySet.get(setKey);
+    if (shared !== undefined) return shared;
+    const authorizer = new Authorizer(applicable.map((p) => this.parse(p.rules)), this.options.defaultPolicy);
+    this.byPolicySet.set(setKey, authorizer);
+    return authorizer;
+  }
+
+  private appliesHere(policy: ResolvablePolicy): boolean {
+    const dcs = policy.Datacenters;
+    return dcs === undefined || dcs === null || dcs.length === 0 || dcs.includes(this.options.datacenter);
+  }
+
+  private parse(rules: string): ParsedRules {
+    let parsed = this.parsed.get(rules);
+    if (parsed === undefined) {
+      parsed = parseRules(rules);
+      this.parsed.set(rules, parsed);
+    }
+    return parsed;
+  }
+}
