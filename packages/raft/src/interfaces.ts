@@ -28,7 +28,10 @@ export interface RaftStorage {
    * entries at the same or higher index (a follower overwriting a conflicting suffix).
    */
   append(hardState: HardState | undefined, entries: Entry[]): Promise<void>;
-  /** Store a snapshot and drop log entries up to `compactTo` (inclusive), atomically. */
+  /**
+   * Store a snapshot and drop log entries up to `compactTo` (inclusive), atomically.
+   * `compactTo = Infinity` drops the whole log (a snapshot installed from the leader replaces it).
+   */
   saveSnapshot(meta: SnapshotMeta, data: Uint8Array, compactTo: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -108,6 +108,17 @@ describe.each(factories)('$name', ({ open }) => {
     await storage.close();
   });
 
+  test('compacting to Infinity drops the whole log even where it agrees with the snapshot', async () => {
+    const { storage } = open();
+    await storage.load();
+    await storage.append(undefined, range(1, 8, 1));
+    await storage.saveSnapshot(meta(5, 1), bytes('installed'), Infinity);
+    const state = await storage.load();
+    expect(state.entries).toEqual([]);
+    expect(text(state.snapshot!.data)).toBe('installed');
+    await storage.close();
+  });
+
   test('an installed snapshot beyond the end of the log leaves an empty log', async () => {
     const { storage } = open();
     await storage.load();
