@@ -1,0 +1,351 @@
+/**
+ * Runs a cluster of real `registry agent -server` processes on 127.0.0.1 for
+ * failover, partition and linearizability tests: free ports from the OS, data
+ * dirs and logs in a temporary folder, optionally every server→server link
+ * through its own LinkProxy. It only ever signals the processes it spawned.
+ *
+ * Servers are numbered from 0; server i runs as node `s<i>`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { request, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { agentArgs, dialMap, DIAL_MAP_ENV } from './agent-args';
+import { LinkProxy } from './link-proxy';
+
+const REPO_ROOT = resolve(__dirname, '../../../../..');
+const CLI_BIN = join(REPO_ROOT, 'packages/cli/bin/registry.js');
+const CLI_BUILD = join(REPO_ROOT, 'packages/cli/dist/main.js');
+
+export interface ClusterOptions {
+  /** Number of servers, each started with `-bootstrap-expect size` (default 3). */
+  size?: number;
+  /** Put a LinkProxy on every server→server link so tests can partition (default false). */
+  proxied?: boolean;
+  /** Appended to every server's command line. */
+  extraArgs?: readonly string[];
+  /** Added to every server's environment. */
+  env?: Readonly<Record<string, string>>;
+  /** Keep the data dirs and logs after `stop()` (also when REGISTRY_KEEP_CLUSTER_DIR=1). */
+  keepDir?: boolean;
+  /** The script run with `node` (default packages/cli/bin/registry.js; the kit's own tests use a fake). */
+  bin?: string;
+}
+
+export interface ServerInfo {
+  index: number;
+  node: string;
+  httpPort: number;
+  serverPort: number;
+  /** `127.0.0.1:<serverPort>`, as `/v1/status/leader` names it. */
+  serverAddress: string;
+  dataDir: string;
+  logFile: string;
+}
+
+export interface HttpAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The body parsed as JSON (throws when it is not JSON). */
+  json<T = unknown>(): T;
+}
+
+export interface HttpOptions {
+  timeoutMs?: number;
+  headers?: Record<string, string>;
+}
+
+/**
+ * The leader most servers agree on, or undefined. `answers` are what each
+ * server's `/v1/status/leader` said (undefined: no answer, '' : no leader);
+ * agreement of a majority of `size` is required so that a deposed leader
+ * that still believes in itself is not taken for the leader.
+ */
+export function leaderByMajority(answers: ReadonlyArray<string | undefined>, size: number): string | undefined {
+  const votes = new Map<string, number>();
+  for (const a of answers) if (a) votes.set(a, (votes.get(a) ?? 0) + 1);
+  for (const [address, count] of votes) if (count > size / 2) return address;
+  return undefined;
+}
+
+export class ClusterHarness {
+  private readonly children: Array<ChildProcess | undefined>;
+  private readonly exits: Array<Promise<void> | undefined>;
+  private readonly killAllOnExit = (): void => {
+    for (const child of this.children) if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+
+  private constructor(
+    readonly dir: string,
+    readonly servers: readonly ServerInfo[],
+    /** proxies[from][to], undefined on the diagonal or when not proxied. */
+    private readonly proxies: ReadonlyArray<ReadonlyArray<LinkProxy | undefined>>,
+    private readonly options: ClusterOptions,
+  ) {
+    this.children = servers.map(() => undefined);
+    this.exits = servers.map(() => undefined);
+    process.on('exit', this.killAllOnExit);
+  }
+
+  /** Spawns every server (without waiting for a leader: see `waitForLeader`). */
+  static async start(options: ClusterOptions = {}): Promise<ClusterHarness> {
+    if (options.bin === undefined && !existsSync(CLI_BUILD)) throw new Error(`${CLI_BUILD} is missing: run \`npm run build\` before cluster tests`);
+    const size = options.size ?? 3;
+    const dir = mkdtempSync(join(tmpdir(), 'registry-cluster-'));
+    const ports = await freePorts(2 * size);
+    const servers: ServerInfo[] = Array.from({ length: size }, (_, index) => {
+      const serverPort = ports[2 * index + 1] as number;
+      return {
+        index,
+        node: `s${index}`,
+        httpPort: ports[2 * index] as number,
+        serverPort,
+        serverAddress: `127.0.0.1:${serverPort}`,
+        dataDir: join(dir, `s${index}`, 'data'),
+        logFile: join(dir, `s${index}`, 'server.log'),
+      };
+    });
+    const proxies: Array<Array<LinkProxy | undefined>> = [];
+    for (const from of servers) {
+      const row: Array<LinkProxy | undefined> = [];
+      for (const to of servers) {
+        row.push(options.proxied && from !== to ? await LinkProxy.start({ target: to.serverAddress }) : undefined);
+      }
+      proxies.push(row);
+    }
+    const cluster = new ClusterHarness(dir, servers, proxies, options);
+    for (const s of servers) {
+      mkdirSync(s.dataDir, { recursive: true });
+      cluster.spawnServer(s.index);
+    }
+    return cluster;
+  }
+
+  /** The proxy carrying connections that server `from` dials to server `to` (only when `proxied`). */
+  link(from: number, to: number): LinkProxy {
+    const proxy = this.proxies[from]?.[to];
+    if (!proxy) throw new Error(`no proxy for link s${from}→s${to} (start the cluster with proxied: true)`);
+    return proxy;
+  }
+
+  /** Cuts every link between servers in different groups, both ways; links inside a group pass. */
+  partition(...groups: number[][]): void {
+    const groupOf = new Map<number, number>();
+    groups.forEach((members, g) => members.forEach((i) => groupOf.set(i, g)));
+    for (const from of this.servers) {
+      for (const to of this.servers) {
+        if (from === to) continue;
+        const split = groupOf.get(from.index) !== groupOf.get(to.index);
+        const proxy = this.link(from.index, to.index);
+        if (split) proxy.blackhole();
+        else proxy.pass();
+      }
+    }
+  }
+
+  /** Stops bytes from `from` to `to` on the connections either of them dialled; the other way still flows. */
+  cutOneWay(from: number, to: number): void {
+    this.link(from, to).dropOneDirection('out');
+    this.link(to, from).dropOneDirection('in');
+  }
+
+  /** Every link back to `pass` (held bytes are then delivered). */
+  heal(): void {
+    for (const row of this.proxies) for (const proxy of row) proxy?.pass();
+  }
+
+  running(i: number): boolean {
+    const child = this.children[i];
+    return child !== undefined && child.exitCode === null && child.signalCode === null;
+  }
+
+  pid(i: number): number | undefined {
+    return this.running(i) ? this.children[i]?.pid : undefined;
+  }
+
+  async http(i: number, method: string, path: string, body?: unknown, options: HttpOptions = {}): Promise<HttpAnswer> {
+    const server = this.server(i);
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    return new Promise<HttpAnswer>((resolvePromise, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: server.httpPort,
+          method,
+          path,
+          agent: false,
+          timeout: options.timeoutMs ?? 5000,
+          headers: { ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body: text, json: <T>() => JSON.parse(text) as T });
+          });
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`${method} ${path} on s${i} timed out`)));
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  /** Index of the leader a majority of servers name, or undefined. */
+  async leader(): Promise<number | undefined> {
+    const answers = await Promise.all(
+      this.servers.map(async (s) => {
+        if (!this.running(s.index)) return undefined;
+        try {
+          const res = await this.http(s.index, 'GET', '/v1/status/leader', undefined, { timeoutMs: 1000 });
+          return res.status === 200 ? res.json<string>() : undefined;
+        } catch {
+          return undefined;
+        }
+      }),
+    );
+    const address = leaderByMajority(answers, this.servers.length);
+    return this.servers.find((s) => s.serverAddress === address)?.index;
+  }
+
+  async waitForLeader(timeoutMs = 10_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const leader = await this.leader();
+      if (leader !== undefined) return leader;
+      if (Date.now() > deadline) throw new Error(`no leader within ${timeoutMs} ms\n${this.diagnostics()}`);
+      await sleep(100);
+    }
+  }
+
+  /**
+   * Signals server i and waits for it to exit. Should it outlive `timeoutMs`
+   * (a SIGTERM that does not end it), it is SIGKILLed and this throws.
+   */
+  async kill(i: number, signal: NodeJS.Signals = 'SIGKILL', timeoutMs = 10_000): Promise<void> {
+    const child = this.children[i];
+    if (!child || !this.running(i)) return;
+    this.note(i, `harness: sending ${signal} to pid ${child.pid}`);
+    child.kill(signal);
+    let timer: NodeJS.Timeout | undefined;
+    const exited = await Promise.race([
+      this.exits[i]?.then(() => true),
+      new Promise<boolean>((done) => (timer = setTimeout(() => done(false), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (!exited) {
+      child.kill('SIGKILL');
+      await this.exits[i];
+      throw new Error(`s${i} did not exit within ${timeoutMs} ms of ${signal}\n${this.diagnostics()}`);
+    }
+  }
+
+  /** Starts server i again on its data dir and ports (after `kill`). */
+  async restart(i: number): Promise<void> {
+    if (this.running(i)) throw new Error(`s${i} is still running (pid ${this.children[i]?.pid})`);
+    this.spawnServer(i);
+  }
+
+  /** SIGTERM to every server still running, SIGKILL after 5 s, proxies closed; removes the folder unless kept. */
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.servers.map(async (s) => {
+        try {
+          await this.kill(s.index, 'SIGTERM', 5000);
+        } catch {
+          // Already SIGKILLed by kill(); a slow shutdown is not this call's failure.
+        }
+      }),
+    );
+    await Promise.all(this.proxies.flat().map((p) => p?.close()));
+    process.off('exit', this.killAllOnExit);
+    const keep = this.options.keepDir || process.env.REGISTRY_KEEP_CLUSTER_DIR === '1';
+    if (!keep) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** Everything server i logged, across restarts. */
+  logs(i: number): string {
+    try {
+      return readFileSync(this.server(i).logFile, 'utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  /** The last lines of every server's log, for a failing test's message. */
+  diagnostics(lines = 30): string {
+    return this.servers
+      .map((s) => {
+        const tail = this.logs(s.index).trimEnd().split('\n').slice(-lines).join('\n');
+        return `--- s${s.index} (${this.running(s.index) ? `pid ${this.pid(s.index)}` : 'not running'}) ${s.logFile}\n${tail}`;
+      })
+      .join('\n');
+  }
+
+  private server(i: number): ServerInfo {
+    const s = this.servers[i];
+    if (!s) throw new Error(`no server ${i} in a cluster of ${this.servers.length}`);
+    return s;
+  }
+
+  private spawnServer(i: number): void {
+    const s = this.server(i);
+    const peers = this.servers.filter((p) => p !== s);
+    const proxied = this.options.proxied === true;
+    const args = agentArgs({
+      node: s.node,
+      dataDir: s.dataDir,
+      httpPort: s.httpPort,
+      serverPort: s.serverPort,
+      bootstrapExpect: this.servers.length,
+      retryJoin: peers.map((p) => (proxied ? this.link(i, p.index).address : p.serverAddress)),
+      extraArgs: this.options.extraArgs,
+    });
+    const env: NodeJS.ProcessEnv = { ...process.env, ...this.options.env };
+    if (proxied) {
+      env[DIAL_MAP_ENV] = dialMap(peers.map((p) => ({ peerAddress: p.serverAddress, proxyAddress: this.link(i, p.index).address })));
+    }
+    const bin = this.options.bin ?? CLI_BIN;
+    const log = openSync(s.logFile, 'a');
+    try {
+      writeSync(log, `--- harness: node ${bin} ${args.join(' ')}\n`);
+      const child = spawn(process.execPath, [bin, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', log, log] });
+      this.children[i] = child;
+      this.exits[i] = new Promise<void>((done) => child.once('exit', () => done()));
+      child.once('exit', (code, signal) => this.note(i, `harness: pid ${child.pid} exited (code ${code}, signal ${signal})`));
+    } finally {
+      closeSync(log); // the child holds its own copy
+    }
+  }
+
+  private note(i: number, line: string): void {
+    try {
+      const log = openSync(this.server(i).logFile, 'a');
+      writeSync(log, `--- ${new Date().toISOString()} ${line}\n`);
+      closeSync(log);
+    } catch {
+      // Diagnostics only.
+    }
+  }
+}
+
+/** Ports the OS hands out, all held at once so none repeats, then released for the servers. */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, () => new Promise<Server>((done, fail) => {
+      const srv = createServer();
+      srv.once('error', fail);
+      srv.listen(0, '127.0.0.1', () => done(srv));
+    })),
+  );
+  const ports = servers.map((srv) => (srv.address() as AddressInfo).port);
+  await Promise.all(servers.map((srv) => new Promise<void>((done) => srv.close(() => done()))));
+  return ports;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
