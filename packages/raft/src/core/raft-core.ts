@@ -1,0 +1,931 @@
+// The Raft consensus state machine (Ongaro & Ousterhout; Raft thesis), in
+// etcd-io/raft's shape: no timers, no I/O, no randomness except the injected
+// `random`. The driver feeds it ticks and messages and carries out the Ready
+// batches it hands back (persist, send, apply), then calls advance().
+import {
+  applyConfChange,
+  encodeConfiguration,
+  decodeConfiguration,
+  isVoter,
+  voterIds,
+  EMPTY_CONFIGURATION,
+  type ConfChange,
+} from './configuration';
+import { ConfigurationHistory } from './configuration-history';
+import { RaftLog } from './log';
+import { Progress } from './progress';
+import { hasQuorum, quorumIndex, voteOutcome } from './quorum';
+import { PendingReads, type PendingRead } from './read-index';
+import {
+  EntryType,
+  type Configuration,
+  type Entry,
+  type HardState,
+  type Message,
+  type NodeId,
+  type ReadState,
+  type Ready,
+  type Role,
+  type SnapshotMeta,
+  type SoftState,
+} from './types';
+
+export interface CoreConfig {
+  id: NodeId;
+  /** Election timeout randomised in [electionTicks, 2*electionTicks). */
+  electionTicks: number;
+  /** Leader heartbeat interval, in ticks. */
+  heartbeatTicks: number;
+  preVote: boolean;
+  checkQuorum: boolean;
+  /** Max un-acked append messages in flight per follower (pipelining). */
+  maxInflight: number;
+  maxEntriesPerAppend: number;
+  /** In [0,1). */
+  random: () => number;
+}
+
+/** What the driver loaded from disk (empty for a new server). */
+export interface CoreRestore {
+  hardState: HardState;
+  snapshot?: SnapshotMeta;
+  /** Entries after snapshot.index, in order (entries at or below it are ignored). */
+  entries: Entry[];
+  /**
+   * The last index the driver's state machine already holds (a persistent FSM).
+   * Defaults to snapshot.index (or 0): committed entries after it are handed out again.
+   */
+  applied?: number;
+}
+
+export interface CoreStatus {
+  id: NodeId;
+  role: Role;
+  term: number;
+  leader: NodeId | null;
+  commit: number;
+  applied: number;
+  lastIndex: number;
+  progress?: Record<NodeId, { match: number; next: number }>;
+}
+
+type MessageOf<T extends Message['type']> = Extract<Message, { type: T }>;
+
+/** A forwarded read that has not come back within this many election timeouts fails. */
+const FORWARDED_READ_TIMEOUTS = 2;
+
+export class RaftCore {
+  readonly id: NodeId;
+  private readonly cfg: CoreConfig;
+
+  // Persistent state (HardState) and the role we play in the current term.
+  private _term: number;
+  private vote: NodeId | null;
+  private _role: Role = 'follower';
+  private _leader: NodeId | null = null;
+
+  private readonly log: RaftLog;
+  private readonly configs: ConfigurationHistory;
+  private commit: number;
+  /** The highest committed index handed out in a Ready. */
+  private handedCommitted: number;
+  private applied: number;
+  /** The newest snapshot the driver holds; sent to followers that need compacted entries. */
+  private latestSnapshot: SnapshotMeta | undefined;
+  /** A snapshot received from the leader, waiting to be handed to the driver. */
+  private snapshotToInstall: { meta: SnapshotMeta; data: Uint8Array } | undefined;
+
+  // Output waiting for the next Ready.
+  private messages: Message[] = [];
+  private readStates: ReadState[] = [];
+  private failedReads: number[] = [];
+  private lastSoft: SoftState;
+  private lastHard: HardState;
+
+  // Clocks, all in ticks.
+  private now = 0;
+  private electionElapsed = 0;
+  private heartbeatElapsed = 0;
+  private randomizedElectionTimeout = 0;
+  private leaderContact = Number.POSITIVE_INFINITY;
+
+  // Candidate state.
+  private votes = new Map<NodeId, boolean>();
+
+  // Leader state.
+  private progress = new Map<NodeId, Progress>();
+  private transferee: NodeId | null = null;
+  private transferElapsed = 0;
+  private readonly pendingReads = new PendingReads();
+  private readRound = 0;
+  private readRoundWanted = false;
+  private appendWanted = false;
+  private commitWanted = false;
+
+  // Follower state: reads forwarded to the leader, by ctx, with the tick they left.
+  private forwardedReads = new Map<number, number>();
+
+  constructor(config: CoreConfig, restore: CoreRestore) {
+    if (config.electionTicks <= config.heartbeatTicks || config.heartbeatTicks < 1) {
+      throw new Error('electionTicks must exceed heartbeatTicks, which must be at least 1');
+    }
+    this.id = config.id;
+    this.cfg = config;
+    const snapshot = restore.snapshot;
+    const offsetIndex = snapshot?.index ?? 0;
+    const offsetTerm = snapshot?.term ?? 0;
+    this.log = new RaftLog(offsetIndex, offsetTerm, restoredEntries(restore.entries, offsetIndex, offsetTerm));
+    this.configs = new ConfigurationHistory(snapshot?.configuration ?? EMPTY_CONFIGURATION);
+    for (let i = this.log.firstIndex; i <= this.log.lastIndex; i++) this.recordIfConfig(this.log.entryAt(i)!);
+    this.latestSnapshot = snapshot;
+    this._term = restore.hardState.term;
+    this.vote = restore.hardState.vote;
+    this.commit = Math.min(Math.max(restore.hardState.commit, offsetIndex), this.log.lastIndex);
+    this.applied = Math.min(Math.max(restore.applied ?? offsetIndex, offsetIndex), this.commit);
+    this.handedCommitted = this.applied;
+    this.lastHard = { ...restore.hardState };
+    this.lastSoft = this.softState();
+    this.resetElectionTimer();
+  }
+
+  // ---------------------------------------------------------------- accessors
+
+  get role(): Role {
+    return this._role;
+  }
+
+  get term(): number {
+    return this._term;
+  }
+
+  get leader(): NodeId | null {
+    return this._leader;
+  }
+
+  get commitIndex(): number {
+    return this.commit;
+  }
+
+  get lastIndex(): number {
+    return this.log.lastIndex;
+  }
+
+  get appliedIndex(): number {
+    return this.applied;
+  }
+
+  /** The latest configuration in the log (in force as soon as it is appended, Raft thesis §4.1). */
+  get configuration(): Configuration {
+    return this.configs.latest;
+  }
+
+  /** True once this leader has committed an entry of its own term (its no-op); only then may it serve reads. */
+  get leaderReady(): boolean {
+    return this._role === 'leader' && this.log.termAt(this.commit) === this._term;
+  }
+
+  /** Ticks since this node last heard from a leader: 0 on the leader itself, Infinity if never. */
+  get ticksSinceLeaderContact(): number {
+    return this._role === 'leader' ? 0 : this.leaderContact;
+  }
+
+  /** The term of the entry at `index`, or undefined when compacted away or beyond the log. */
+  termAt(index: number): number | undefined {
+    return this.log.termAt(index);
+  }
+
+  /** The configuration in force at `index` (meaningful from the compaction point on). */
+  configurationAt(index: number): Configuration {
+    return this.configs.at(index);
+  }
+
+  /** The meta a snapshot of the state machine at `index` (≤ applied) must carry. */
+  snapshotMeta(index: number): SnapshotMeta {
+    const term = this.log.termAt(index);
+    if (term === undefined) throw new Error(`no entry at ${index} to describe a snapshot`);
+    return { index, term, configuration: this.configs.at(index) };
+  }
+
+  status(): CoreStatus {
+    const status: CoreStatus = {
+      id: this.id,
+      role: this._role,
+      term: this._term,
+      leader: this._leader,
+      commit: this.commit,
+      applied: this.applied,
+      lastIndex: this.log.lastIndex,
+    };
+    if (this._role === 'leader') {
+      const progress: Record<NodeId, { match: number; next: number }> = {
+        [this.id]: { match: this.log.persisted, next: this.log.lastIndex + 1 },
+      };
+      for (const [id, pr] of this.progress) progress[id] = { match: pr.match, next: pr.next };
+      status.progress = progress;
+    }
+    return status;
+  }
+
+  // ---------------------------------------------------------------- inputs
+
+  /** Only on an empty log: writes the initial configuration as entry 1 of term 1. */
+  bootstrap(configuration: Configuration): void {
+    if (this.log.lastIndex !== 0 || this._term !== 0) throw new Error('bootstrap needs an empty log and term 0');
+    if (configuration.servers.length === 0) throw new Error('bootstrap needs at least one server');
+    this._term = 1;
+    this.vote = null;
+    const entry: Entry = { term: 1, index: 1, type: EntryType.Config, data: encodeConfiguration(configuration) };
+    this.log.append([entry]);
+    this.recordIfConfig(entry);
+  }
+
+  tick(): void {
+    this.now++;
+    if (this._role === 'leader') this.tickLeader();
+    else this.tickElection();
+  }
+
+  step(m: Message): void {
+    if (m.to !== this.id) return;
+    if (m.term > this._term) {
+      if (m.type === 'vote' || m.type === 'prevote') {
+        // Leader stickiness: while we hear from a leader, a vote request is a disruption
+        // (a rejoining or removed server), unless the leader itself asked for it (timeoutNow).
+        const sticky = m.type === 'prevote' || this.cfg.checkQuorum;
+        const transfer = m.type === 'vote' && m.transfer === true;
+        if (sticky && !transfer && this.inLease()) return;
+      }
+      if (m.type === 'prevote' || (m.type === 'prevoteResp' && m.granted)) {
+        // Pre-vote messages carry the term a pre-candidate would have; they change nothing.
+      } else {
+        const fromLeader = m.type === 'append' || m.type === 'heartbeat' || m.type === 'snapshot';
+        this.becomeFollower(m.term, fromLeader ? m.from : null);
+      }
+    } else if (m.term < this._term) {
+      this.answerStale(m);
+      return;
+    }
+
+    if (this._role === 'leader') {
+      const pr = this.progress.get(m.from);
+      if (pr) pr.recentActive = true;
+    }
+
+    switch (m.type) {
+      case 'prevote':
+      case 'vote':
+        this.handleVoteRequest(m);
+        return;
+      case 'append':
+      case 'heartbeat':
+      case 'snapshot':
+        if (this._role === 'leader') return; // another leader in our term cannot exist
+        if (this._role !== 'follower') this.becomeFollower(m.term, m.from);
+        this.heardFromLeader(m.from);
+        if (m.type === 'append') this.handleAppend(m);
+        else if (m.type === 'heartbeat') this.handleHeartbeat(m);
+        else this.handleSnapshot(m);
+        return;
+      case 'appendResp':
+        if (this._role === 'leader') this.handleAppendResp(m);
+        return;
+      case 'heartbeatResp':
+        if (this._role === 'leader') this.handleHeartbeatResp(m);
+        return;
+      case 'prevoteResp':
+        // A grant carries the term we would campaign in; anything else is from an older round.
+        if (this._role === 'pre-candidate' && m.granted === (m.term === this._term + 1)) {
+          this.countVote(m.from, m.granted);
+        }
+        return;
+      case 'voteResp':
+        if (this._role === 'candidate') this.countVote(m.from, m.granted);
+        return;
+      case 'timeoutNow':
+        if (this._role === 'follower' && this.promotable()) this.becomeCandidate(true);
+        return;
+      case 'readIndex':
+        this.handleForwardedRead(m);
+        return;
+      case 'readIndexResp':
+        this.handleReadIndexResp(m);
+        return;
+    }
+  }
+
+  /** Leader only: appends entries in the current term; null when not leader or while transferring. */
+  propose(data: Uint8Array[]): { index: number; term: number }[] | null {
+    if (this._role !== 'leader' || this.transferee !== null) return null;
+    const positions: { index: number; term: number }[] = [];
+    const entries: Entry[] = [];
+    let index = this.log.lastIndex;
+    for (const d of data) {
+      index++;
+      entries.push({ term: this._term, index, type: EntryType.Normal, data: d });
+      positions.push({ index, term: this._term });
+    }
+    this.appendAsLeader(entries);
+    return positions;
+  }
+
+  /**
+   * Leader only, one change at a time: null when not leader, transferring, not yet ready
+   * (no entry of its term committed), a change is still uncommitted, or the change would
+   * leave no voter.
+   */
+  proposeConfChange(change: ConfChange): { index: number; term: number } | null {
+    if (this._role !== 'leader' || this.transferee !== null || !this.leaderReady) return null;
+    if (this.configs.latestIndex > this.commit) return null;
+    const next = applyConfChange(this.configs.latest, change);
+    if (next.servers.length === 0) return null;
+    const index = this.log.lastIndex + 1;
+    this.appendAsLeader([{ term: this._term, index, type: EntryType.Config, data: encodeConfiguration(next) }]);
+    return { index, term: this._term };
+  }
+
+  /** Linearizable read (ReadIndex): answered in Ready.readStates or Ready.failedReads. */
+  readIndex(ctx: number): void {
+    if (this._role === 'leader') {
+      this.acceptRead(ctx, this.id);
+    } else if (this._role === 'follower' && this._leader !== null) {
+      this.send({ type: 'readIndex', to: this._leader, term: this._term, ctx });
+      this.forwardedReads.set(ctx, this.now);
+    } else {
+      this.failedReads.push(ctx);
+    }
+  }
+
+  /** Hands leadership to `to` (or the most up-to-date follower): catch it up, then timeoutNow. */
+  transferLeadership(to?: NodeId): void {
+    if (this._role !== 'leader') return;
+    const target = to ?? this.mostUpToDateFollower();
+    if (target === undefined || target === this.id || target === this.transferee) return;
+    const pr = this.progress.get(target);
+    if (!pr) return;
+    this.transferee = target;
+    this.transferElapsed = 0;
+    if (pr.match === this.log.lastIndex) this.send({ type: 'timeoutNow', to: target, term: this._term });
+    else this.sendAppends(target, false);
+  }
+
+  /** Starts an election now, skipping pre-vote (a no-op on a leader or a non-member). */
+  campaign(): void {
+    if (this._role === 'leader' || !this.promotable()) return;
+    this.becomeCandidate(false);
+  }
+
+  /**
+   * The driver took a snapshot at meta.index (≤ applied): entries ≤ compactTo are dropped and
+   * followers that need them get this snapshot instead.
+   */
+  compact(meta: SnapshotMeta, compactTo: number): void {
+    if (meta.index > this.applied) throw new Error(`snapshot at ${meta.index} is ahead of applied ${this.applied}`);
+    if (!this.latestSnapshot || meta.index > this.latestSnapshot.index) this.latestSnapshot = meta;
+    const to = Math.min(compactTo, meta.index, this.applied, this.log.persisted);
+    if (to <= this.log.compactedIndex) return;
+    this.configs.compact(to);
+    this.log.compact(to);
+  }
+
+  hasReady(): boolean {
+    return (
+      this.messages.length > 0 ||
+      this.log.hasUnsent() ||
+      this.commit > this.handedCommitted ||
+      this.snapshotToInstall !== undefined ||
+      this.readStates.length > 0 ||
+      this.failedReads.length > 0 ||
+      (this._role === 'leader' && (this.appendWanted || this.commitWanted || this.readRoundWanted)) ||
+      !sameHard(this.hardState(), this.lastHard) ||
+      !sameSoft(this.softState(), this.lastSoft)
+    );
+  }
+
+  ready(): Ready {
+    if (this._role === 'leader') this.flushLeaderSends();
+    const rd: Ready = {
+      entries: this.log.takeUnsent(),
+      messages: this.messages,
+      committed: [],
+      readStates: this.readStates,
+      failedReads: this.failedReads,
+    };
+    this.messages = [];
+    this.readStates = [];
+    this.failedReads = [];
+    const soft = this.softState();
+    if (!sameSoft(soft, this.lastSoft)) rd.softState = this.lastSoft = soft;
+    const hard = this.hardState();
+    if (!sameHard(hard, this.lastHard)) rd.hardState = this.lastHard = hard;
+    if (this.snapshotToInstall) {
+      rd.snapshot = this.snapshotToInstall;
+      this.snapshotToInstall = undefined;
+    }
+    if (this.commit > this.handedCommitted) {
+      rd.committed = this.log.slice(this.handedCommitted + 1, this.commit);
+      this.handedCommitted = this.commit;
+    }
+    return rd;
+  }
+
+  /** The driver persisted, sent and applied everything in `rd`. */
+  advance(rd: Ready): void {
+    if (rd.snapshot) {
+      this.log.markSnapshotPersisted(rd.snapshot.meta.index, rd.snapshot.meta.term);
+      this.applied = Math.max(this.applied, rd.snapshot.meta.index);
+    }
+    if (rd.entries.length > 0) this.log.markPersisted(rd.entries);
+    if (rd.committed.length > 0) this.applied = Math.max(this.applied, rd.committed[rd.committed.length - 1].index);
+    // The leader's own write counts toward the quorum only once it is on disk.
+    if (this._role === 'leader') this.maybeCommit();
+  }
+
+  // ---------------------------------------------------------------- roles
+
+  private becomeFollower(term: number, leader: NodeId | null): void {
+    const wasLeader = this._role === 'leader';
+    if (term !== this._term) {
+      this._term = term;
+      this.vote = null;
+    }
+    this._role = 'follower';
+    this.setLeader(leader);
+    this.resetElectionTimer();
+    if (wasLeader) this.stopLeading();
+  }
+
+  private becomePreCandidate(): void {
+    this._role = 'pre-candidate';
+    this.setLeader(null);
+    this.resetElectionTimer();
+    this.votes = new Map([[this.id, true]]);
+    for (const id of this.otherVoters()) {
+      this.send({ type: 'prevote', to: id, term: this._term + 1, lastIndex: this.log.lastIndex, lastTerm: this.log.lastTerm });
+    }
+    this.countVote(this.id, true);
+  }
+
+  private becomeCandidate(transfer: boolean): void {
+    this._term++;
+    this.vote = this.id;
+    this._role = 'candidate';
+    this.setLeader(null);
+    this.resetElectionTimer();
+    this.votes = new Map([[this.id, true]]);
+    for (const id of this.otherVoters()) {
+      const request: MessageOf<'vote'> = {
+        type: 'vote',
+        from: this.id,
+        to: id,
+        term: this._term,
+        lastIndex: this.log.lastIndex,
+        lastTerm: this.log.lastTerm,
+      };
+      if (transfer) request.transfer = true;
+      this.messages.push(request);
+    }
+    this.countVote(this.id, true);
+  }
+
+  private becomeLeader(): void {
+    this._role = 'leader';
+    this.setLeader(this.id);
+    this.electionElapsed = 0;
+    this.heartbeatElapsed = 0;
+    this.transferee = null;
+    this.progress = new Map();
+    this.syncProgress();
+    // Raft §8: a leader learns what is committed only by committing an entry of its own term.
+    this.appendAsLeader([{ term: this._term, index: this.log.lastIndex + 1, type: EntryType.Noop, data: new Uint8Array(0) }]);
+  }
+
+  private stopLeading(): void {
+    this.progress = new Map();
+    this.transferee = null;
+    this.appendWanted = this.commitWanted = this.readRoundWanted = false;
+    for (const read of this.pendingReads.takeAll()) this.answerRead(read, 0);
+  }
+
+  private countVote(from: NodeId, granted: boolean): void {
+    if (!this.votes.has(from)) this.votes.set(from, granted);
+    const outcome = voteOutcome(voterIds(this.configs.latest), this.votes);
+    if (outcome === 'won') {
+      if (this._role === 'pre-candidate') this.becomeCandidate(false);
+      else this.becomeLeader();
+    } else if (outcome === 'lost') {
+      this.becomeFollower(this._term, null);
+    }
+  }
+
+  // ---------------------------------------------------------------- ticking
+
+  private tickElection(): void {
+    this.electionElapsed++;
+    this.leaderContact++;
+    this.expireForwardedReads();
+    if (this.electionElapsed >= this.randomizedElectionTimeout && this.promotable()) {
+      this.electionElapsed = 0;
+      if (this.cfg.preVote) this.becomePreCandidate();
+      else this.becomeCandidate(false);
+    }
+  }
+
+  private tickLeader(): void {
+    this.heartbeatElapsed++;
+    this.electionElapsed++;
+    if (this.transferee !== null && ++this.transferElapsed >= this.cfg.electionTicks) {
+      this.transferee = null; // the target did not take over in time: accept proposals again
+    }
+    if (this.electionElapsed >= this.cfg.electionTicks) {
+      this.electionElapsed = 0;
+      if (this.cfg.checkQuorum) {
+        const active = hasQuorum(voterIds(this.configs.latest), (id) => id === this.id || this.progress.get(id)?.recentActive === true);
+        if (!active) {
+          this.becomeFollower(this._term, null);
+          return;
+        }
+      }
+      for (const pr of this.progress.values()) pr.recentActive = false;
+    }
+    if (this.heartbeatElapsed >= this.cfg.heartbeatTicks) {
+      this.heartbeatElapsed = 0;
+      this.broadcastHeartbeat(undefined);
+    }
+  }
+
+  private resetElectionTimer(): void {
+    this.electionElapsed = 0;
+    this.heartbeatElapsed = 0;
+    const n = this.cfg.electionTicks;
+    this.randomizedElectionTimeout = n + Math.min(n - 1, Math.floor(this.cfg.random() * n));
+  }
+
+  // ---------------------------------------------------------------- voting
+
+  private handleVoteRequest(m: MessageOf<'vote'> | MessageOf<'prevote'>): void {
+    const isPre = m.type === 'prevote';
+    const canVote =
+      this.vote === m.from || (this.vote === null && this._leader === null) || (isPre && m.term > this._term);
+    const type = isPre ? 'prevoteResp' : 'voteResp';
+    if (canVote && this.log.isUpToDate(m.lastIndex, m.lastTerm)) {
+      this.send({ type, to: m.from, term: m.term, granted: true });
+      if (!isPre) {
+        this.vote = m.from;
+        this.electionElapsed = 0;
+      }
+    } else {
+      this.send({ type, to: m.from, term: this._term, granted: false });
+    }
+  }
+
+  // ---------------------------------------------------------------- follower
+
+  private handleAppend(m: MessageOf<'append'>): void {
+    let prevIndex = m.prevIndex;
+    let prevTerm = m.prevTerm;
+    let entries = m.entries;
+    if (prevIndex < this.commit) {
+      // Entries at or below our commit index are already here (committed entries never change).
+      const skip = this.commit - prevIndex;
+      if (entries.length <= skip) {
+        this.respondAppend(m.from, true, this.commit, 0);
+        return;
+      }
+      entries = entries.slice(skip);
+      prevIndex = this.commit;
+      prevTerm = this.log.termAt(this.commit)!;
+    }
+    if (!this.log.matchTerm(prevIndex, prevTerm)) {
+      this.respondAppend(m.from, false, prevIndex, this.rejectHint(prevIndex));
+      return;
+    }
+    const lastNew = prevIndex + entries.length;
+    const truncatedAfter = this.log.merge(entries);
+    if (truncatedAfter !== null) {
+      if (truncatedAfter < this.commit) throw new Error(`append would truncate committed entry ${truncatedAfter + 1}`);
+      this.configs.truncateAfter(truncatedAfter);
+      for (const entry of entries) if (entry.index > truncatedAfter) this.recordIfConfig(entry);
+    }
+    this.commitTo(Math.min(m.commit, lastNew));
+    // Sent in the same Ready as the entries: the driver persists them before sending this.
+    this.respondAppend(m.from, true, lastNew, 0);
+  }
+
+  /** Where the leader should retry: skip the whole conflicting term, never below our commit. */
+  private rejectHint(prevIndex: number): number {
+    if (prevIndex > this.log.lastIndex) return this.log.lastIndex + 1;
+    const conflictTerm = this.log.termAt(prevIndex);
+    let index = prevIndex;
+    while (index - 1 > this.commit && this.log.termAt(index - 1) === conflictTerm) index--;
+    return Math.min(index, prevIndex);
+  }
+
+  private respondAppend(to: NodeId, success: boolean, matchIndex: number, hint: number): void {
+    this.send({ type: 'appendResp', to, term: this._term, success, matchIndex, hint });
+  }
+
+  private handleHeartbeat(m: MessageOf<'heartbeat'>): void {
+    // The leader never sends a commit index beyond what it knows we hold.
+    this.commitTo(Math.min(m.commit, this.log.lastIndex));
+    const resp: MessageOf<'heartbeatResp'> = { type: 'heartbeatResp', from: this.id, to: m.from, term: this._term };
+    if (m.ctx !== undefined) resp.ctx = m.ctx;
+    this.messages.push(resp);
+  }
+
+  private handleSnapshot(m: MessageOf<'snapshot'>): void {
+    const meta = m.meta;
+    if (meta.index <= this.commit) {
+      this.respondAppend(m.from, true, this.commit, 0);
+      return;
+    }
+    if (this.log.matchTerm(meta.index, meta.term)) {
+      // We already hold the snapshot's entries: just learn that they are committed.
+      this.commitTo(meta.index);
+    } else {
+      this.log.resetTo(meta.index, meta.term);
+      this.configs.reset(meta.configuration);
+      this.commit = meta.index;
+      this.handedCommitted = meta.index;
+      this.latestSnapshot = meta;
+      this.snapshotToInstall = { meta, data: m.data ?? new Uint8Array(0) };
+    }
+    this.respondAppend(m.from, true, meta.index, 0);
+  }
+
+  private heardFromLeader(from: NodeId): void {
+    this.setLeader(from);
+    this.electionElapsed = 0;
+    this.leaderContact = 0;
+  }
+
+  private commitTo(index: number): void {
+    if (index > this.commit) this.commit = index;
+  }
+
+  // ---------------------------------------------------------------- leader
+
+  private appendAsLeader(entries: Entry[]): void {
+    if (entries.length === 0) return;
+    this.log.append(entries);
+    for (const entry of entries) {
+      if (this.recordIfConfig(entry)) this.syncProgress();
+    }
+    this.appendWanted = true;
+  }
+
+  /** Progress for exactly the other voters of the latest configuration. */
+  private syncProgress(): void {
+    const voters = this.otherVoters();
+    for (const id of voters) {
+      if (!this.progress.has(id)) this.progress.set(id, new Progress(id, this.log.lastIndex + 1, this.cfg.maxInflight));
+    }
+    for (const id of [...this.progress.keys()]) {
+      if (!voters.includes(id)) this.progress.delete(id);
+    }
+    if (this.transferee !== null && !this.progress.has(this.transferee)) this.transferee = null;
+  }
+
+  /** Batching: proposals, commit news and read rounds since the last Ready go out once per follower. */
+  private flushLeaderSends(): void {
+    if (this.readRoundWanted) {
+      this.readRoundWanted = false;
+      this.readRound++;
+      this.broadcastHeartbeat(this.readRound);
+    }
+    if (this.appendWanted || this.commitWanted) {
+      const withCommit = this.commitWanted;
+      this.appendWanted = this.commitWanted = false;
+      for (const id of this.progress.keys()) this.sendAppends(id, withCommit);
+    }
+  }
+
+  /** Sends as many appends as flow control allows; `allowEmpty` sends one even with no entries (to carry the commit index). */
+  private sendAppends(to: NodeId, allowEmpty: boolean): void {
+    let first = true;
+    while (this.sendAppend(to, first && allowEmpty)) first = false;
+  }
+
+  /** One append (or a snapshot); true when it carried entries and another may follow. */
+  private sendAppend(to: NodeId, allowEmpty: boolean): boolean {
+    const pr = this.progress.get(to);
+    if (!pr || pr.paused) return false;
+    const prevIndex = pr.next - 1;
+    const prevTerm = this.log.termAt(prevIndex);
+    if (prevTerm === undefined) {
+      this.sendSnapshot(pr);
+      return false;
+    }
+    const entries = this.log.slice(pr.next, pr.next + this.cfg.maxEntriesPerAppend - 1);
+    if (entries.length === 0 && !allowEmpty) return false;
+    this.send({ type: 'append', to, term: this._term, prevIndex, prevTerm, entries, commit: this.commit });
+    pr.sent(entries.length > 0 ? entries[entries.length - 1].index : undefined);
+    return entries.length > 0 && pr.state === 'replicate';
+  }
+
+  private sendSnapshot(pr: Progress): void {
+    const meta = this.latestSnapshot;
+    if (!meta) throw new Error(`follower ${pr.id} needs compacted entries but there is no snapshot`);
+    pr.becomeSnapshot(meta.index, this.now);
+    this.send({ type: 'snapshot', to: pr.id, term: this._term, meta });
+  }
+
+  private broadcastHeartbeat(ctx: number | undefined): void {
+    for (const [id, pr] of this.progress) {
+      const hb: MessageOf<'heartbeat'> = {
+        type: 'heartbeat',
+        from: this.id,
+        to: id,
+        term: this._term,
+        commit: Math.min(pr.match, this.commit),
+      };
+      if (ctx !== undefined) hb.ctx = ctx;
+      this.messages.push(hb);
+    }
+  }
+
+  private handleAppendResp(m: MessageOf<'appendResp'>): void {
+    const pr = this.progress.get(m.from);
+    if (!pr) return;
+    if (!m.success) {
+      // On failure matchIndex carries the prevIndex that was rejected.
+      if (pr.rejected(m.matchIndex, m.hint)) this.sendAppends(m.from, true);
+      return;
+    }
+    if (!pr.acknowledge(m.matchIndex)) return;
+    if (pr.state === 'probe') pr.becomeReplicate();
+    else if (pr.state === 'snapshot' && pr.match >= pr.pendingSnapshot) {
+      pr.becomeProbe();
+      pr.becomeReplicate();
+    } else if (pr.state === 'replicate') pr.inflights.freeUpTo(pr.match);
+    this.maybeCommit();
+    if (this._role !== 'leader') return; // committing our own removal stepped us down
+    this.sendAppends(m.from, false);
+    if (m.from === this.transferee && pr.match === this.log.lastIndex) {
+      this.send({ type: 'timeoutNow', to: m.from, term: this._term });
+    }
+  }
+
+  private handleHeartbeatResp(m: MessageOf<'heartbeatResp'>): void {
+    const pr = this.progress.get(m.from);
+    if (!pr) return;
+    pr.probeSent = false;
+    if (pr.state === 'replicate' && pr.inflights.full) pr.inflights.freeFirst();
+    if (pr.state === 'snapshot' && this.now - pr.snapshotSentAt >= this.cfg.electionTicks) {
+      pr.becomeProbe(); // the snapshot (or its answer) was probably lost: find out again
+      pr.next = pr.match + 1;
+    }
+    if (pr.match < this.log.lastIndex) this.sendAppends(m.from, true);
+    if (m.ctx !== undefined && m.ctx > pr.readAck) {
+      pr.readAck = m.ctx;
+      this.releaseReads();
+    }
+  }
+
+  /** Commit = the highest index a quorum has persisted, if it is of our term (Raft §5.4.2). */
+  private maybeCommit(): void {
+    const voters = voterIds(this.configs.latest);
+    const index = quorumIndex(voters, (id) => (id === this.id ? this.log.persisted : (this.progress.get(id)?.match ?? 0)));
+    if (index <= this.commit || this.log.termAt(index) !== this._term) return;
+    this.commit = index;
+    this.commitWanted = true;
+    if (!isVoter(this.configs.latest, this.id) && this.commit >= this.configs.latestIndex) {
+      // Our removal is committed: hand over to a caught-up follower rather than wait for a timeout.
+      const successor = this.mostUpToDateFollower();
+      if (successor !== undefined && this.progress.get(successor)!.match === this.log.lastIndex) {
+        this.send({ type: 'timeoutNow', to: successor, term: this._term });
+      }
+      this.flushLeaderSends(); // tell the others about the commit before going quiet
+      this.becomeFollower(this._term, null);
+    }
+  }
+
+  private mostUpToDateFollower(): NodeId | undefined {
+    let best: Progress | undefined;
+    for (const pr of this.progress.values()) if (!best || pr.match > best.match) best = pr;
+    return best?.id;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  private acceptRead(ctx: number, from: NodeId): void {
+    if (!this.leaderReady) {
+      this.answerRead({ ctx, from, index: 0, round: 0 }, 0);
+      return;
+    }
+    const voters = voterIds(this.configs.latest);
+    if (voters.length === 1 && voters[0] === this.id) {
+      this.answerRead({ ctx, from, index: this.commit, round: 0 }, this.commit);
+      return;
+    }
+    this.pendingReads.add({ ctx, from, index: this.commit, round: this.readRound + 1 });
+    this.readRoundWanted = true;
+  }
+
+  private releaseReads(): void {
+    const voters = voterIds(this.configs.latest);
+    const confirmed = (round: number) =>
+      hasQuorum(voters, (id) => id === this.id || (this.progress.get(id)?.readAck ?? 0) >= round);
+    for (const read of this.pendingReads.release(confirmed)) this.answerRead(read, read.index);
+  }
+
+  /** index 0 means the read failed. */
+  private answerRead(read: PendingRead, index: number): void {
+    if (read.from === this.id) {
+      if (index === 0) this.failedReads.push(read.ctx);
+      else this.readStates.push({ ctx: read.ctx, index });
+    } else {
+      this.send({ type: 'readIndexResp', to: read.from, term: this._term, ctx: read.ctx, index });
+    }
+  }
+
+  private handleForwardedRead(m: MessageOf<'readIndex'>): void {
+    if (this._role === 'leader') this.acceptRead(m.ctx, m.from);
+    else this.send({ type: 'readIndexResp', to: m.from, term: this._term, ctx: m.ctx, index: 0 });
+  }
+
+  private handleReadIndexResp(m: MessageOf<'readIndexResp'>): void {
+    if (!this.forwardedReads.delete(m.ctx)) return;
+    if (m.index === 0) this.failedReads.push(m.ctx);
+    else this.readStates.push({ ctx: m.ctx, index: m.index });
+  }
+
+  private expireForwardedReads(): void {
+    const limit = FORWARDED_READ_TIMEOUTS * this.cfg.electionTicks;
+    for (const [ctx, sentAt] of this.forwardedReads) {
+      if (this.now - sentAt >= limit) {
+        this.forwardedReads.delete(ctx);
+        this.failedReads.push(ctx);
+      }
+    }
+  }
+
+  private setLeader(leader: NodeId | null): void {
+    if (leader === this._leader) return;
+    this._leader = leader;
+    // A read forwarded to the old leader will not be answered by the new one.
+    for (const ctx of this.forwardedReads.keys()) this.failedReads.push(ctx);
+    this.forwardedReads.clear();
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  /** A message from an older term: tell its sender about ours where that helps it move on. */
+  private answerStale(m: Message): void {
+    if ((this.cfg.checkQuorum || this.cfg.preVote) && (m.type === 'append' || m.type === 'heartbeat')) {
+      // A deposed leader (or one we ignore because of stickiness) learns our term and steps down.
+      this.respondAppend(m.from, false, 0, 0);
+    } else if (m.type === 'prevote') {
+      this.send({ type: 'prevoteResp', to: m.from, term: this._term, granted: false });
+    } else if (m.type === 'readIndex') {
+      this.send({ type: 'readIndexResp', to: m.from, term: this._term, ctx: m.ctx, index: 0 });
+    }
+  }
+
+  private inLease(): boolean {
+    return this._role === 'leader' || (this._leader !== null && this.leaderContact < this.cfg.electionTicks);
+  }
+
+  private promotable(): boolean {
+    return isVoter(this.configs.latest, this.id);
+  }
+
+  private otherVoters(): NodeId[] {
+    return voterIds(this.configs.latest).filter((id) => id !== this.id);
+  }
+
+  /** Tracks a Config entry's configuration from the moment it is in the log; true if it was one. */
+  private recordIfConfig(entry: Entry): boolean {
+    if (entry.type !== EntryType.Config) return false;
+    this.configs.record(entry.index, decodeConfiguration(entry.data));
+    return true;
+  }
+
+  private send(m: DistributiveOmit<Message, 'from'>): void {
+    this.messages.push({ ...m, from: this.id } as Message);
+  }
+
+  private softState(): SoftState {
+    return { role: this._role, leader: this._leader, term: this._term };
+  }
+
+  private hardState(): HardState {
+    return { term: this._term, vote: this.vote, commit: this.commit };
+  }
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+function sameHard(a: HardState, b: HardState): boolean {
+  return a.term === b.term && a.vote === b.vote && a.commit === b.commit;
+}
+
+function sameSoft(a: SoftState, b: SoftState): boolean {
+  return a.role === b.role && a.leader === b.leader && a.term === b.term;
+}
+
+/** Entries after the snapshot; a stored suffix that does not continue the snapshot is stale and dropped. */
+function restoredEntries(entries: readonly Entry[], offsetIndex: number, offsetTerm: number): Entry[] {
+  const at = entries.findIndex((e) => e.index === offsetIndex);
+  if (at >= 0 && offsetIndex > 0 && entries[at].term !== offsetTerm) return [];
+  return entries.filter((e) => e.index > offsetIndex);
+}
