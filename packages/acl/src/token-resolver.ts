@@ -1,12 +1,11 @@
 /**
- * Secret → Authorizer, for every request when ACLs are on. Compiling a token means
- * parsing its policies' HCL (milliseconds), so results are cached: Authorizers per
- * secret and per set of policies, parsed rules per rule text. The owner of the
+ * Secret → Authorizer, for every request when ACLs are on. Compiling a token costs
+ * a merge and a tree build (parsed rules are remembered by parseRules itself), so
+ * Authorizers are cached per secret and per set of policies. The owner of the
  * tables calls invalidate() after any token or policy change.
  */
 import { Authorizer, DefaultPolicy } from './authorizer';
 import { ANONYMOUS_TOKEN_SECRET } from './builtins';
-import { ParsedRules } from './parsed-rules';
 import { parseRules } from './rules-parser';
 
 /** The parts of a stored token that decide what it may do. */
@@ -36,7 +35,6 @@ export interface TokenResolverOptions {
 }
 
 const DEFAULT_MAX_CACHED_TOKENS = 10_000;
-const MAX_CACHED_RULE_TEXTS = 10_000;
 
 /** A Map that forgets its oldest entry when full. */
 class BoundedCache<K, V> {
@@ -63,8 +61,6 @@ class BoundedCache<K, V> {
 export class TokenResolver {
   private readonly bySecret: BoundedCache<string, Authorizer>;
   private readonly byPolicySet: BoundedCache<string, Authorizer>;
-  /** Keyed by the rule text itself, so an entry can never be stale. */
-  private readonly parsed = new BoundedCache<string, ParsedRules>(MAX_CACHED_RULE_TEXTS);
 
   constructor(
     private readonly lookup: TokenLookup,
@@ -119,7 +115,7 @@ export class TokenResolver {
     const setKey = applicable.map((p) => p.id).sort().join(',');
     const shared = this.byPolicySet.get(setKey);
     if (shared !== undefined) return shared;
-    const authorizer = new Authorizer(applicable.map((p) => this.parse(p.rules)), this.options.defaultPolicy);
+    const authorizer = new Authorizer(applicable.map((p) => parseRules(p.rules)), this.options.defaultPolicy);
     this.byPolicySet.set(setKey, authorizer);
     return authorizer;
   }
@@ -127,14 +123,5 @@ export class TokenResolver {
   private appliesHere(policy: ResolvablePolicy): boolean {
     const dcs = policy.Datacenters;
     return dcs === undefined || dcs === null || dcs.length === 0 || dcs.includes(this.options.datacenter);
-  }
-
-  private parse(rules: string): ParsedRules {
-    let parsed = this.parsed.get(rules);
-    if (parsed === undefined) {
-      parsed = parseRules(rules);
-      this.parsed.set(rules, parsed);
-    }
-    return parsed;
   }
 }
