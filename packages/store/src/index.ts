@@ -1,1 +1,34 @@
-export {};
+// @registry/store: the replicated state machine (tables, indexes, watches, snapshots).
+export { Store, type StoreOptions, type NodeCoordinate } from './store';
+export { CommandError } from './command-error';
+export { encodeCommand, decodeCommand, type Command, type CommandType, type CoordinateUpdate } from './commands';
+export type { QueryResult } from './query-result';
+export type {
+  RegisterRequest,
+  DeregisterRequest,
+  ServiceRequest,
+  ServiceProxyRequest,
+  ServiceConnectRequest,
+  CheckRequest,
+  CheckDefinitionRequest,
+} from './catalog/requests';
+export type {
+  NodeOut,
+  NodeServiceOut,
+  ServiceNodeOut,
+  HealthCheckOut,
+  CheckServiceNodeOut,
+  CatalogNodeOut,
+  CheckDefinitionOut,
+  ProxyOut,
+  ConnectOut,
+  Weights,
+} from './catalog/outputs';
+export type { NodeMetaQuery, ServiceQuery } from './catalog/catalog-reads';
+export type { HealthServiceQuery } from './catalog/health-reads';
+export { ANY_STATE } from './catalog/health-reads';
+export { dropNonPassing } from './catalog/passing-filter';
+export { RESERVED_META_PREFIX } from './catalog/service-meta';
+export { NODES, SERVICES, CHECKS, COORDINATES, nodeWatchKey, serviceWatchKey, connectWatchKey } from './catalog/keys';
+export { estimatedRtt, type Coordinate } from './coordinates/vivaldi';
+export { parseGoDuration, formatGoDuration } from './go-duration';

@@ -1,0 +1,85 @@
+// The /v1/catalog reads over the catalog tables.
+import type { IndexTable } from '../index-table';
+import { queryResult, type QueryResult } from '../query-result';
+import type { CatalogTable } from '../tables/catalog';
+import { compareNames, hasAllTags, hasNodeMetaFilter, matchesNodeMeta } from './filters';
+import { connectWatchKey, NODES, nodeWatchKey, SERVICES, serviceWatchKey } from './keys';
+import type { CatalogNodeOut, NodeOut, ServiceNodeOut } from './outputs';
+import type { NodeRecord, ServiceRecord } from './records';
+import { nodeOut, nodeServiceOut, serviceNodeOut } from './views';
+
+export interface NodeMetaQuery {
+  nodeMeta?: Record<string, string>;
+}
+
+export interface ServiceQuery extends NodeMetaQuery {
+  /** Instances must carry all of these tags (case-insensitive). */
+  tags?: string[];
+  /** Connect-capable instances instead: proxies for the service and its Connect-native instances. */
+  connect?: boolean;
+}
+
+/** A service's instances matching a query, with their nodes, ordered by (node, service ID). */
+export function selectInstances(
+  catalog: CatalogTable,
+  name: string,
+  q: ServiceQuery,
+): { instances: { node: NodeRecord; service: ServiceRecord }[]; keys: string[] } {
+  const candidates = q.connect ? catalog.connectInstances(name) : catalog.instancesNamed(name);
+  const instances: { node: NodeRecord; service: ServiceRecord }[] = [];
+  for (const service of candidates) {
+    const node = catalog.node(service.nodeKey);
+    if (!node || !hasAllTags(service.Tags, q.tags) || !matchesNodeMeta(node.Meta, q.nodeMeta)) continue;
+    instances.push({ node, service });
+  }
+  instances.sort((a, b) => compareNames([a.node.Node, a.service.ID], [b.node.Node, b.service.ID]));
+  return { instances, keys: [q.connect ? connectWatchKey(name) : serviceWatchKey(name)] };
+}
+
+/** A node by name, else by node ID, with the watch keys covering the answer either way. */
+export function findNode(catalog: CatalogTable, nameOrId: string): { node: NodeRecord | undefined; keys: string[] } {
+  const node = catalog.node(nameOrId) ?? catalog.nodeById(nameOrId);
+  // Unknown: the node may appear under this name (node:<name>) or, by ID, under any name (nodes).
+  return { node, keys: node ? [nodeWatchKey(node.Node)] : [nodeWatchKey(nameOrId), NODES] };
+}
+
+export function catalogNodes(catalog: CatalogTable, indexes: IndexTable, q: NodeMetaQuery): QueryResult<NodeOut[]> {
+  const nodes = catalog
+    .allNodes()
+    .filter((n) => matchesNodeMeta(n.Meta, q.nodeMeta))
+    .sort((a, b) => compareNames([a.Node], [b.Node]));
+  return queryResult(indexes, [NODES], nodes.map(nodeOut));
+}
+
+/** Service name → union of its instances' tags (first-seen order, no duplicates; [] when untagged). */
+export function catalogServices(catalog: CatalogTable, indexes: IndexTable, q: NodeMetaQuery): QueryResult<Record<string, string[]>> {
+  const filtering = hasNodeMetaFilter(q.nodeMeta);
+  const instances = catalog
+    .allServices()
+    .filter((s) => !filtering || matchesNodeMeta(catalog.node(s.nodeKey)?.Meta ?? null, q.nodeMeta))
+    .sort((a, b) => compareNames([a.Service, a.nodeKey, a.ID], [b.Service, b.nodeKey, b.ID]));
+  const tags = new Map<string, Set<string>>();
+  for (const s of instances) {
+    let set = tags.get(s.Service);
+    if (!set) tags.set(s.Service, (set = new Set()));
+    for (const t of s.Tags) set.add(t);
+  }
+  const value: Record<string, string[]> = {};
+  for (const [name, set] of tags) value[name] = [...set];
+  return queryResult(indexes, filtering ? [SERVICES, NODES] : [SERVICES], value);
+}
+
+export function catalogService(catalog: CatalogTable, indexes: IndexTable, name: string, q: ServiceQuery): QueryResult<ServiceNodeOut[]> {
+  const { instances, keys } = selectInstances(catalog, name, q);
+  return queryResult(indexes, keys, instances.map(({ node, service }) => serviceNodeOut(node, service)));
+}
+
+export function catalogNode(catalog: CatalogTable, indexes: IndexTable, nameOrId: string): QueryResult<CatalogNodeOut | null> {
+  const { node, keys } = findNode(catalog, nameOrId);
+  if (!node) return queryResult(indexes, keys, null);
+  const services: CatalogNodeOut['Services'] = {};
+  for (const s of catalog.servicesOf(node.Node).sort((a, b) => compareNames([a.ID], [b.ID]))) {
+    services[s.ID] = nodeServiceOut(s);
+  }
+  return queryResult(indexes, keys, { Node: nodeOut(node), Services: services });
+}

@@ -1,0 +1,77 @@
+// The /v1/health reads: checks joined with their nodes and services.
+import type { IndexTable } from '../index-table';
+import { queryResult, type QueryResult } from '../query-result';
+import type { CatalogTable } from '../tables/catalog';
+import { findNode, selectInstances, type NodeMetaQuery, type ServiceQuery } from './catalog-reads';
+import { compareNames, hasNodeMetaFilter, matchesNodeMeta } from './filters';
+import { CHECKS, fold, NODES, serviceWatchKey } from './keys';
+import type { CheckServiceNodeOut, HealthCheckOut } from './outputs';
+import { dropNonPassing } from './passing-filter';
+import type { CheckRecord, NodeRecord } from './records';
+import { healthCheckOut, nodeOut, nodeServiceOut } from './views';
+
+export interface HealthServiceQuery extends ServiceQuery {
+  /** Drop instances with any check (node-level included) not passing. */
+  passing?: boolean;
+}
+
+/** The status that means "every check" in health/state. */
+export const ANY_STATE = 'any';
+
+function byCheckId(a: CheckRecord, b: CheckRecord): number {
+  return compareNames([a.CheckID], [b.CheckID]);
+}
+
+function showChecks(catalog: CatalogTable, node: NodeRecord, checks: CheckRecord[]): HealthCheckOut[] {
+  return checks.map((c) => healthCheckOut(node, c, catalog.serviceOfCheck(c)));
+}
+
+/** Checks of many nodes, ordered by (node, check ID). */
+function showChecksByNode(catalog: CatalogTable, checks: CheckRecord[]): HealthCheckOut[] {
+  const out: { node: NodeRecord; check: CheckRecord }[] = [];
+  for (const check of checks) {
+    const node = catalog.node(check.nodeKey);
+    if (node) out.push({ node, check });
+  }
+  out.sort((a, b) => compareNames([a.node.Node, a.check.CheckID], [b.node.Node, b.check.CheckID]));
+  return out.map(({ node, check }) => healthCheckOut(node, check, catalog.serviceOfCheck(check)));
+}
+
+export function healthNode(catalog: CatalogTable, indexes: IndexTable, nameOrId: string): QueryResult<HealthCheckOut[]> {
+  const { node, keys } = findNode(catalog, nameOrId);
+  const value = node ? showChecks(catalog, node, catalog.checksOf(node.Node).sort(byCheckId)) : [];
+  return queryResult(indexes, keys, value);
+}
+
+/** Every check belonging to an instance of `service`. */
+export function healthChecks(catalog: CatalogTable, indexes: IndexTable, service: string, q: NodeMetaQuery): QueryResult<HealthCheckOut[]> {
+  const checks: CheckRecord[] = [];
+  for (const s of catalog.instancesNamed(service)) {
+    if (!matchesNodeMeta(catalog.node(s.nodeKey)?.Meta ?? null, q.nodeMeta)) continue;
+    const id = fold(s.ID);
+    checks.push(...catalog.checksOf(s.nodeKey).filter((c) => c.serviceKey === id));
+  }
+  return queryResult(indexes, [serviceWatchKey(service)], showChecksByNode(catalog, checks));
+}
+
+export function healthService(catalog: CatalogTable, indexes: IndexTable, name: string, q: HealthServiceQuery): QueryResult<CheckServiceNodeOut[]> {
+  const { instances, keys } = selectInstances(catalog, name, q);
+  const entries = instances.map(({ node, service }): CheckServiceNodeOut => {
+    const id = fold(service.ID);
+    const checks = catalog.checksOf(node.Node);
+    const nodeLevel = checks.filter((c) => c.serviceKey === '').sort(byCheckId);
+    const own = checks.filter((c) => c.serviceKey === id).sort(byCheckId);
+    return { Node: nodeOut(node), Service: nodeServiceOut(service), Checks: showChecks(catalog, node, [...nodeLevel, ...own]) };
+  });
+  return queryResult(indexes, keys, q.passing ? dropNonPassing(entries) : entries);
+}
+
+/** Checks whose Status equals `state` exactly ("any" for all), ordered by (node, check ID). */
+export function healthState(catalog: CatalogTable, indexes: IndexTable, state: string, q: NodeMetaQuery): QueryResult<HealthCheckOut[]> {
+  const filtering = hasNodeMetaFilter(q.nodeMeta);
+  const checks = catalog
+    .allChecks()
+    .filter((c) => state === ANY_STATE || c.Status === state)
+    .filter((c) => !filtering || matchesNodeMeta(catalog.node(c.nodeKey)?.Meta ?? null, q.nodeMeta));
+  return queryResult(indexes, filtering ? [CHECKS, NODES] : [CHECKS], showChecksByNode(catalog, checks));
+}

@@ -1,0 +1,35 @@
+// The commands the state machine applies, one discriminated union, msgpack-encoded in Raft entries.
+// Later tables add their members here (session.*, kv.*, acl.*, query.*, intention.*, ca.*, area.*).
+import { Packr } from 'msgpackr';
+import type { DeregisterRequest, RegisterRequest } from './catalog/requests';
+import type { Coordinate } from './coordinates/vivaldi';
+
+export interface CoordinateUpdate {
+  Node: string;
+  Coord: Coordinate;
+}
+
+export type Command =
+  | { type: 'catalog.register'; req: RegisterRequest }
+  | { type: 'catalog.deregister'; req: DeregisterRequest }
+  | { type: 'coordinate.update'; updates: CoordinateUpdate[] };
+
+export type CommandType = Command['type'];
+
+const packr = new Packr({ useRecords: false });
+
+export function encodeCommand(c: Command): Uint8Array {
+  return packr.pack(c);
+}
+
+/**
+ * Decode a Raft entry. Throws on bytes that are not a `{type: string, ...}` record; the fields are
+ * checked by `Store.apply`, which turns bad ones into a CommandError.
+ */
+export function decodeCommand(b: Uint8Array): Command {
+  const value: unknown = packr.unpack(b);
+  if (typeof value !== 'object' || value === null || typeof (value as { type?: unknown }).type !== 'string') {
+    throw new Error('not a state machine command');
+  }
+  return value as Command;
+}

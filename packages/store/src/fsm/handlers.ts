@@ -1,0 +1,19 @@
+import type { Command, CommandType } from '../commands';
+import { catalogDeregister } from './catalog-deregister';
+import { catalogRegister } from './catalog-register';
+import type { CommandHandler } from './command-handler';
+import { coordinateUpdate } from './coordinate-update';
+
+type HandlerTable = { [T in CommandType]: CommandHandler<Extract<Command, { type: T }>> };
+
+/** Every command type's handler; the mapped type makes a missing one a compile error. */
+export const handlers: HandlerTable = {
+  'catalog.register': catalogRegister,
+  'catalog.deregister': catalogDeregister,
+  'coordinate.update': coordinateUpdate,
+};
+
+export function handlerFor(type: unknown): CommandHandler<Command> | undefined {
+  if (typeof type !== 'string' || !Object.prototype.hasOwnProperty.call(handlers, type)) return undefined;
+  return handlers[type as CommandType] as CommandHandler<Command>;
+}

@@ -1,0 +1,32 @@
+// The snapshot format: every table plus the index table and the last applied index, msgpack-encoded.
+// `version` lets a later format be told apart from this one.
+import { Packr } from 'msgpackr';
+import type { StateDump } from './state';
+
+export interface SnapshotV1 {
+  version: 1;
+  lastIndex: number;
+  indexes: [string, number][];
+  state: StateDump;
+}
+
+const packr = new Packr({ useRecords: false });
+
+export function encodeSnapshot(s: SnapshotV1): Uint8Array {
+  return packr.pack(s);
+}
+
+/** Throws when the bytes are not a snapshot this version understands. */
+export function decodeSnapshot(bytes: Uint8Array): SnapshotV1 {
+  const s = packr.unpack(bytes) as Partial<SnapshotV1> | null;
+  if (typeof s !== 'object' || s === null || s.version !== 1) throw new Error('not a registry state snapshot (version 1)');
+  if (typeof s.lastIndex !== 'number' || !Array.isArray(s.indexes) || typeof s.state !== 'object' || s.state === null) {
+    throw new Error('malformed registry state snapshot');
+  }
+  const { catalog, coordinates } = s.state;
+  if (!catalog || !Array.isArray(catalog.nodes) || !Array.isArray(catalog.services) || !Array.isArray(catalog.checks)) {
+    throw new Error('malformed registry state snapshot: catalog');
+  }
+  if (!coordinates || !Array.isArray(coordinates.coordinates)) throw new Error('malformed registry state snapshot: coordinates');
+  return s as SnapshotV1;
+}

@@ -1,0 +1,54 @@
+// All tables of the state machine, and the rules that span tables (what goes when a node goes).
+// A new table is a new file under tables/ plus a field, a dump entry and a cascade here.
+import { catalogFallbackKey, fold } from './catalog/keys';
+import { CatalogTable, type CatalogTableDump } from './tables/catalog';
+import { CoordinateTable, type CoordinateTableDump } from './tables/coordinates';
+import type { Txn } from './txn';
+
+export interface StateDump {
+  catalog: CatalogTableDump;
+  coordinates: CoordinateTableDump;
+}
+
+export class State {
+  constructor(
+    readonly datacenter: string,
+    readonly catalog: CatalogTable = new CatalogTable(),
+    readonly coordinates: CoordinateTable = new CoordinateTable(),
+  ) {}
+
+  /** Remove a node and everything that hangs off it in every table. */
+  deleteNode(nodeName: string, txn: Txn): void {
+    if (!this.catalog.node(nodeName)) return;
+    this.coordinates.delete(fold(nodeName), txn);
+    this.catalog.deleteNode(nodeName, txn);
+  }
+
+  /**
+   * Whether a bumped watch key should keep its own index entry: table keys always do, per-entity keys
+   * only while their entity exists (see IndexTable).
+   */
+  keepsIndexEntry(key: string): boolean {
+    return this.catalog.isLiveKey(key) ?? true;
+  }
+
+  fallbackKey(key: string): string | undefined {
+    return catalogFallbackKey(key);
+  }
+
+  dump(): StateDump {
+    return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump() };
+  }
+
+  static load(datacenter: string, dump: StateDump): State {
+    return new State(datacenter, CatalogTable.load(dump.catalog), CoordinateTable.load(dump.coordinates));
+  }
+
+  invariants(): string[] {
+    const problems = this.catalog.invariants();
+    for (const k of this.coordinates.nodeKeys()) {
+      if (!this.catalog.node(k)) problems.push(`coordinate for missing node ${k}`);
+    }
+    return problems;
+  }
+}

@@ -1,0 +1,202 @@
+// The replicated state machine: applies committed commands, answers reads with their watch keys and
+// indexes, wakes blocking queries, and snapshots/restores its whole state.
+import { catalogNode, catalogNodes, catalogService, catalogServices, type NodeMetaQuery, type ServiceQuery } from './catalog/catalog-reads';
+import { healthChecks, healthNode, healthService, healthState, type HealthServiceQuery } from './catalog/health-reads';
+import { COORDINATES } from './catalog/keys';
+import type { CatalogNodeOut, CheckServiceNodeOut, HealthCheckOut, NodeOut, ServiceNodeOut } from './catalog/outputs';
+import { CommandError, Rejection } from './command-error';
+import type { Command } from './commands';
+import { estimatedRtt, type Coordinate } from './coordinates/vivaldi';
+import { handlerFor } from './fsm/handlers';
+import { IndexTable } from './index-table';
+import { storeInvariants } from './invariants';
+import { queryResult, type QueryResult } from './query-result';
+import { decodeSnapshot, encodeSnapshot } from './snapshot';
+import { State } from './state';
+import { Txn } from './txn';
+import { fireAll, WatchRegistry } from './watch-registry';
+
+export interface StoreOptions {
+  /** Stamped on every node registered here. Default "dc1". */
+  datacenter?: string;
+}
+
+export interface NodeCoordinate {
+  Node: string;
+  Segment: string;
+  Coord: Coordinate;
+}
+
+export class Store {
+  readonly datacenter: string;
+  private state: State;
+  private indexes: IndexTable;
+  private last = 0;
+  private readonly watches = new WatchRegistry();
+
+  constructor(opts: StoreOptions = {}) {
+    this.datacenter = opts.datacenter ?? 'dc1';
+    this.state = new State(this.datacenter);
+    this.indexes = this.newIndexTable([]);
+  }
+
+  /** Highest Raft index applied (0 for a new store). */
+  get lastIndex(): number {
+    return this.last;
+  }
+
+  /**
+   * Apply one committed command at Raft index `index` (which must exceed lastIndex). Deterministic and
+   * never throws for bad input: a refused command returns a CommandError and changes nothing; an
+   * accepted one returns its result (true for catalog writes). Watchers of the keys it changed are
+   * fired after the state is fully updated.
+   */
+  apply(index: number, cmd: Command): unknown {
+    if (!Number.isSafeInteger(index) || index < 1) return new CommandError(`invalid Raft index ${String(index)}`);
+    if (index <= this.last) return new CommandError(`Raft index ${index} is not after the last applied index ${this.last}`);
+    this.last = index;
+    const type = (cmd as { type?: unknown } | null | undefined)?.type;
+    const handler = handlerFor(type);
+    if (!handler) return new CommandError(`unknown command type ${JSON.stringify(type) ?? 'undefined'}`);
+    let verdict: ReturnType<typeof handler>;
+    try {
+      verdict = handler(this.state, cmd);
+    } catch (err) {
+      return new CommandError(err instanceof Rejection ? err.message : `invalid command: ${String(err)}`);
+    }
+    if (verdict instanceof CommandError) return verdict;
+    const txn = new Txn(index);
+    const result = verdict(txn);
+    for (const key of txn.bumped) {
+      if (this.state.keepsIndexEntry(key)) this.indexes.set(key, index);
+      else this.indexes.delete(key);
+    }
+    fireAll(this.watches.take(txn.bumped));
+    return result;
+  }
+
+  /** The whole state, including the index table and lastIndex. */
+  snapshot(): Uint8Array {
+    return encodeSnapshot({ version: 1, lastIndex: this.last, indexes: this.indexes.entries(), state: this.state.dump() });
+  }
+
+  /**
+   * Replace the whole state by a snapshot's and wake every watcher (indexes may move backwards).
+   * Throws, leaving the store as it was, when the bytes are not a snapshot.
+   */
+  restore(data: Uint8Array): void {
+    const snap = decodeSnapshot(data);
+    const state = State.load(this.datacenter, snap.state);
+    this.state = state;
+    this.indexes = this.newIndexTable(snap.indexes);
+    this.last = snap.lastIndex;
+    fireAll(this.watches.takeAll());
+  }
+
+  /**
+   * Park a one-shot callback until an apply or restore changes any of `keys` (the `keys` of a
+   * QueryResult). Returns cancel(). The callback runs after the change is fully applied.
+   */
+  watch(keys: readonly string[], fire: () => void): () => void {
+    return this.watches.add(keys, fire);
+  }
+
+  /** Number of parked watchers. */
+  get watcherCount(): number {
+    return this.watches.size;
+  }
+
+  /** The index of one watch key (falling back to its table key when the entity is gone or unknown). */
+  keyIndex(key: string): number {
+    return this.indexes.get(key);
+  }
+
+  // ---- catalog reads ----
+
+  catalogNodes(q: NodeMetaQuery = {}): QueryResult<NodeOut[]> {
+    return catalogNodes(this.state.catalog, this.indexes, q);
+  }
+
+  catalogServices(q: NodeMetaQuery = {}): QueryResult<Record<string, string[]>> {
+    return catalogServices(this.state.catalog, this.indexes, q);
+  }
+
+  catalogService(name: string, q: ServiceQuery = {}): QueryResult<ServiceNodeOut[]> {
+    return catalogService(this.state.catalog, this.indexes, name, q);
+  }
+
+  /** The node (by name, else by node ID) with its services; value null when unknown. */
+  catalogNode(name: string): QueryResult<CatalogNodeOut | null> {
+    return catalogNode(this.state.catalog, this.indexes, name);
+  }
+
+  // ---- health reads ----
+
+  /** Checks of a node given by name or node ID, ordered by check ID. */
+  healthNode(name: string): QueryResult<HealthCheckOut[]> {
+    return healthNode(this.state.catalog, this.indexes, name);
+  }
+
+  healthChecks(service: string, q: NodeMetaQuery = {}): QueryResult<HealthCheckOut[]> {
+    return healthChecks(this.state.catalog, this.indexes, service, q);
+  }
+
+  healthService(name: string, q: HealthServiceQuery = {}): QueryResult<CheckServiceNodeOut[]> {
+    return healthService(this.state.catalog, this.indexes, name, q);
+  }
+
+  /** Checks with exactly this status ("any" for all); unknown statuses give []. */
+  healthState(state: string, q: NodeMetaQuery = {}): QueryResult<HealthCheckOut[]> {
+    return healthState(this.state.catalog, this.indexes, state, q);
+  }
+
+  // ---- coordinates ----
+
+  coordinate(node: string): Coordinate | undefined {
+    return this.state.coordinates.get(node);
+  }
+
+  /** Every node's coordinate, ordered by node name (for /v1/coordinate/nodes). */
+  coordinateNodes(): QueryResult<NodeCoordinate[]> {
+    const value: NodeCoordinate[] = [];
+    for (const [key, coord] of this.state.coordinates.all()) {
+      const node = this.state.catalog.node(key);
+      if (node) value.push({ Node: node.Node, Segment: '', Coord: coord });
+    }
+    value.sort((a, b) => (a.Node.toLowerCase() < b.Node.toLowerCase() ? -1 : a.Node.toLowerCase() > b.Node.toLowerCase() ? 1 : 0));
+    return queryResult(this.indexes, [COORDINATES], value);
+  }
+
+  /**
+   * Stable sort by estimated RTT from node `from`; items whose node has no (comparable) coordinate go
+   * last in their original order. Without a coordinate for `from`, the order is unchanged.
+   */
+  sortByDistance<T>(from: string, items: readonly T[], nodeOf: (t: T) => string): T[] {
+    const origin = this.state.coordinates.get(from);
+    if (!origin) return [...items];
+    const rttCache = new Map<string, number>();
+    const rtt = (node: string): number => {
+      let d = rttCache.get(node);
+      if (d === undefined) {
+        const c = this.state.coordinates.get(node);
+        d = (c && estimatedRtt(origin, c)) ?? Number.POSITIVE_INFINITY;
+        rttCache.set(node, d);
+      }
+      return d;
+    };
+    return items
+      .map((item, i) => ({ item, i, d: rtt(nodeOf(item)) }))
+      .sort((a, b) => (a.d === b.d ? a.i - b.i : a.d < b.d ? -1 : 1))
+      .map((x) => x.item);
+  }
+
+  /** Broken invariants, [] when the store is consistent (for tests and fuzzing). */
+  checkInvariants(): string[] {
+    return storeInvariants(this.state, this.indexes, this.last);
+  }
+
+  private newIndexTable(entries: Iterable<readonly [string, number]>): IndexTable {
+    // Resolve through `this.state` at call time: restore() swaps the state.
+    return new IndexTable((key) => this.state.fallbackKey(key), entries);
+  }
+}

@@ -1,0 +1,320 @@
+// The catalog tables (Consul's state/catalog.go): nodes, services and checks, with the secondary
+// indexes reads need (node ID, service name, connect target). The mutators keep the indexes in step
+// and report to the Txn every watch key whose readers would now see something different.
+// They assume the caller validated the command: they never refuse.
+import {
+  CHECKS,
+  connectTargets,
+  fold,
+  instanceKeys,
+  NODES,
+  NODE_PREFIX,
+  nodeWatchKey,
+  SERVICES,
+  SERVICE_PREFIX,
+  CONNECT_PREFIX,
+} from '../catalog/keys';
+import type { CheckData, CheckRecord, NodeData, NodeRecord, RaftIndexes, ServiceData, ServiceRecord } from '../catalog/records';
+import { plainEqual } from '../plain-data';
+import type { Txn } from '../txn';
+
+export interface CatalogTableDump {
+  nodes: NodeRecord[];
+  services: ServiceRecord[];
+  checks: CheckRecord[];
+}
+
+/** Identity of a service instance: its node and its service ID, both folded. */
+function instanceId(nodeKey: string, serviceKey: string): string {
+  return `${nodeKey}\u0000${serviceKey}`;
+}
+
+function withoutIndexes<T extends RaftIndexes>(rec: T): Omit<T, keyof RaftIndexes> {
+  const { CreateIndex: _c, ModifyIndex: _m, ...data } = rec;
+  return data;
+}
+
+function stamp<T>(data: T, existing: RaftIndexes | undefined, index: number): T & RaftIndexes {
+  return { ...data, CreateIndex: existing?.CreateIndex ?? index, ModifyIndex: index };
+}
+
+function addTo<K, V>(outer: Map<string, Map<K, V>>, key: string, inner: K, value: V): void {
+  let m = outer.get(key);
+  if (!m) outer.set(key, (m = new Map()));
+  m.set(inner, value);
+}
+
+function removeFrom<K, V>(outer: Map<string, Map<K, V>>, key: string, inner: K): void {
+  const m = outer.get(key);
+  if (!m) return;
+  m.delete(inner);
+  if (m.size === 0) outer.delete(key);
+}
+
+export class CatalogTable {
+  /** folded node name → node */
+  private readonly nodes = new Map<string, NodeRecord>();
+  /** folded node ID → folded node name */
+  private readonly nodeIds = new Map<string, string>();
+  /** folded node name → folded service ID → instance */
+  private readonly services = new Map<string, Map<string, ServiceRecord>>();
+  /** folded service name → instance id → instance */
+  private readonly byName = new Map<string, Map<string, ServiceRecord>>();
+  /** folded service name → instance id → its proxies and its Connect-native instances */
+  private readonly byConnect = new Map<string, Map<string, ServiceRecord>>();
+  /** folded node name → folded check ID → check */
+  private readonly checks = new Map<string, Map<string, CheckRecord>>();
+
+  // ---- reads ----
+
+  node(name: string): NodeRecord | undefined {
+    return this.nodes.get(fold(name));
+  }
+
+  nodeById(id: string): NodeRecord | undefined {
+    const key = this.nodeIds.get(fold(id));
+    return key === undefined ? undefined : this.nodes.get(key);
+  }
+
+  allNodes(): NodeRecord[] {
+    return [...this.nodes.values()];
+  }
+
+  service(nodeName: string, serviceId: string): ServiceRecord | undefined {
+    return this.services.get(fold(nodeName))?.get(fold(serviceId));
+  }
+
+  servicesOf(nodeName: string): ServiceRecord[] {
+    return [...(this.services.get(fold(nodeName))?.values() ?? [])];
+  }
+
+  allServices(): ServiceRecord[] {
+    const out: ServiceRecord[] = [];
+    for (const m of this.services.values()) out.push(...m.values());
+    return out;
+  }
+
+  instancesNamed(serviceName: string): ServiceRecord[] {
+    return [...(this.byName.get(fold(serviceName))?.values() ?? [])];
+  }
+
+  /** Proxies whose destination is `serviceName`, and Connect-native instances named `serviceName`. */
+  connectInstances(serviceName: string): ServiceRecord[] {
+    return [...(this.byConnect.get(fold(serviceName))?.values() ?? [])];
+  }
+
+  check(nodeName: string, checkId: string): CheckRecord | undefined {
+    return this.checks.get(fold(nodeName))?.get(fold(checkId));
+  }
+
+  checksOf(nodeName: string): CheckRecord[] {
+    return [...(this.checks.get(fold(nodeName))?.values() ?? [])];
+  }
+
+  allChecks(): CheckRecord[] {
+    const out: CheckRecord[] = [];
+    for (const m of this.checks.values()) out.push(...m.values());
+    return out;
+  }
+
+  /** The service a check belongs to (undefined for node-level checks). */
+  serviceOfCheck(check: CheckRecord): ServiceRecord | undefined {
+    return check.serviceKey === '' ? undefined : this.services.get(check.nodeKey)?.get(check.serviceKey);
+  }
+
+  /** Whether a per-entity watch key still names something; undefined for keys this table does not own. */
+  isLiveKey(key: string): boolean | undefined {
+    if (key.startsWith(NODE_PREFIX)) return this.nodes.has(key.slice(NODE_PREFIX.length));
+    if (key.startsWith(SERVICE_PREFIX)) return this.byName.has(key.slice(SERVICE_PREFIX.length));
+    if (key.startsWith(CONNECT_PREFIX)) return this.byConnect.has(key.slice(CONNECT_PREFIX.length));
+    return undefined;
+  }
+
+  // ---- writes ----
+
+  /** Insert or update a node; a no-op (no index moves) when nothing differs. */
+  putNode(data: NodeData, txn: Txn): void {
+    const key = fold(data.Node);
+    const existing = this.nodes.get(key);
+    if (existing && plainEqual(withoutIndexes(existing), data)) return;
+    if (existing?.ID && this.nodeIds.get(fold(existing.ID)) === key) this.nodeIds.delete(fold(existing.ID));
+    const rec = stamp(data, existing, txn.index);
+    this.nodes.set(key, rec);
+    if (rec.ID) this.nodeIds.set(fold(rec.ID), key);
+    txn.bump(NODES, nodeWatchKey(key));
+    // Health and catalog service results embed the node.
+    for (const s of this.services.get(key)?.values() ?? []) txn.bump(...instanceKeys(s));
+  }
+
+  /** Delete a node with its services and checks (other tables' rows are the caller's business). */
+  deleteNode(nodeName: string, txn: Txn): void {
+    const key = fold(nodeName);
+    const existing = this.nodes.get(key);
+    if (!existing) return;
+    for (const c of this.checksOf(key)) this.deleteCheck(key, c.CheckID, txn);
+    for (const s of this.servicesOf(key)) this.deleteService(key, s.ID, txn);
+    this.nodes.delete(key);
+    if (existing.ID && this.nodeIds.get(fold(existing.ID)) === key) this.nodeIds.delete(fold(existing.ID));
+    txn.bump(NODES, nodeWatchKey(key));
+  }
+
+  /** Insert or update a service instance on an existing node; a no-op when nothing differs. */
+  putService(data: ServiceData, txn: Txn): void {
+    const serviceKey = fold(data.ID);
+    const existing = this.services.get(data.nodeKey)?.get(serviceKey);
+    if (existing && plainEqual(withoutIndexes(existing), data)) return;
+    if (existing) this.unindexService(existing);
+    const rec = stamp(data, existing, txn.index);
+    addTo(this.services, rec.nodeKey, serviceKey, rec);
+    this.indexService(rec);
+    txn.bump(SERVICES, nodeWatchKey(rec.nodeKey), ...instanceKeys(rec));
+    if (existing) {
+      txn.bump(...instanceKeys(existing));
+      // Checks show their service's ID, name and tags.
+      const shownByChecks =
+        existing.ID !== rec.ID || existing.Service !== rec.Service || !plainEqual(existing.Tags, rec.Tags);
+      if (shownByChecks && this.checksOf(rec.nodeKey).some((c) => c.serviceKey === serviceKey)) txn.bump(CHECKS);
+    }
+  }
+
+  /** Delete a service instance and its checks. */
+  deleteService(nodeName: string, serviceId: string, txn: Txn): void {
+    const nodeKey = fold(nodeName);
+    const serviceKey = fold(serviceId);
+    const existing = this.services.get(nodeKey)?.get(serviceKey);
+    if (!existing) return;
+    for (const c of this.checksOf(nodeKey)) {
+      if (c.serviceKey === serviceKey) this.deleteCheck(nodeKey, c.CheckID, txn);
+    }
+    removeFrom(this.services, nodeKey, serviceKey);
+    this.unindexService(existing);
+    txn.bump(SERVICES, nodeWatchKey(nodeKey), ...instanceKeys(existing));
+  }
+
+  /** Insert or update a check on an existing node (and existing service, if any); no-op when unchanged. */
+  putCheck(data: CheckData, txn: Txn): void {
+    const checkKey = fold(data.CheckID);
+    const existing = this.checks.get(data.nodeKey)?.get(checkKey);
+    if (existing && plainEqual(withoutIndexes(existing), data)) return;
+    const rec = stamp(data, existing, txn.index);
+    addTo(this.checks, rec.nodeKey, checkKey, rec);
+    txn.bump(CHECKS, nodeWatchKey(rec.nodeKey), ...this.checkAudience(rec));
+    if (existing) txn.bump(...this.checkAudience(existing));
+  }
+
+  deleteCheck(nodeName: string, checkId: string, txn: Txn): void {
+    const nodeKey = fold(nodeName);
+    const checkKey = fold(checkId);
+    const existing = this.checks.get(nodeKey)?.get(checkKey);
+    if (!existing) return;
+    txn.bump(CHECKS, nodeWatchKey(nodeKey), ...this.checkAudience(existing));
+    removeFrom(this.checks, nodeKey, checkKey);
+  }
+
+  /** Watch keys of the instances whose health a check affects: its service, or every service on its node. */
+  private checkAudience(check: CheckData): string[] {
+    const services =
+      check.serviceKey === ''
+        ? this.servicesOf(check.nodeKey)
+        : [this.services.get(check.nodeKey)?.get(check.serviceKey)].filter((s) => s !== undefined);
+    return services.flatMap((s) => instanceKeys(s));
+  }
+
+  private indexService(rec: ServiceRecord): void {
+    const id = instanceId(rec.nodeKey, fold(rec.ID));
+    addTo(this.byName, fold(rec.Service), id, rec);
+    for (const t of connectTargets(rec)) addTo(this.byConnect, t, id, rec);
+  }
+
+  private unindexService(rec: ServiceRecord): void {
+    const id = instanceId(rec.nodeKey, fold(rec.ID));
+    removeFrom(this.byName, fold(rec.Service), id);
+    for (const t of connectTargets(rec)) removeFrom(this.byConnect, t, id);
+  }
+
+  // ---- snapshot ----
+
+  dump(): CatalogTableDump {
+    return { nodes: this.allNodes(), services: this.allServices(), checks: this.allChecks() };
+  }
+
+  static load(dump: CatalogTableDump): CatalogTable {
+    const t = new CatalogTable();
+    for (const n of dump.nodes) {
+      const key = fold(n.Node);
+      t.nodes.set(key, n);
+      if (n.ID) t.nodeIds.set(fold(n.ID), key);
+    }
+    for (const s of dump.services) {
+      addTo(t.services, s.nodeKey, fold(s.ID), s);
+      t.indexService(s);
+    }
+    for (const c of dump.checks) addTo(t.checks, c.nodeKey, fold(c.CheckID), c);
+    return t;
+  }
+
+  // ---- self-check ----
+
+  /** Descriptions of broken invariants; [] when the tables and their indexes agree. */
+  invariants(): string[] {
+    const problems: string[] = [];
+    const indexOrder = (what: string, r: RaftIndexes) => {
+      if (!(r.CreateIndex <= r.ModifyIndex)) problems.push(`${what}: CreateIndex ${r.CreateIndex} > ModifyIndex ${r.ModifyIndex}`);
+    };
+    for (const [key, n] of this.nodes) {
+      if (key !== fold(n.Node)) problems.push(`node ${n.Node} filed under ${key}`);
+      if (n.ID && this.nodeIds.get(fold(n.ID)) !== key) problems.push(`node ${n.Node}: ID ${n.ID} not indexed to it`);
+      indexOrder(`node ${n.Node}`, n);
+    }
+    for (const [id, key] of this.nodeIds) {
+      const n = this.nodes.get(key);
+      if (!n || fold(n.ID) !== id) problems.push(`node ID ${id} indexed to ${key}, which does not carry it`);
+    }
+    let instances = 0;
+    for (const [nodeKey, m] of this.services) {
+      if (!this.nodes.has(nodeKey)) problems.push(`services on missing node ${nodeKey}`);
+      if (m.size === 0) problems.push(`empty service map for node ${nodeKey}`);
+      for (const [serviceKey, s] of m) {
+        instances++;
+        const id = instanceId(nodeKey, serviceKey);
+        if (s.nodeKey !== nodeKey || fold(s.ID) !== serviceKey) problems.push(`service ${s.ID} filed under ${id}`);
+        if (this.byName.get(fold(s.Service))?.get(id) !== s) problems.push(`service ${s.ID} on ${nodeKey} missing from name index`);
+        for (const t of connectTargets(s)) {
+          if (this.byConnect.get(t)?.get(id) !== s) problems.push(`service ${s.ID} on ${nodeKey} missing from connect index ${t}`);
+        }
+        indexOrder(`service ${s.ID} on ${nodeKey}`, s);
+      }
+    }
+    let named = 0;
+    for (const [name, m] of this.byName) {
+      if (m.size === 0) problems.push(`empty name index entry ${name}`);
+      for (const s of m.values()) {
+        named++;
+        if (fold(s.Service) !== name || this.services.get(s.nodeKey)?.get(fold(s.ID)) !== s) {
+          problems.push(`name index ${name} holds a stale instance ${s.ID} on ${s.nodeKey}`);
+        }
+      }
+    }
+    if (named !== instances) problems.push(`name index holds ${named} instances, tables hold ${instances}`);
+    for (const [target, m] of this.byConnect) {
+      if (m.size === 0) problems.push(`empty connect index entry ${target}`);
+      for (const s of m.values()) {
+        if (!connectTargets(s).includes(target) || this.services.get(s.nodeKey)?.get(fold(s.ID)) !== s) {
+          problems.push(`connect index ${target} holds a stale instance ${s.ID} on ${s.nodeKey}`);
+        }
+      }
+    }
+    for (const [nodeKey, m] of this.checks) {
+      if (!this.nodes.has(nodeKey)) problems.push(`checks on missing node ${nodeKey}`);
+      if (m.size === 0) problems.push(`empty check map for node ${nodeKey}`);
+      for (const [checkKey, c] of m) {
+        if (c.nodeKey !== nodeKey || fold(c.CheckID) !== checkKey) problems.push(`check ${c.CheckID} filed under ${nodeKey}/${checkKey}`);
+        if (c.serviceKey !== '' && !this.services.get(nodeKey)?.has(c.serviceKey)) {
+          problems.push(`check ${c.CheckID} on ${nodeKey} belongs to missing service ${c.serviceKey}`);
+        }
+        indexOrder(`check ${c.CheckID} on ${nodeKey}`, c);
+      }
+    }
+    return problems;
+  }
+}
