@@ -9,7 +9,8 @@ import { bitStringBytesOf, childrenOf, decodeOid, DerError, expectTag, readSingl
 import { bitStringBytes, oid, sequence, set, TAG, tlv, unsignedInteger } from './der-writer';
 import { CertificateRequestError } from './errors';
 import { readExtensions, readSubjectAltName, subjectAltName, type AltNames } from './extensions';
-import { generateKey, signerFor, verifySignature, type KeyType } from './keys';
+import type { KeyObject } from 'node:crypto';
+import { generateKey, publicKeyFromSpki, signerFor, verifySignature, type KeyType } from './keys';
 import { OID } from './oids';
 import { fromPem, toPem } from './pem';
 
@@ -48,6 +49,7 @@ export function createCSR(options: CreateCSROptions): CreatedCSR {
 export interface VerifiedCSR {
   /** DER SubjectPublicKeyInfo of the requester's key. */
   spki: Buffer;
+  publicKey: KeyObject;
   altNames: AltNames;
 }
 
@@ -62,14 +64,16 @@ export function readVerifiedCSR(csrPEM: string): VerifiedCSR {
     }
     throw err;
   }
-  let valid: boolean;
+  let publicKey: KeyObject;
   try {
-    valid = verifySignature(parts.spki, parts.algorithm, parts.info, parts.signature);
+    publicKey = publicKeyFromSpki(parts.spki);
   } catch (err) {
     throw new CertificateRequestError(`certificate signing request has an unusable public key: ${(err as Error).message}`);
   }
-  if (!valid) throw new CertificateRequestError('certificate signing request signature is invalid');
-  return { spki: parts.spki, altNames: parts.altNames };
+  if (!verifySignature(publicKey, parts.algorithm, parts.info, parts.signature)) {
+    throw new CertificateRequestError('certificate signing request signature is invalid');
+  }
+  return { spki: parts.spki, publicKey, altNames: parts.altNames };
 }
 
 function parseCSR(csrPEM: string) {

@@ -3,6 +3,7 @@
  * Mirrors Consul 1.4's built-in provider: CN = service, the one SPIFFE URI SAN copied
  * from the CSR, client+server auth, valid from one minute ago for 72 hours by default.
  */
+import type { KeyObject } from 'node:crypto';
 import { writeCertificate } from './certificate-writer';
 import { readVerifiedCSR, createCSR } from './csr';
 import { commonNameOnly } from './distinguished-name';
@@ -40,7 +41,7 @@ export function signLeaf(options: SignLeafOptions): Leaf {
   const serial = checkedSerial(options.serial, 'leaf serial');
   const root = rootSigningMaterial(options.root);
   const csr = readVerifiedCSR(options.csrPEM);
-  checkKeyStrength(csr.spki);
+  checkKeyStrength(csr.publicKey);
   const id = requestedServiceId(csr.altNames.uris, root.trustDomain, options.dc);
   const uri = csr.altNames.uris[0]!;
   const { notBefore, notAfter } = validityFor(options.now ?? new Date(), options.ttlHours ?? DEFAULT_LEAF_TTL_HOURS, BACKDATE_MS);
@@ -112,10 +113,10 @@ function requestedServiceId(uris: string[], trustDomain: string, dc: string | un
   return id;
 }
 
-function checkKeyStrength(spki: Buffer): void {
+function checkKeyStrength(publicKey: KeyObject): void {
   let described;
   try {
-    described = describePublicKey(spki);
+    described = describePublicKey(publicKey);
   } catch (err) {
     throw new CertificateRequestError(`CSR key is unsupported: ${(err as Error).message}`);
   }
