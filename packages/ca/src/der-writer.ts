@@ -114,9 +114,10 @@ export function utf8String(value: string): Buffer {
 
 /** RFC 5280 §4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050; always UTC, whole seconds. */
 export function time(date: Date): Buffer {
+  const year = date.getUTCFullYear();
+  if (!(year >= 1950 && year <= 9999)) throw new RangeError(`certificate time out of range: year ${year}`);
   const iso = date.toISOString(); // YYYY-MM-DDTHH:MM:SS.sssZ
   const digits = iso.slice(0, 19).replace(/[-T:]/g, '') + 'Z'; // YYYYMMDDHHMMSSZ
-  const year = date.getUTCFullYear();
-  if (year >= 1950 && year < 2050) return tlv(TAG.UTC_TIME, Buffer.from(digits.slice(2), 'ascii'));
+  if (year < 2050) return tlv(TAG.UTC_TIME, Buffer.from(digits.slice(2), 'ascii'));
   return tlv(TAG.GENERALIZED_TIME, Buffer.from(digits, 'ascii'));
 }

@@ -10,6 +10,19 @@ const TD = `${CLUSTER}.registry`;
 const NOW = new Date('2024-03-01T12:00:00.400Z');
 const HOUR = 3_600_000;
 
+// `openssl req -new -subj "/CN=legacy-client/O=Example" -addext "subjectAltName=DNS:api.example,URI:spiffe://<TD>/ns/default/dc/dc1/svc/api"`
+const OPENSSL_CSR = `-----BEGIN CERTIFICATE REQUEST-----
+MIIBYjCCAQcCAQAwKjEWMBQGA1UEAwwNbGVnYWN5LWNsaWVudDEQMA4GA1UECgwH
+RXhhbXBsZTBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABLImqkRRXn29ZO9Ffo5Z
+9AbsQhlLrk3+RSg+ldW8YLTWdBWurkL10T1wIk8c+sRtsC5BUk3jkm9JnM55I6L7
+t06gezB5BgkqhkiG9w0BCQ4xbDBqMGgGA1UdEQRhMF+CC2FwaS5leGFtcGxlhlBz
+cGlmZmU6Ly8xMTExMTExMS0yMjIyLTMzMzMtNDQ0NC01NTU1NTU1NTU1NTUucmVn
+aXN0cnkvbnMvZGVmYXVsdC9kYy9kYzEvc3ZjL2FwaTAKBggqhkjOPQQDAgNJADBG
+AiEA5D+x7AtQvA3kao5tIBjB/QeXzK3uVWXX8SjrwNR6i9kCIQDVvIP5pNrrxUOB
+401Uk2vCTaY8+c0I4+T8YVl5BO3ojQ==
+-----END CERTIFICATE REQUEST-----
+`;
+
 let ecRoot: RootCA;
 let rsaRoot: RootCA;
 beforeAll(() => {
@@ -147,6 +160,14 @@ describe('CSR checks', () => {
     expect(() => signLeaf({ root: ecRoot, csrPEM: 'hello', serial: 5 })).toThrow(CertificateRequestError);
     const truncated = tamperedPem(webCSR().csrPEM, 'CERTIFICATE REQUEST', (der) => { der[1] = 0x7f; });
     expect(() => signLeaf({ root: ecRoot, csrPEM: truncated, serial: 5 })).toThrow(CertificateRequestError);
+  });
+
+  test('a CSR written by another tool (OpenSSL: subject, DNS and URI SANs) is accepted; only its URI is copied', () => {
+    const leaf = signLeaf({ root: ecRoot, csrPEM: OPENSSL_CSR, serial: 5 });
+    const cert = new X509Certificate(leaf.CertPEM);
+    expect(cert.subject).toBe('CN=api');
+    expect(cert.subjectAltName).toBe(`URI:spiffe://${TD}/ns/default/dc/dc1/svc/api`);
+    expect(cert.verify(rootCert(ecRoot).publicKey)).toBe(true);
   });
 
   test('a CSR with an RSA key is signed by an EC root', () => {

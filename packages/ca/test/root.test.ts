@@ -83,6 +83,14 @@ describe('root generation options', () => {
     expect(a.SigningKeyID).not.toBe(b.SigningKeyID);
   });
 
+  test('a root valid beyond 2049 (GeneralizedTime, RFC 5280) reads back with the right end date', () => {
+    const root = generateRoot({ clusterId: CLUSTER, serial: 3, now: new Date('2045-06-01T00:00:00Z') });
+    const cert = new X509Certificate(root.RootCert);
+    expect(new Date(cert.validTo).getTime()).toBe(new Date(root.NotAfter).getTime());
+    expect(root.NotAfter.startsWith('2055-')).toBe(true);
+    expect(cert.verify(cert.publicKey)).toBe(true);
+  });
+
   test('EC P-384 is available on request', () => {
     const root = generateRoot({ clusterId: CLUSTER, serial: 1, keyBits: 384 });
     expect(new X509Certificate(root.RootCert).publicKey.asymmetricKeyDetails?.namedCurve).toBe('secp384r1');
