@@ -1,0 +1,39 @@
+# registry server image. Build:  docker build -t registry:local .
+# Run one dev server:            docker run --rm -p 127.0.0.1:8500:8500 registry:local agent -dev -client 0.0.0.0
+# Three servers: see docker-compose.yml and docs/cluster.md.
+
+# --- build: install every dependency, compile the workspaces, then drop dev dependencies
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+# Manifests first, so the dependency layer is reused while only sources change.
+COPY package.json package-lock.json tsconfig.json tsconfig.base.json ./
+COPY packages/raft/package.json packages/raft/
+COPY packages/store/package.json packages/store/
+COPY packages/acl/package.json packages/acl/
+COPY packages/ca/package.json packages/ca/
+COPY packages/server/package.json packages/server/
+COPY packages/cli/package.json packages/cli/
+# --ignore-scripts: the root `prepare` would compile before the sources are copied, and no
+# dependency needs its install script (classic-level and msgpackr load prebuilt binaries).
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY packages/ packages/
+RUN npm run build \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+
+# --- runtime: compiled packages and production node_modules only
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules/ node_modules/
+# Workspace packages: node_modules/@registry/* are symlinks into these.
+COPY --from=build /app/packages/ packages/
+# The data dir is owned by the unprivileged `node` user the server runs as; a named
+# volume mounted there starts with this ownership.
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME /data
+# 8500 HTTP API, 8300 server RPC + Raft.
+EXPOSE 8500 8300
+ENTRYPOINT ["node", "packages/cli/bin/registry.js"]
+CMD ["agent", "-dev", "-client", "0.0.0.0"]
