@@ -1,4 +1,7 @@
+// The public API of @registry/raft.
 export * from './core/types';
+export * from './core/configuration';
+export * from './core/raft-core';
 export * from './interfaces';
 export * from './storage/level-storage';
 export * from './storage/memory-storage';
@@ -6,3 +9,5 @@ export * from './transport/frame-codec';
 export * from './transport/rpc-errors';
 export * from './transport/tcp-transport';
 export * from './transport/memory-transport';
+export * from './node/options';
+export * from './node/raft-node';

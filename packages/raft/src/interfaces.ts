@@ -41,7 +41,11 @@ export interface Transport {
   readonly address: string;
   /** Fire-and-forget; delivery is not guaranteed (Raft tolerates loss). */
   send(to: ServerInfo, message: Message): void;
-  onMessage(handler: (message: Message) => void): void;
+  /**
+   * `fromAddress` is the sender's own transport address, so a server that is not yet in any
+   * configuration (just added) can answer the leader.
+   */
+  onMessage(handler: (message: Message, fromAddress?: string) => void): void;
   /** Request/response to another server's RPC handler by method name. */
   call(address: string, method: string, body: unknown, timeoutMs?: number): Promise<unknown>;
   handle(method: string, handler: (body: unknown) => Promise<unknown> | unknown): void;

@@ -64,7 +64,7 @@ function pair(a: string, b: string): string {
 }
 
 export class InMemoryTransport implements Transport {
-  private messageHandler: (message: Message) => void = () => undefined;
+  private messageHandler: (message: Message, fromAddress?: string) => void = () => undefined;
   private readonly handlers = new Map<string, Handler>();
   private closed = false;
 
@@ -79,11 +79,11 @@ export class InMemoryTransport implements Transport {
     setImmediate(() => {
       // The link must still be up when the message arrives.
       if (this.closed || !this.network.connected(this.address, to.address)) return;
-      this.network.member(to.address)?.receive(copy);
+      this.network.member(to.address)?.receive(copy, this.address);
     });
   }
 
-  onMessage(handler: (message: Message) => void): void {
+  onMessage(handler: (message: Message, fromAddress?: string) => void): void {
     this.messageHandler = handler;
   }
 
@@ -127,10 +127,10 @@ export class InMemoryTransport implements Transport {
   }
 
   /** @internal */
-  receive(message: Message): void {
+  receive(message: Message, fromAddress: string): void {
     if (this.closed) return;
     try {
-      this.messageHandler(message);
+      this.messageHandler(message, fromAddress);
     } catch {
       // As over TCP: a message the node cannot handle is dropped.
     }

@@ -35,7 +35,7 @@ export class TcpTransport implements Transport {
   private readonly inbound = new Set<Socket>();
   private readonly handlers = new Map<string, Handler>();
   private readonly pending = new Map<number, PendingCall>();
-  private messageHandler: (message: Message) => void = () => undefined;
+  private messageHandler: (message: Message, fromAddress?: string) => void = () => undefined;
   private nextCallId = 1;
   private closed = false;
 
@@ -69,11 +69,11 @@ export class TcpTransport implements Transport {
 
   send(to: ServerInfo, message: Message): void {
     if (this.closed) return;
-    const frame: Frame = [FrameKind.Raft, message];
+    const frame: Frame = [FrameKind.Raft, message, this.address];
     this.peer(to.address).write(this.encoder.encode(frame), false);
   }
 
-  onMessage(handler: (message: Message) => void): void {
+  onMessage(handler: (message: Message, fromAddress?: string) => void): void {
     this.messageHandler = handler;
   }
 
@@ -171,7 +171,7 @@ export class TcpTransport implements Transport {
         return;
       }
       for (const frame of frames as Frame[]) {
-        if (frame[0] === FrameKind.Raft) this.deliver(frame[1]);
+        if (frame[0] === FrameKind.Raft) this.deliver(frame[1], frame[2]);
         else if (frame[0] === FrameKind.Request) this.serve(socket, frame[1], frame[2], frame[3]);
       }
     });
@@ -179,9 +179,9 @@ export class TcpTransport implements Transport {
     socket.on('close', () => this.inbound.delete(socket));
   }
 
-  private deliver(message: Message): void {
+  private deliver(message: Message, fromAddress: string): void {
     try {
-      this.messageHandler(message);
+      this.messageHandler(message, fromAddress);
     } catch {
       // A message the node cannot handle is as good as lost; Raft tolerates that, the link stays up.
     }

@@ -15,7 +15,8 @@ export interface WireError {
 }
 
 export type Frame =
-  | [FrameKind.Raft, Message]
+  /** The third field is the sender's listening address. */
+  | [FrameKind.Raft, Message, string]
   | [FrameKind.Request, number, string, unknown]
   | [FrameKind.Response, number, WireError | null, unknown];
 

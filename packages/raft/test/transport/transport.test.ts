@@ -88,6 +88,16 @@ describe('TcpTransport', () => {
     expect(atA[0]).toEqual({ type: 'heartbeatResp', from: 'b', to: 'a', term: 3, ctx: 7 });
   });
 
+  test('a received message comes with the listening address of its sender', async () => {
+    const a = await listen();
+    const b = await listen();
+    const senders: (string | undefined)[] = [];
+    b.onMessage((_m, fromAddress) => senders.push(fromAddress));
+    a.send({ id: 'b', address: b.address }, append('a', 'b', 1));
+    await until(() => senders.length === 1);
+    expect(senders).toEqual([a.address]);
+  });
+
   test('an RPC call resolves with the remote handler result', async () => {
     const a = await listen();
     const b = await listen();

@@ -1,0 +1,88 @@
+// A RaftNode's settings, their documented defaults, and the checks that reject nonsense early.
+import type { NodeId } from '../core/types';
+import type { RaftStorage, StateMachine, Transport } from '../interfaces';
+
+export interface RaftLogger {
+  info(o: object, msg?: string): void;
+  warn(o: object, msg?: string): void;
+  debug(o: object, msg?: string): void;
+}
+
+export interface RaftNodeOptions {
+  id: NodeId;
+  storage: RaftStorage;
+  transport: Transport;
+  fsm: StateMachine;
+  /** Milliseconds per core tick (default 50). */
+  tickMs?: number;
+  /** Election timeout in ticks, randomised in [n, 2n) by the core (default 10 → 500–1000 ms). */
+  electionTicks?: number;
+  /** Heartbeat interval in ticks (default 1). */
+  heartbeatTicks?: number;
+  /** Entries applied since the last snapshot before another is taken (default 8192). */
+  snapshotThreshold?: number;
+  /** Entries kept in the log behind a snapshot, for slow followers (default 10240). */
+  trailingLogs?: number;
+  /** Unacknowledged appends in flight per follower (default 64). */
+  maxInflight?: number;
+  /** Entries per append message (default 512). */
+  maxEntriesPerAppend?: number;
+  /** Pre-vote (default true): a rejoining server cannot depose a healthy leader. */
+  preVote?: boolean;
+  /** Check-quorum (default true): a leader that cannot reach a majority steps down. */
+  checkQuorum?: boolean;
+  /** Random source for election timeouts (default Math.random). */
+  random?: () => number;
+  logger?: RaftLogger;
+}
+
+export type ResolvedOptions = Required<Omit<RaftNodeOptions, 'logger'>> & { logger: RaftLogger };
+
+const silent: RaftLogger = { info: () => undefined, warn: () => undefined, debug: () => undefined };
+
+export function resolveOptions(opts: RaftNodeOptions): ResolvedOptions {
+  const resolved: ResolvedOptions = {
+    tickMs: 50,
+    electionTicks: 10,
+    heartbeatTicks: 1,
+    snapshotThreshold: 8192,
+    trailingLogs: 10240,
+    maxInflight: 64,
+    maxEntriesPerAppend: 512,
+    preVote: true,
+    checkQuorum: true,
+    random: Math.random,
+    ...stripUndefined(opts),
+    id: opts.id,
+    storage: opts.storage,
+    transport: opts.transport,
+    fsm: opts.fsm,
+    logger: opts.logger ?? silent,
+  };
+  const positive: (keyof ResolvedOptions)[] = [
+    'tickMs',
+    'electionTicks',
+    'heartbeatTicks',
+    'snapshotThreshold',
+    'maxInflight',
+    'maxEntriesPerAppend',
+  ];
+  for (const key of positive) {
+    const v = resolved[key];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) {
+      throw new Error(`RaftNode option ${key} must be a positive integer (got ${String(v)})`);
+    }
+  }
+  if (!Number.isInteger(resolved.trailingLogs) || resolved.trailingLogs < 0) {
+    throw new Error(`RaftNode option trailingLogs must be a non-negative integer`);
+  }
+  if (resolved.heartbeatTicks >= resolved.electionTicks) {
+    throw new Error('RaftNode option heartbeatTicks must be less than electionTicks');
+  }
+  if (!resolved.id) throw new Error('RaftNode option id is required');
+  return resolved;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,474 @@
+// The driver: runs a RaftCore against real time, storage, a transport and a state machine.
+// Everything the core decides comes out in Ready batches; this file performs them in the
+// order the Ready contract demands, one batch at a time.
+import { EventEmitter } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import { RaftCore } from '../core/raft-core';
+import {
+  EntryType,
+  type Configuration,
+  type Entry,
+  type Message,
+  type NodeId,
+  type Ready,
+  type Role,
+  type ServerInfo,
+  type SnapshotMeta,
+} from '../core/types';
+import { LeadershipLostError, NotLeaderError } from '../interfaces';
+import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options';
+import { PendingProposals } from './pending-proposals';
+import { PendingReads } from './pending-reads';
+
+export type { RaftNodeOptions, RaftLogger } from './options';
+
+interface QueuedProposal {
+  data: Uint8Array;
+  resolve(result: unknown): void;
+  reject(err: Error): void;
+}
+
+export class NodeStoppedError extends Error {
+  constructor() {
+    super('raft node stopped');
+    this.name = 'NodeStoppedError';
+  }
+}
+
+export class RaftNode extends EventEmitter {
+  private readonly opts: ResolvedOptions;
+  private readonly core: RaftCore;
+  /** Every server ever seen in a configuration: messages to a just-removed server still go out. */
+  private readonly addresses = new Map<NodeId, string>();
+  private readonly proposed = new PendingProposals();
+  private readonly reads = new PendingReads();
+  private queue: QueuedProposal[] = [];
+  private latestSnapshot: { meta: SnapshotMeta; data: Uint8Array } | undefined;
+  private applied: number;
+  private appliedSinceSnapshot = 0;
+  private scheduled = false;
+  private inFlight: Promise<void> | null = null;
+  private ticker: NodeJS.Timeout | null = null;
+  private nextTickAt = 0;
+  private lastLagWarning = 0;
+  private stopped = false;
+  private lastLeaderContact = 0;
+  private everHadLeader = false;
+  private role: Role;
+  private leaderId: NodeId | null;
+  private readonly idleWaiters: (() => void)[] = [];
+  private readonly counters = { readies: 0, appendedEntries: 0, appliedEntries: 0, snapshotsTaken: 0, snapshotsInstalled: 0 };
+
+  private constructor(
+    opts: ResolvedOptions,
+    core: RaftCore,
+    snapshot: { meta: SnapshotMeta; data: Uint8Array } | undefined,
+  ) {
+    super();
+    this.opts = opts;
+    this.core = core;
+    this.latestSnapshot = snapshot;
+    this.applied = snapshot?.meta.index ?? 0;
+    this.role = core.role;
+    this.leaderId = core.leader;
+    this.learnAddresses(core.configuration);
+    if (snapshot) this.learnAddresses(snapshot.meta.configuration);
+    opts.transport.onMessage((m, fromAddress) => this.onMessage(m, fromAddress));
+  }
+
+  /** Loads storage, restores the state machine from the latest snapshot and builds the core. */
+  static async create(options: RaftNodeOptions): Promise<RaftNode> {
+    const opts = resolveOptions(options);
+    const persisted = await opts.storage.load();
+    if (persisted.snapshot) opts.fsm.restore(persisted.snapshot.data, persisted.snapshot.meta);
+    const core = new RaftCore(
+      {
+        id: opts.id,
+        electionTicks: opts.electionTicks,
+        heartbeatTicks: opts.heartbeatTicks,
+        preVote: opts.preVote,
+        checkQuorum: opts.checkQuorum,
+        maxInflight: opts.maxInflight,
+        maxEntriesPerAppend: opts.maxEntriesPerAppend,
+        random: opts.random,
+      },
+      { hardState: persisted.hardState, snapshot: persisted.snapshot?.meta, entries: persisted.entries },
+    );
+    return new RaftNode(opts, core, persisted.snapshot);
+  }
+
+  get id(): NodeId {
+    return this.opts.id;
+  }
+
+  start(): void {
+    if (this.ticker || this.stopped) return;
+    this.nextTickAt = performance.now() + this.opts.tickMs;
+    this.ticker = setInterval(() => this.tick(), this.opts.tickMs);
+    this.schedule();
+  }
+
+  /** Stops ticking, fails everything pending, waits for the batch in flight and closes storage. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = null;
+    const queued = this.queue;
+    this.queue = [];
+    for (const p of queued) p.reject(new NodeStoppedError());
+    this.proposed.failAll(() => new NodeStoppedError());
+    this.reads.failAll(() => new NodeStoppedError());
+    await this.inFlight?.catch(() => undefined);
+    await this.opts.storage.close();
+    this.idleWaiters.splice(0).forEach((w) => w());
+  }
+
+  /** Writes the initial configuration if this server has no Raft state at all; says whether it did. */
+  async bootstrap(servers: ServerInfo[]): Promise<boolean> {
+    if (this.core.lastIndex > 0 || this.core.term > 0 || this.latestSnapshot) return false;
+    this.core.bootstrap({ servers });
+    this.learnAddresses({ servers });
+    this.schedule();
+    await this.idle();
+    return true;
+  }
+
+  /** Resolves with the state machine's result once the command is committed and applied here. */
+  propose(data: Uint8Array): Promise<unknown> {
+    if (this.stopped) return Promise.reject(new NodeStoppedError());
+    if (this.core.role !== 'leader') return Promise.reject(new NotLeaderError(this.leader()));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ data, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** ReadIndex: resolves once this server has applied everything committed when it was called. */
+  readBarrier(timeoutMs = 5000): Promise<void> {
+    if (this.stopped) return Promise.reject(new NodeStoppedError());
+    const { ctx, done } = this.reads.start(timeoutMs, () => new NotLeaderError(this.leader()));
+    this.core.readIndex(ctx);
+    this.schedule();
+    return done;
+  }
+
+  isLeader(): boolean {
+    return this.core.role === 'leader';
+  }
+
+  /** A leader that has committed an entry of its own term and may serve reads. */
+  leaderReady(): boolean {
+    return this.core.role === 'leader' && this.core.leaderReady;
+  }
+
+  leader(): ServerInfo | null {
+    const id = this.core.leader;
+    if (id === null) return null;
+    return { id, address: this.addresses.get(id) ?? '' };
+  }
+
+  term(): number {
+    return this.core.term;
+  }
+
+  lastContactMs(): number {
+    if (this.core.role === 'leader') return 0;
+    if (this.lastLeaderContact === 0) return Infinity;
+    return Date.now() - this.lastLeaderContact;
+  }
+
+  hasEverHadLeader(): boolean {
+    return this.everHadLeader;
+  }
+
+  configuration(): ServerInfo[] {
+    return this.core.configuration.servers.map((s) => ({ ...s }));
+  }
+
+  async addServer(server: ServerInfo): Promise<void> {
+    this.learnAddresses({ servers: [server] });
+    await this.changeConfiguration({ type: 'add', server });
+  }
+
+  async removeServer(id: NodeId): Promise<void> {
+    const server = this.core.configuration.servers.find((s) => s.id === id);
+    if (!server) return;
+    await this.changeConfiguration({ type: 'remove', server });
+  }
+
+  /** Hands leadership to `to` (or the most caught-up follower); resolves when another server leads. */
+  transferLeadership(to?: NodeId, timeoutMs = 5000): Promise<void> {
+    if (this.core.role !== 'leader') return Promise.reject(new NotLeaderError(this.leader()));
+    if (this.core.configuration.servers.every((s) => s.id === this.id)) {
+      return Promise.reject(new Error('no other server to transfer leadership to'));
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.off('leader', onLeader);
+        reject(new Error(`leadership transfer did not complete within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const onLeader = (leader: ServerInfo | null) => {
+        if (leader && leader.id !== this.id) {
+          clearTimeout(timer);
+          this.off('leader', onLeader);
+          resolve();
+        }
+      };
+      this.on('leader', onLeader);
+      this.core.transferLeadership(to);
+      this.schedule();
+    });
+  }
+
+  appliedIndex(): number {
+    return this.applied;
+  }
+
+  lastIndex(): number {
+    return this.core.lastIndex;
+  }
+
+  commitIndex(): number {
+    return this.core.commitIndex;
+  }
+
+  stats(): object {
+    return {
+      id: this.id,
+      role: this.core.role,
+      term: this.core.term,
+      leader: this.core.leader,
+      commitIndex: this.core.commitIndex,
+      appliedIndex: this.applied,
+      lastIndex: this.core.lastIndex,
+      lastSnapshotIndex: this.latestSnapshot?.meta.index ?? 0,
+      lastContactMs: this.lastContactMs(),
+      pendingProposals: this.proposed.size + this.queue.length,
+      configuration: this.configuration(),
+      ...this.counters,
+    };
+  }
+
+  // ---- the loop ----
+
+  private async changeConfiguration(change: { type: 'add' | 'remove'; server: ServerInfo }): Promise<void> {
+    if (this.stopped) throw new NodeStoppedError();
+    if (this.core.role !== 'leader') throw new NotLeaderError(this.leader());
+    const at = this.core.proposeConfChange(change);
+    if (!at) {
+      if (this.core.role !== 'leader') throw new NotLeaderError(this.leader());
+      throw new Error('a configuration change is already in progress (or leadership is being transferred)');
+    }
+    const done = new Promise<unknown>((resolve, reject) => this.proposed.add(at.index, at.term, resolve, reject));
+    this.schedule();
+    await done;
+  }
+
+  private onMessage(message: Message, fromAddress: string | undefined): void {
+    if (this.stopped) return;
+    // A server added to a cluster hears from the leader before it knows the configuration.
+    if (fromAddress && !this.addresses.has(message.from)) this.addresses.set(message.from, fromAddress);
+    this.core.step(message);
+    if (message.from === this.core.leader && message.term === this.core.term) {
+      this.lastLeaderContact = Date.now();
+    }
+    this.schedule();
+  }
+
+  private tick(): void {
+    const now = performance.now();
+    const late = now - this.nextTickAt;
+    // A blocked event loop looks like a dead leader to the others; say so when it happens.
+    if (late > Math.max(100, this.opts.tickMs * 2) && now - this.lastLagWarning > 1000) {
+      this.lastLagWarning = now;
+      this.opts.logger.warn({ lagMs: Math.round(late), tickMs: this.opts.tickMs }, 'raft: event loop lag');
+    }
+    this.nextTickAt = now + this.opts.tickMs;
+    this.core.tick();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.drive();
+    });
+  }
+
+  /** One turn: hand queued proposals to the core as one batch, then process one Ready. */
+  private drive(): void {
+    if (this.stopped) return;
+    this.flushProposals();
+    if (this.inFlight) return; // the batch in flight schedules the next turn when it is done
+    if (!this.core.hasReady()) {
+      this.idleWaiters.splice(0).forEach((w) => w());
+      return;
+    }
+    const ready = this.core.ready();
+    this.inFlight = this.handleReady(ready).then(
+      () => {
+        this.inFlight = null;
+        this.schedule();
+      },
+      (err: unknown) => {
+        this.inFlight = null;
+        if (this.stopped) return;
+        // Storage failed: continuing could acknowledge what is not durable. Stop for good.
+        this.opts.logger.warn({ err }, 'raft: processing a ready batch failed; stopping the node');
+        this.emit('error', err);
+        void this.stop();
+      },
+    );
+  }
+
+  private flushProposals(): void {
+    if (this.queue.length === 0) return;
+    const batch = this.queue;
+    this.queue = [];
+    const positions = this.core.role === 'leader' ? this.core.propose(batch.map((p) => p.data)) : null;
+    if (!positions) {
+      // Still leader but refusing: a leadership transfer is under way and the next leader is not known yet.
+      const err = new NotLeaderError(this.core.role === 'leader' ? null : this.leader());
+      for (const p of batch) p.reject(err);
+      return;
+    }
+    positions.forEach((pos, i) => this.proposed.add(pos.index, pos.term, batch[i].resolve, batch[i].reject));
+  }
+
+  private async handleReady(ready: Ready): Promise<void> {
+    this.counters.readies++;
+    if (ready.softState) this.onSoftState(ready.softState.role, ready.softState.leader);
+
+    // 1. Persist: the snapshot (and restore from it), then hard state and entries, synced.
+    if (ready.snapshot) await this.installSnapshot(ready.snapshot);
+    if (ready.hardState || ready.entries.length > 0) {
+      await this.opts.storage.append(ready.hardState, ready.entries);
+      this.counters.appendedEntries += ready.entries.length;
+    }
+    if (this.stopped) return;
+    this.learnAddresses(this.core.configuration);
+
+    // 2. Send.
+    for (const m of ready.messages) this.sendMessage(m);
+
+    // 3. Apply.
+    if (ready.committed.length > 0) this.apply(ready.committed);
+
+    // 4. Release reads.
+    for (const rs of ready.readStates) this.reads.confirmed(rs.ctx, rs.index, this.applied);
+    for (const ctx of ready.failedReads) this.reads.failed(ctx, new NotLeaderError(this.leader()));
+    this.reads.appliedTo(this.applied);
+
+    // 5. Advance, then compact if enough has been applied since the last snapshot.
+    this.core.advance(ready);
+    if (this.appliedSinceSnapshot >= this.opts.snapshotThreshold) await this.takeSnapshot();
+  }
+
+  private onSoftState(role: Role, leader: NodeId | null): void {
+    const wasLeader = this.role === 'leader';
+    if (role !== this.role) {
+      this.role = role;
+      this.opts.logger.info({ id: this.id, role, term: this.core.term }, 'raft: role changed');
+      this.emit('role', role);
+    }
+    if (wasLeader && role !== 'leader') {
+      // etcd and hashicorp/raft behaviour: the outcome of in-flight commands is unknown to us now.
+      const queued = this.queue;
+      this.queue = [];
+      for (const p of queued) p.reject(new NotLeaderError(null));
+      this.proposed.failAll(() => new LeadershipLostError());
+    }
+    if (leader !== this.leaderId) {
+      this.leaderId = leader;
+      if (leader !== null) {
+        this.everHadLeader = true;
+        if (leader !== this.id) this.lastLeaderContact = Date.now();
+      }
+      this.emit('leader', this.leader());
+    }
+  }
+
+  private async installSnapshot(snapshot: { meta: SnapshotMeta; data: Uint8Array }): Promise<void> {
+    // The core restarts its log at the snapshot (it keeps no suffix), so the stored log goes too.
+    await this.opts.storage.saveSnapshot(snapshot.meta, snapshot.data, Infinity);
+    this.opts.fsm.restore(snapshot.data, snapshot.meta);
+    this.latestSnapshot = snapshot;
+    this.applied = snapshot.meta.index;
+    this.appliedSinceSnapshot = 0;
+    this.learnAddresses(snapshot.meta.configuration);
+    this.proposed.failThrough(snapshot.meta.index, () => new LeadershipLostError());
+    this.counters.snapshotsInstalled++;
+    this.opts.logger.info({ id: this.id, index: snapshot.meta.index }, 'raft: installed snapshot');
+    this.emit('applied', this.applied);
+  }
+
+  private apply(entries: Entry[]): void {
+    const lost = () => new LeadershipLostError();
+    for (const e of entries) {
+      if (e.index <= this.applied) continue; // covered by a snapshot installed meanwhile
+      let outcome: { result: unknown } | { error: Error } = { result: undefined };
+      if (e.type === EntryType.Normal) {
+        try {
+          outcome = { result: this.opts.fsm.apply(e.index, e.data) };
+        } catch (err) {
+          // A state machine that throws is a bug in it; the proposer hears about it, the log moves on.
+          this.opts.logger.warn({ err, index: e.index }, 'raft: state machine apply threw');
+          outcome = { error: err instanceof Error ? err : new Error(String(err)) };
+        }
+      }
+      this.applied = e.index;
+      this.appliedSinceSnapshot++;
+      this.proposed.applied(e.index, e.term, outcome, lost);
+    }
+    this.counters.appliedEntries += entries.length;
+    this.emit('applied', this.applied);
+  }
+
+  private async takeSnapshot(): Promise<void> {
+    const index = this.applied;
+    const meta = this.core.snapshotMeta(index);
+    const data = this.opts.fsm.snapshot();
+    const compactTo = Math.max(0, index - this.opts.trailingLogs);
+    await this.opts.storage.saveSnapshot(meta, data, compactTo);
+    this.latestSnapshot = { meta, data };
+    this.appliedSinceSnapshot = 0;
+    this.core.compact(meta, compactTo);
+    this.counters.snapshotsTaken++;
+    this.opts.logger.info({ id: this.id, index, compactTo }, 'raft: took snapshot');
+  }
+
+  private sendMessage(m: Message): void {
+    const address = this.addresses.get(m.to);
+    if (!address) {
+      this.opts.logger.debug({ to: m.to, type: m.type }, 'raft: no address for recipient');
+      return;
+    }
+    if (m.type === 'snapshot') {
+      // The core names a snapshot; the bytes (and the meta they belong to) are the latest stored.
+      const snap = this.latestSnapshot;
+      if (!snap) {
+        this.opts.logger.warn({ to: m.to }, 'raft: core asked to send a snapshot but none is stored');
+        return;
+      }
+      this.opts.transport.send({ id: m.to, address }, { ...m, meta: snap.meta, data: snap.data });
+      return;
+    }
+    this.opts.transport.send({ id: m.to, address }, m);
+  }
+
+  private learnAddresses(configuration: Configuration): void {
+    for (const s of configuration.servers) if (s.address) this.addresses.set(s.id, s.address);
+  }
+
+  /** Resolves when no Ready is pending or in flight. */
+  private idle(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.idleWaiters.push(resolve);
+      this.schedule();
+    });
+  }
+}

@@ -1,0 +1,156 @@
+// Real servers in one process: each a RaftNode over a TcpTransport on 127.0.0.1:0 and a
+// LevelStorage in its own temp dir, with a state machine that records what it applied.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  LeadershipLostError,
+  LevelStorage,
+  RaftNode,
+  TcpTransport,
+  type RaftNodeOptions,
+  type ServerInfo,
+  type SnapshotMeta,
+  type StateMachine,
+} from '@registry/raft';
+
+export const bytes = (s: string) => new TextEncoder().encode(s);
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** Applies commands by appending them to a list; snapshots are the list as JSON. */
+export class ListFsm implements StateMachine {
+  items: string[] = [];
+  restoredFrom: number[] = [];
+  apply(_index: number, data: Uint8Array): unknown {
+    this.items.push(text(data));
+    return this.items.length;
+  }
+  snapshot(): Uint8Array {
+    return bytes(JSON.stringify(this.items));
+  }
+  restore(data: Uint8Array, meta: SnapshotMeta): void {
+    this.items = JSON.parse(text(data));
+    this.restoredFrom.push(meta.index);
+  }
+}
+
+export interface Member {
+  id: string;
+  dir: string;
+  port: number;
+  address: string;
+  node: RaftNode;
+  transport: TcpTransport;
+  fsm: ListFsm;
+  running: boolean;
+}
+
+type Tuning = Partial<Omit<RaftNodeOptions, 'id' | 'storage' | 'transport' | 'fsm'>>;
+
+export class Cluster {
+  readonly members: Member[] = [];
+  private readonly dirs: string[] = [];
+
+  constructor(private readonly tuning: Tuning = {}) {}
+
+  /** Starts `n` servers and bootstraps them all with the same configuration. */
+  static async start(n: number, tuning: Tuning = {}): Promise<Cluster> {
+    const cluster = new Cluster(tuning);
+    for (let i = 1; i <= n; i++) await cluster.add(`n${i}`);
+    const servers = cluster.servers();
+    await Promise.all(cluster.members.map((m) => m.node.bootstrap(servers)));
+    cluster.members.forEach((m) => m.node.start());
+    return cluster;
+  }
+
+  servers(): ServerInfo[] {
+    return this.members.map((m) => ({ id: m.id, address: m.address }));
+  }
+
+  /** Creates (but does not bootstrap) a server with a fresh data dir; it is started. */
+  async add(id: string): Promise<Member> {
+    const dir = mkdtempSync(join(tmpdir(), `raft-node-${id}-`));
+    this.dirs.push(dir);
+    const transport = await TcpTransport.listen({ host: '127.0.0.1', port: 0 });
+    const port = Number(transport.address.split(':')[1]);
+    const fsm = new ListFsm();
+    const node = await RaftNode.create({ id, storage: new LevelStorage({ path: dir }), transport, fsm, ...this.tuning });
+    const member: Member = { id, dir, port, address: transport.address, node, transport, fsm, running: true };
+    this.members.push(member);
+    return member;
+  }
+
+  member(id: string): Member {
+    const m = this.members.find((x) => x.id === id);
+    if (!m) throw new Error(`no member ${id}`);
+    return m;
+  }
+
+  running(): Member[] {
+    return this.members.filter((m) => m.running);
+  }
+
+  async stop(m: Member): Promise<void> {
+    if (!m.running) return;
+    m.running = false;
+    await m.node.stop();
+    await m.transport.close();
+  }
+
+  /** Restarts a stopped server from its data dir on the same address. */
+  async restart(m: Member): Promise<void> {
+    m.transport = await TcpTransport.listen({ host: '127.0.0.1', port: m.port });
+    m.fsm = new ListFsm();
+    m.node = await RaftNode.create({
+      id: m.id,
+      storage: new LevelStorage({ path: m.dir }),
+      transport: m.transport,
+      fsm: m.fsm,
+      ...this.tuning,
+    });
+    m.node.start();
+    m.running = true;
+  }
+
+  /** The single running leader, once there is exactly one and it is ready to serve. */
+  async leader(timeoutMs = 10_000): Promise<Member> {
+    let found: Member | undefined;
+    await waitFor(() => {
+      const leaders = this.running().filter((m) => m.node.isLeader());
+      found = leaders.length === 1 && leaders[0].node.leaderReady() ? leaders[0] : undefined;
+      return found !== undefined;
+    }, timeoutMs);
+    return found!;
+  }
+
+  async shutdown(): Promise<void> {
+    for (const m of this.members) await this.stop(m);
+    for (const d of this.dirs) rmSync(d, { recursive: true, force: true });
+  }
+}
+
+export async function waitFor(cond: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * Proposes through whichever server leads, retrying while there is none. A command whose
+ * leader was lost in flight is not retried (it may have committed): that error is thrown.
+ */
+export async function write(cluster: Cluster, value: string, timeoutMs = 10_000): Promise<unknown> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const leader = cluster.running().find((m) => m.node.isLeader());
+    try {
+      if (!leader) throw new Error('no leader');
+      return await leader.node.propose(bytes(value));
+    } catch (err) {
+      if (err instanceof LeadershipLostError || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+}
