@@ -14,11 +14,13 @@ import { queryResult, type QueryResult } from './query-result';
 import { decodeSnapshot, encodeSnapshot } from './snapshot';
 import { State } from './state';
 import { Txn } from './txn';
-import { fireAll, WatchRegistry } from './watch-registry';
+import { fireAll, rethrowLater, WatchRegistry } from './watch-registry';
 
 export interface StoreOptions {
   /** Stamped on every node registered here. Default "dc1". */
   datacenter?: string;
+  /** Where an error thrown by a watch callback goes; by default it is rethrown on a microtask. */
+  onWatcherError?: (err: unknown) => void;
 }
 
 export interface NodeCoordinate {
@@ -33,9 +35,11 @@ export class Store {
   private indexes: IndexTable;
   private last = 0;
   private readonly watches = new WatchRegistry();
+  private readonly onWatcherError: (err: unknown) => void;
 
   constructor(opts: StoreOptions = {}) {
     this.datacenter = opts.datacenter ?? 'dc1';
+    this.onWatcherError = opts.onWatcherError ?? rethrowLater;
     this.state = new State(this.datacenter);
     this.indexes = this.newIndexTable([]);
   }
@@ -71,7 +75,7 @@ export class Store {
       if (this.state.keepsIndexEntry(key)) this.indexes.set(key, index);
       else this.indexes.delete(key);
     }
-    fireAll(this.watches.take(txn.bumped));
+    fireAll(this.watches.take(txn.bumped), this.onWatcherError);
     return result;
   }
 
@@ -90,7 +94,7 @@ export class Store {
     this.state = state;
     this.indexes = this.newIndexTable(snap.indexes);
     this.last = snap.lastIndex;
-    fireAll(this.watches.takeAll());
+    fireAll(this.watches.takeAll(), this.onWatcherError);
   }
 
   /**

@@ -8,10 +8,13 @@ interface Watcher {
 
 export class WatchRegistry {
   private readonly byKey = new Map<string, Set<Watcher>>();
+  /** Every parked watcher, including those on no key (only a restore wakes them). */
+  private readonly all = new Set<Watcher>();
 
   /** Park `fire` on `keys`; it runs at most once. Returns a cancel function (idempotent). */
   add(keys: readonly string[], fire: () => void): () => void {
     const watcher: Watcher = { keys: [...new Set(keys)], fire };
+    this.all.add(watcher);
     for (const k of watcher.keys) {
       let set = this.byKey.get(k);
       if (!set) this.byKey.set(k, (set = new Set()));
@@ -33,17 +36,19 @@ export class WatchRegistry {
 
   /** Detach and return every parked watcher. */
   takeAll(): Watcher[] {
-    return this.take([...this.byKey.keys()]);
+    const taken = [...this.all];
+    this.all.clear();
+    this.byKey.clear();
+    return taken;
   }
 
   /** How many watchers are parked (for tests and metrics). */
   get size(): number {
-    const all = new Set<Watcher>();
-    for (const set of this.byKey.values()) for (const w of set) all.add(w);
-    return all.size;
+    return this.all.size;
   }
 
   private remove(watcher: Watcher): void {
+    this.all.delete(watcher);
     for (const k of watcher.keys) {
       const set = this.byKey.get(k);
       if (!set) continue;
@@ -53,18 +58,20 @@ export class WatchRegistry {
   }
 }
 
-/**
- * Run callbacks one by one; a throwing callback must not stop the others nor the apply that woke it,
- * so its error is rethrown on a fresh microtask where it surfaces as an uncaught error.
- */
-export function fireAll(watchers: readonly { fire: () => void }[]): void {
+/** By default a watcher's error is rethrown on a fresh microtask, where it surfaces as an uncaught error. */
+export function rethrowLater(err: unknown): void {
+  queueMicrotask(() => {
+    throw err;
+  });
+}
+
+/** Run callbacks one by one; a throwing callback must not stop the others nor the apply that woke it. */
+export function fireAll(watchers: readonly { fire: () => void }[], onError: (err: unknown) => void = rethrowLater): void {
   for (const w of watchers) {
     try {
       w.fire();
     } catch (err) {
-      queueMicrotask(() => {
-        throw err;
-      });
+      onError(err);
     }
   }
 }

@@ -1,12 +1,12 @@
 // Drives a Store the way Raft would: each command at the next index.
-import { Store, type Command, type Coordinate, type DeregisterRequest, type RegisterRequest } from '@registry/store';
+import { Store, type StoreOptions, type Command, type Coordinate, type DeregisterRequest, type RegisterRequest } from '@registry/store';
 
 export class Driver {
   readonly store: Store;
   index = 0;
 
-  constructor(datacenter?: string) {
-    this.store = new Store(datacenter === undefined ? {} : { datacenter });
+  constructor(datacenter?: string, opts: Omit<StoreOptions, 'datacenter'> = {}) {
+    this.store = new Store(datacenter === undefined ? opts : { ...opts, datacenter });
   }
 
   apply(cmd: Command): unknown {
