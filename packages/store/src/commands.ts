@@ -27,7 +27,12 @@ export function encodeCommand(c: Command): Uint8Array {
  * checked by `Store.apply`, which turns bad ones into a CommandError.
  */
 export function decodeCommand(b: Uint8Array): Command {
-  const value: unknown = packr.unpack(b);
+  let value: unknown;
+  try {
+    value = packr.unpack(b);
+  } catch (err) {
+    throw new Error(`not a state machine command: ${err instanceof Error ? err.message : String(err)}`);
+  }
   if (typeof value !== 'object' || value === null || typeof (value as { type?: unknown }).type !== 'string') {
     throw new Error('not a state machine command');
   }

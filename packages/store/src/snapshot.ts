@@ -18,7 +18,12 @@ export function encodeSnapshot(s: SnapshotV1): Uint8Array {
 
 /** Throws when the bytes are not a snapshot this version understands. */
 export function decodeSnapshot(bytes: Uint8Array): SnapshotV1 {
-  const s = packr.unpack(bytes) as Partial<SnapshotV1> | null;
+  let s: Partial<SnapshotV1> | null;
+  try {
+    s = packr.unpack(bytes) as Partial<SnapshotV1> | null;
+  } catch (err) {
+    throw new Error(`not a registry state snapshot: ${err instanceof Error ? err.message : String(err)}`);
+  }
   if (typeof s !== 'object' || s === null || s.version !== 1) throw new Error('not a registry state snapshot (version 1)');
   if (typeof s.lastIndex !== 'number' || !Array.isArray(s.indexes) || typeof s.state !== 'object' || s.state === null) {
     throw new Error('malformed registry state snapshot');
