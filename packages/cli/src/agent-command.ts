@@ -1,0 +1,47 @@
+// `registry agent …`: build the configuration from flags and files, run until a signal.
+// SIGTERM/SIGINT stop gracefully; a leader hands leadership over first, so a planned restart
+// costs milliseconds rather than an election.
+import { Command } from 'commander';
+import { Agent, buildConfig, type AgentFlags } from '@registry/server';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+const int = (name: string) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new Error(`-${name} must be an integer, got "${value}"`);
+  return n;
+};
+
+export function agentCommand(): Command {
+  return new Command('agent')
+    .description('run a registry agent (server)')
+    .option('--dev', 'development mode: one bootstrapped server, data in a temporary folder')
+    .option('--server', 'run as a server')
+    .option('--bootstrap-expect <n>', 'servers to wait for before bootstrapping the cluster', int('bootstrap-expect'))
+    .option('--node <name>', 'node name (default: the host name)')
+    .option('--datacenter <dc>', 'datacenter (default dc1)')
+    .option('--data-dir <dir>', 'where Raft log, snapshots and identity are kept')
+    .option('--bind <addr>', 'address the server RPC/Raft port listens on (default 127.0.0.1)')
+    .option('--advertise <addr>', 'address other servers use to reach this one (default: -bind)')
+    .option('--client <addr>', 'address the HTTP API listens on (default 127.0.0.1)')
+    .option('--http-port <port>', 'HTTP API port (default 8500)', int('http-port'))
+    .option('--server-port <port>', 'server RPC/Raft port (default 8300)', int('server-port'))
+    .option('--retry-join <addr>', 'host:server-port of another server (repeatable)', collect)
+    .option('--config-file <file>', 'JSON configuration file (repeatable; later files win)', collect)
+    .option('--log-level <level>', 'trace, debug, info, warn, error (default info)')
+    .option('--log-json', 'log JSON lines')
+    .action(async (opts: AgentFlags) => {
+      const config = buildConfig(opts);
+      const agent = await Agent.start(config);
+      let signals = 0;
+      const onSignal = (signal: NodeJS.Signals) => {
+        signals += 1;
+        if (signals > 1) process.exit(1);
+        agent.logger.info({ signal }, 'caught signal, stopping');
+        void agent.stop({ transfer: true });
+      };
+      process.on('SIGTERM', onSignal);
+      process.on('SIGINT', onSignal);
+      await agent.stopped;
+      process.exit(0);
+    });
+}

@@ -1,0 +1,307 @@
+// One agent process: LevelDB, the Raft node and its transport, the store, cluster membership,
+// the leader's reconcile loop and the HTTP API, wired together and torn down in order.
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Level } from 'level';
+import { LevelStorage, RaftNode, TcpTransport, type ServerInfo } from '@registry/raft';
+import { Store, type Command } from '@registry/store';
+import type { AgentConfig } from '../config/config';
+import { readEndpoints } from '../endpoints';
+import { createApp } from '../http/app';
+import { catalogRoutes } from '../http/routes/catalog';
+import type { ClusterOps, RouteDeps } from '../http/routes/deps';
+import { healthRoutes } from '../http/routes/health';
+import { statusRoutes } from '../http/routes/status';
+import { HttpError, NO_LEADER, serverError } from '../http/errors';
+import { Joiner } from '../cluster/join';
+import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
+import { portOf, type ServerFacts } from '../cluster/server-info';
+import { Rpc } from '../rpc/rpc';
+import { createLogger, type Logger } from './logger';
+import { loadOrCreateNodeId } from './node-id';
+import { storeStateMachine } from './store-fsm';
+
+export const VERSION = '0.1.0';
+
+export interface AgentOptions {
+  logger?: Logger;
+}
+
+export class Agent {
+  private http: Server | null = null;
+  private stopping: Promise<void> | null = null;
+  /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
+  readonly stopped: Promise<void>;
+  private markStopped!: () => void;
+
+  private constructor(
+    readonly config: AgentConfig,
+    readonly logger: Logger,
+    readonly nodeId: string,
+    readonly dataDir: string,
+    private readonly tempDataDir: boolean,
+    private readonly db: Level<string, unknown>,
+    readonly transport: TcpTransport,
+    readonly store: Store,
+    readonly raft: RaftNode,
+    readonly self: ServerFacts,
+    private readonly joiner: Joiner,
+    private readonly health: ServerHealth,
+    readonly rpc: Rpc,
+  ) {
+    this.stopped = new Promise((resolve) => (this.markStopped = resolve));
+  }
+
+  static async start(config: AgentConfig, options: AgentOptions = {}): Promise<Agent> {
+    const logger = options.logger ?? createLogger(config.logLevel, config.logJson);
+    const tempDataDir = !config.dataDir;
+    const dataDir = config.dataDir ?? (await mkdtemp(join(tmpdir(), 'registry-dev-')));
+    await mkdir(dataDir, { recursive: true });
+    const nodeId = await loadOrCreateNodeId(dataDir);
+    const db = new Level<string, unknown>(join(dataDir, 'db'), { valueEncoding: 'view' });
+    await db.open();
+
+    const transport = await TcpTransport.listen({ host: config.bind, port: config.serverPort });
+    const advertiseHost = config.advertise ?? (config.bind === '0.0.0.0' || config.bind === '::' ? '127.0.0.1' : config.bind);
+    const address = `${advertiseHost}:${portOf(transport.address)}`;
+    const store = new Store({ datacenter: config.datacenter });
+    const raft = await RaftNode.create({
+      id: nodeId,
+      storage: new LevelStorage({ db, prefix: 'raft' }),
+      transport,
+      fsm: storeStateMachine(store),
+      tickMs: config.raft.tickMs,
+      electionTicks: config.raft.electionTicks,
+      snapshotThreshold: config.raft.snapshotThreshold,
+      trailingLogs: config.raft.trailingLogs,
+      logger: logger.child({ module: 'agent.server.raft' }),
+    });
+    const self: ServerFacts = {
+      id: nodeId,
+      address,
+      node: config.nodeName,
+      datacenter: config.datacenter,
+      bootstrapExpect: config.bootstrapExpect,
+    };
+    const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints);
+    const joiner = new Joiner(self, raft, transport, logger.child({ module: 'agent.join' }));
+    const health = new ServerHealth(self, raft, store, transport, (cmd: Command) => rpc.apply(cmd, { internal: true }), logger.child({ module: 'agent.leader' }));
+    const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, health, rpc);
+    agent.registerRpc();
+
+    raft.start();
+    if (config.bootstrapExpect === 1 && raft.configuration().length === 0) {
+      await raft.bootstrap([{ id: nodeId, address }]);
+    }
+    if (config.retryJoin.length > 0) joiner.start(config.retryJoin);
+    health.start();
+    raft.on('leader', (leader: ServerInfo | null) => {
+      logger.info({ leader: leader?.address ?? null, term: raft.term() }, leader ? 'cluster leader known' : 'no cluster leader');
+    });
+
+    await agent.listenHttp();
+    logger.info(
+      { node: config.nodeName, id: nodeId, datacenter: config.datacenter, http: agent.httpAddress, server: address },
+      'registry agent running',
+    );
+    return agent;
+  }
+
+  get httpAddress(): string {
+    const a = this.http?.address() as AddressInfo | null;
+    return a ? `${a.address}:${a.port}` : '';
+  }
+
+  get httpPort(): number {
+    return (this.http?.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  /** Stop serving. With `transfer`, a leader first hands leadership to a follower (SIGTERM). */
+  stop(options: { transfer?: boolean } = {}): Promise<void> {
+    if (!this.stopping) this.stopping = this.shutdown(options.transfer ?? false);
+    return this.stopping;
+  }
+
+  private async shutdown(transfer: boolean): Promise<void> {
+    if (transfer && this.raft.isLeader() && this.raft.configuration().length > 1) {
+      try {
+        await this.raft.transferLeadership(undefined, 2_000);
+        this.logger.info('leadership transferred before shutdown');
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, 'leadership transfer failed; stopping anyway');
+      }
+    }
+    this.joiner.stop();
+    this.health.stop();
+    if (this.http) {
+      const http = this.http;
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
+    }
+    await this.raft.stop();
+    await this.transport.close();
+    await this.db.close();
+    if (this.tempDataDir) await rm(this.dataDir, { recursive: true, force: true });
+    this.logger.info('agent stopped');
+    this.markStopped();
+  }
+
+  private async listenHttp(): Promise<void> {
+    const deps: RouteDeps = {
+      rpc: this.rpc,
+      agent: { nodeName: this.config.nodeName, nodeId: this.nodeId, datacenter: this.config.datacenter },
+      cluster: this.clusterOps(),
+    };
+    const routes = [...catalogRoutes(deps), ...healthRoutes(deps), ...statusRoutes(deps)];
+    const app = createApp(routes, {
+      datacenter: this.config.datacenter,
+      defaultToken: () => this.config.acl.tokens.default,
+      logger: this.logger.child({ module: 'agent.http' }),
+    });
+    const server = createServer(app);
+    server.keepAliveTimeout = 65_000;
+    server.requestTimeout = 0; // blocking queries answer after up to 10 minutes
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.config.httpPort, this.config.client, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.http = server;
+  }
+
+  /** Internal RPC for operations that must run on the leader. */
+  private registerRpc(): void {
+    this.transport.handle('operator.removePeer', async (body) => {
+      const { id, address } = body as { id?: string; address?: string };
+      return this.removePeerHere({ id, address });
+    });
+    this.transport.handle('operator.transferLeader', async (body) => {
+      await this.transferHere((body as { id?: string }).id);
+      return true;
+    });
+  }
+
+  private async onLeader<T>(method: string, body: unknown, here: () => Promise<T>): Promise<T> {
+    if (this.raft.isLeader()) return here();
+    const leader = this.raft.leader();
+    if (!leader) throw serverError(NO_LEADER);
+    try {
+      return (await this.transport.call(leader.address, method, body, 10_000)) as T;
+    } catch (err) {
+      throw serverError((err as Error).message);
+    }
+  }
+
+  private async removePeerHere(by: { id?: string; address?: string }): Promise<boolean> {
+    if (!this.raft.isLeader()) throw new Error(NO_LEADER);
+    const server = this.raft.configuration().find((s) => (by.id ? s.id === by.id : s.address === by.address));
+    if (!server) throw new HttpError(400, `Unknown peer ${by.id ?? by.address}`);
+    await this.raft.removeServer(server.id);
+    return true;
+  }
+
+  private async transferHere(id?: string): Promise<void> {
+    if (!this.raft.isLeader()) throw new Error(NO_LEADER);
+    await this.raft.transferLeadership(id, 5_000);
+  }
+
+  private nodeNameOf(id: string): string {
+    if (id === this.nodeId) return this.config.nodeName;
+    const node = this.store.catalogNodes({}).value.find((n) => n.ID === id);
+    return node?.Node ?? id;
+  }
+
+  private clusterOps(): ClusterOps {
+    const raft = this.raft;
+    return {
+      leaderAddress: () => raft.leader()?.address ?? '',
+      peers: () => raft.configuration().map((s) => s.address),
+      raftConfiguration: async () => {
+        const leader = raft.leader();
+        return {
+          Servers: raft.configuration().map((s) => ({
+            ID: s.id,
+            Node: this.nodeNameOf(s.id),
+            Address: s.address,
+            Leader: leader?.id === s.id,
+            ProtocolVersion: '3',
+            Voter: true,
+          })),
+          Index: raft.commitIndex(),
+        };
+      },
+      removePeer: async (by) => {
+        await this.onLeader('operator.removePeer', by, () => this.removePeerHere(by));
+      },
+      transferLeader: async (id) => {
+        if (raft.configuration().length < 2) throw new HttpError(400, 'cannot transfer leadership: no other voter');
+        await this.onLeader('operator.transferLeader', { id }, () => this.transferHere(id));
+      },
+      members: async () => this.members(),
+      join: async (address) => {
+        const replies = await this.joiner.greet([address]);
+        if (replies.length === 0) throw serverError(`failed to join ${address}: no registry server answered`);
+        const other = replies[0];
+        if (raft.configuration().length > 0 && !other.inCluster) {
+          await this.onLeader('cluster.join', other, async () => {
+            await raft.addServer({ id: other.id, address: other.address });
+            return true;
+          });
+        } else if (raft.configuration().length === 0 && other.leader) {
+          await this.transport.call(other.leader.address, 'cluster.join', this.self, 10_000);
+        }
+      },
+      leave: async () => {
+        if (raft.configuration().length > 1) {
+          if (raft.isLeader()) await raft.transferLeadership(undefined, 5_000).catch(() => undefined);
+          await this.onLeader('operator.removePeer', { id: this.nodeId }, () => this.removePeerHere({ id: this.nodeId }));
+        }
+        setTimeout(() => void this.stop(), 50);
+      },
+      self: () => ({
+        Config: {
+          Datacenter: this.config.datacenter,
+          NodeName: this.config.nodeName,
+          NodeID: this.nodeId,
+          Server: true,
+          Version: VERSION,
+        },
+        Member: this.memberOf({ id: this.nodeId, address: this.self.address }, true),
+        Stats: { raft: raft.stats() },
+      }),
+    };
+  }
+
+  private members(): unknown[] {
+    return this.raft.configuration().map((s) => {
+      const node = this.nodeNameOf(s.id);
+      const serf = this.store.healthNode(node).value.find((c) => c.CheckID === SERF_CHECK_ID);
+      return this.memberOf(s, s.id === this.nodeId || serf?.Status !== 'critical');
+    });
+  }
+
+  /** A member in Consul's /v1/agent/members shape (Status 1 = alive, 4 = failed). */
+  private memberOf(s: ServerInfo, alive: boolean) {
+    const i = s.address.lastIndexOf(':');
+    return {
+      Name: this.nodeNameOf(s.id),
+      Addr: s.address.slice(0, i),
+      Port: Number(s.address.slice(i + 1)),
+      Tags: { role: 'registry', dc: this.config.datacenter, id: s.id, port: s.address.slice(i + 1), vsn: '2' },
+      Status: alive ? 1 : 4,
+      ProtocolMin: 1,
+      ProtocolMax: 5,
+      ProtocolCur: 2,
+      DelegateMin: 2,
+      DelegateMax: 5,
+      DelegateCur: 4,
+    };
+  }
+}

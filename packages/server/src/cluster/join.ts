@@ -1,0 +1,107 @@
+// Forming and joining a cluster (Consul's -bootstrap-expect and -retry-join, without gossip):
+// servers greet the addresses they were given; a server with no Raft state either joins an
+// existing cluster through its leader, or — once it knows `bootstrap-expect` servers and none of
+// them is in a cluster yet — bootstraps Raft with exactly those servers. Every server of a new
+// cluster computes the same sorted set, so their first configurations agree.
+import type { RaftNode, Transport } from '@registry/raft';
+import type { Logger } from '../agent/logger';
+import type { HelloReply, ServerFacts } from './server-info';
+
+const RETRY_MS = 1_000;
+const CALL_TIMEOUT_MS = 1_000;
+
+export class Joiner {
+  private readonly known = new Map<string, ServerFacts>();
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly self: ServerFacts,
+    private readonly raft: RaftNode,
+    private readonly transport: Transport,
+    private readonly logger: Logger,
+  ) {
+    this.known.set(self.id, self);
+    transport.handle('cluster.hello', (body) => this.onHello(body as ServerFacts));
+    transport.handle('cluster.join', (body) => this.onJoin(body as ServerFacts));
+  }
+
+  /** Start greeting `addresses` until this server is part of a cluster. */
+  start(addresses: string[]): void {
+    const tick = async () => {
+      if (this.stopped) return;
+      try {
+        const done = await this.attempt(addresses);
+        if (done) return;
+      } catch (err) {
+        this.logger.debug({ err: (err as Error).message }, 'join attempt failed');
+      }
+      if (!this.stopped) this.timer = setTimeout(tick, RETRY_MS);
+    };
+    void tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** Greet every address (including ones that are not up yet) and return the replies. */
+  async greet(addresses: string[]): Promise<HelloReply[]> {
+    const replies = await Promise.all(
+      addresses.map(async (address) => {
+        try {
+          const reply = (await this.transport.call(address, 'cluster.hello', this.self, CALL_TIMEOUT_MS)) as HelloReply;
+          if (reply.datacenter !== this.self.datacenter) {
+            this.logger.warn({ address, datacenter: reply.datacenter }, 'ignoring a server of another datacenter');
+            return null;
+          }
+          this.known.set(reply.id, reply);
+          return reply;
+        } catch {
+          return null;
+        }
+      }),
+    );
+    return replies.filter((r): r is HelloReply => r !== null);
+  }
+
+  /** One round; true once nothing more needs doing. */
+  private async attempt(addresses: string[]): Promise<boolean> {
+    const replies = await this.greet(addresses);
+    if (this.inCluster()) return true;
+    const member = replies.find((r) => r.inCluster && r.leader);
+    if (member?.leader) {
+      await this.transport.call(member.leader.address, 'cluster.join', this.self, CALL_TIMEOUT_MS * 5);
+      this.logger.info({ leader: member.leader.address }, 'joined the cluster through its leader');
+      return true;
+    }
+    const expect = this.self.bootstrapExpect;
+    if (expect > 0 && this.known.size >= expect && !replies.some((r) => r.inCluster)) {
+      const servers = [...this.known.values()]
+        .sort((a, b) => a.id.localeCompare(b.id))
+        .map((s) => ({ id: s.id, address: s.address }));
+      if (await this.raft.bootstrap(servers)) {
+        this.logger.info({ servers: servers.map((s) => s.address) }, 'bootstrapped the cluster');
+      }
+      return true;
+    }
+    return false;
+  }
+
+  private inCluster(): boolean {
+    return this.raft.configuration().length > 0;
+  }
+
+  private onHello(from: ServerFacts): HelloReply {
+    if (from.datacenter === this.self.datacenter) this.known.set(from.id, from);
+    return { ...this.self, inCluster: this.inCluster(), leader: this.raft.leader() };
+  }
+
+  private async onJoin(from: ServerFacts): Promise<boolean> {
+    if (!this.raft.isLeader()) throw new Error('not the leader');
+    if (this.raft.configuration().some((s) => s.id === from.id)) return true;
+    await this.raft.addServer({ id: from.id, address: from.address });
+    return true;
+  }
+}

@@ -1,0 +1,120 @@
+// The leader keeps every server's catalog entry true (Consul's leader reconcile loop, with an
+// RPC ping standing in for gossip): each server is a node with the `registry` service and a
+// `serfHealth` check that is passing while the server answers and critical when it does not.
+// It writes only when something differs, so a quiet cluster writes nothing.
+import type { RaftNode, Transport } from '@registry/raft';
+import type { Command, RegisterRequest, Store } from '@registry/store';
+import type { Logger } from '../agent/logger';
+import { hostOf, portOf, type ServerFacts } from './server-info';
+
+const INTERVAL_MS = 1_000;
+const PING_TIMEOUT_MS = 800;
+/** Consecutive failed pings before a server is reported critical. */
+const FAILURES_BEFORE_CRITICAL = 2;
+
+export const SERF_CHECK_ID = 'serfHealth';
+export const SERF_CHECK_NAME = 'Serf Health Status';
+const ALIVE = 'Agent alive and reachable';
+const DEAD = 'Agent not live or unreachable';
+
+export class ServerHealth {
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+  private readonly facts = new Map<string, ServerFacts>();
+  private readonly failures = new Map<string, number>();
+
+  constructor(
+    private readonly self: ServerFacts,
+    private readonly raft: RaftNode,
+    private readonly store: Store,
+    private readonly transport: Transport,
+    private readonly apply: (cmd: Command) => Promise<unknown>,
+    private readonly logger: Logger,
+  ) {
+    transport.handle('cluster.info', () => this.self);
+  }
+
+  start(): void {
+    const loop = async () => {
+      if (this.raft.isLeader() && this.raft.leaderReady() && !this.running) {
+        this.running = true;
+        try {
+          await this.reconcile();
+        } catch (err) {
+          this.logger.debug({ err: (err as Error).message }, 'server health reconcile failed');
+        } finally {
+          this.running = false;
+        }
+      }
+      this.timer = setTimeout(loop, INTERVAL_MS);
+    };
+    this.timer = setTimeout(loop, 0);
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** One pass over the Raft configuration. */
+  async reconcile(): Promise<void> {
+    await Promise.all(
+      this.raft.configuration().map(async (server) => {
+        let facts: ServerFacts | undefined;
+        if (server.id === this.self.id) facts = this.self;
+        else {
+          try {
+            facts = (await this.transport.call(server.address, 'cluster.info', null, PING_TIMEOUT_MS)) as ServerFacts;
+          } catch {
+            facts = undefined;
+          }
+        }
+        if (facts) {
+          this.failures.set(server.id, 0);
+          this.facts.set(server.id, facts);
+          await this.ensure(facts, 'passing');
+        } else {
+          const n = (this.failures.get(server.id) ?? 0) + 1;
+          this.failures.set(server.id, n);
+          const known = this.facts.get(server.id);
+          if (known && n >= FAILURES_BEFORE_CRITICAL) await this.ensure(known, 'critical');
+        }
+      }),
+    );
+  }
+
+  private async ensure(facts: ServerFacts, status: 'passing' | 'critical'): Promise<void> {
+    const want = registration(facts, status);
+    if (this.matches(want)) return;
+    if (status === 'critical') this.logger.warn({ node: facts.node }, 'server is not answering; marking serfHealth critical');
+    await this.apply({ type: 'catalog.register', req: want });
+  }
+
+  /** True when the catalog already holds exactly this node, service and check. */
+  private matches(want: RegisterRequest): boolean {
+    const node = this.store.catalogNode(want.Node).value;
+    if (!node || node.Node.Address !== want.Address || node.Node.ID !== want.ID) return false;
+    const svc = node.Services['registry'];
+    if (!svc || svc.Port !== want.Service?.Port) return false;
+    const check = this.store.healthNode(want.Node).value.find((c) => c.CheckID === SERF_CHECK_ID);
+    return !!check && check.Status === want.Check?.Status && check.Output === want.Check?.Output;
+  }
+}
+
+function registration(facts: ServerFacts, status: 'passing' | 'critical'): RegisterRequest {
+  return {
+    ID: facts.id,
+    Node: facts.node,
+    Address: hostOf(facts.address),
+    Datacenter: facts.datacenter,
+    NodeMeta: { 'registry-network-segment': '' },
+    Service: { ID: 'registry', Service: 'registry', Port: portOf(facts.address), Tags: [], Meta: {} },
+    Check: {
+      CheckID: SERF_CHECK_ID,
+      Name: SERF_CHECK_NAME,
+      Status: status,
+      Output: status === 'passing' ? ALIVE : DEAD,
+      ServiceID: '',
+    },
+  } as RegisterRequest;
+}

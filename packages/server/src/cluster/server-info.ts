@@ -1,0 +1,27 @@
+// What servers tell each other about themselves over the RPC port.
+
+export interface ServerFacts {
+  id: string;
+  /** Server RPC/Raft address, "host:port". */
+  address: string;
+  node: string;
+  datacenter: string;
+  bootstrapExpect: number;
+}
+
+export interface HelloReply extends ServerFacts {
+  /** This server already belongs to a cluster (has a Raft configuration). */
+  inCluster: boolean;
+  leader: { id: string; address: string } | null;
+}
+
+export function hostOf(address: string): string {
+  const i = address.lastIndexOf(':');
+  const host = i < 0 ? address : address.slice(0, i);
+  return host.replace(/^\[|\]$/g, '');
+}
+
+export function portOf(address: string): number {
+  const i = address.lastIndexOf(':');
+  return i < 0 ? 0 : Number(address.slice(i + 1));
+}

@@ -1,0 +1,193 @@
+// The agent's configuration: defaults, then config files in order, then flags (DECISIONS.md).
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+
+export type DefaultPolicy = 'allow' | 'deny';
+
+export interface AclConfig {
+  enabled: boolean;
+  defaultPolicy: DefaultPolicy;
+  downPolicy: string;
+  tokens: { initialManagement?: string; agent?: string; default?: string };
+}
+
+export interface AgentConfig {
+  dev: boolean;
+  server: boolean;
+  bootstrapExpect: number;
+  nodeName: string;
+  datacenter: string;
+  /** Undefined only in dev mode: a temporary folder is used. */
+  dataDir: string | undefined;
+  /** Address the server RPC/Raft port listens on. */
+  bind: string;
+  /** Address other servers use to reach this one (defaults to bind, or loopback for 0.0.0.0). */
+  advertise: string | undefined;
+  /** Address the HTTP API listens on. */
+  client: string;
+  httpPort: number;
+  serverPort: number;
+  retryJoin: string[];
+  logLevel: string;
+  logJson: boolean;
+  acl: AclConfig;
+  connect: { enabled: boolean };
+  translateWanAddrs: boolean;
+  /** Raft timing, in ms (tests may shorten them). */
+  raft: { tickMs: number; electionTicks: number; snapshotThreshold: number; trailingLogs: number };
+}
+
+export function defaultConfig(): AgentConfig {
+  return {
+    dev: false,
+    server: true,
+    bootstrapExpect: 0,
+    nodeName: hostname(),
+    datacenter: 'dc1',
+    dataDir: undefined,
+    bind: '127.0.0.1',
+    advertise: undefined,
+    client: '127.0.0.1',
+    httpPort: 8500,
+    serverPort: 8300,
+    retryJoin: [],
+    logLevel: 'info',
+    logJson: false,
+    acl: { enabled: false, defaultPolicy: 'allow', downPolicy: 'extend-cache', tokens: {} },
+    connect: { enabled: true },
+    translateWanAddrs: false,
+    raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, trailingLogs: 10240 },
+  };
+}
+
+/** Flags as the CLI parsed them (camelCase of the single-dash flags). */
+export interface AgentFlags {
+  dev?: boolean;
+  server?: boolean;
+  bootstrapExpect?: number;
+  node?: string;
+  datacenter?: string;
+  dataDir?: string;
+  bind?: string;
+  advertise?: string;
+  client?: string;
+  httpPort?: number;
+  serverPort?: number;
+  retryJoin?: string[];
+  configFile?: string[];
+  logLevel?: string;
+  logJson?: boolean;
+}
+
+type Json = Record<string, any>;
+
+/** Apply one JSON config file's keys (snake_case, as the flags) onto `cfg`. */
+export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config'): AgentConfig {
+  const out: AgentConfig = structuredClone(cfg);
+  const str = (k: string) => {
+    if (file[k] === undefined) return undefined;
+    if (typeof file[k] !== 'string') throw new Error(`${source}: ${k} must be a string`);
+    return file[k] as string;
+  };
+  const num = (k: string) => {
+    if (file[k] === undefined) return undefined;
+    if (typeof file[k] !== 'number' || !Number.isInteger(file[k])) throw new Error(`${source}: ${k} must be an integer`);
+    return file[k] as number;
+  };
+  if (file.dev !== undefined) out.dev = Boolean(file.dev);
+  if (file.server !== undefined) out.server = Boolean(file.server);
+  out.bootstrapExpect = num('bootstrap_expect') ?? out.bootstrapExpect;
+  out.nodeName = str('node_name') ?? str('node') ?? out.nodeName;
+  out.datacenter = str('datacenter') ?? out.datacenter;
+  out.dataDir = str('data_dir') ?? out.dataDir;
+  out.bind = str('bind_addr') ?? str('bind') ?? out.bind;
+  out.advertise = str('advertise_addr') ?? str('advertise') ?? out.advertise;
+  out.client = str('client_addr') ?? str('client') ?? out.client;
+  const ports = (file.ports ?? {}) as Json;
+  out.httpPort = num('http_port') ?? (typeof ports.http === 'number' ? ports.http : out.httpPort);
+  out.serverPort = num('server_port') ?? (typeof ports.server === 'number' ? ports.server : out.serverPort);
+  if (file.retry_join !== undefined) {
+    if (!Array.isArray(file.retry_join)) throw new Error(`${source}: retry_join must be an array`);
+    out.retryJoin = file.retry_join.map(String);
+  }
+  out.logLevel = str('log_level') ?? out.logLevel;
+  if (file.log_json !== undefined) out.logJson = Boolean(file.log_json);
+  if (file.translate_wan_addrs !== undefined) out.translateWanAddrs = Boolean(file.translate_wan_addrs);
+  if (file.connect && typeof file.connect === 'object' && file.connect.enabled !== undefined) {
+    out.connect.enabled = Boolean(file.connect.enabled);
+  }
+  if (file.acl_token !== undefined) out.acl.tokens.default = String(file.acl_token);
+  const acl = file.acl as Json | undefined;
+  if (acl) {
+    if (acl.enabled !== undefined) out.acl.enabled = Boolean(acl.enabled);
+    if (acl.default_policy !== undefined) {
+      if (acl.default_policy !== 'allow' && acl.default_policy !== 'deny') {
+        throw new Error(`${source}: acl.default_policy must be "allow" or "deny"`);
+      }
+      out.acl.defaultPolicy = acl.default_policy;
+    }
+    if (acl.down_policy !== undefined) out.acl.downPolicy = String(acl.down_policy);
+    const t = (acl.tokens ?? {}) as Json;
+    const management = t.initial_management ?? t.master;
+    if (management !== undefined) out.acl.tokens.initialManagement = String(management);
+    if (t.agent !== undefined) out.acl.tokens.agent = String(t.agent);
+    if (t.default !== undefined) out.acl.tokens.default = String(t.default);
+  }
+  const raft = file.raft as Json | undefined;
+  if (raft) {
+    for (const [k, key] of [
+      ['tick_ms', 'tickMs'],
+      ['election_ticks', 'electionTicks'],
+      ['snapshot_threshold', 'snapshotThreshold'],
+      ['trailing_logs', 'trailingLogs'],
+    ] as const) {
+      if (typeof raft[k] === 'number') out.raft[key] = raft[k];
+    }
+  }
+  return out;
+}
+
+/** Defaults → config files (in order) → flags: the agent's effective configuration. */
+export function buildConfig(flags: AgentFlags): AgentConfig {
+  let cfg = defaultConfig();
+  for (const path of flags.configFile ?? []) {
+    let parsed: Json;
+    try {
+      parsed = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (err) {
+      throw new Error(`cannot read config file ${path}: ${(err as Error).message}`);
+    }
+    cfg = applyConfigFile(cfg, parsed, path);
+  }
+  if (flags.dev) {
+    cfg.dev = true;
+    cfg.server = true;
+    if (!flags.bootstrapExpect) cfg.bootstrapExpect = 1;
+  }
+  if (flags.server !== undefined) cfg.server = flags.server;
+  if (flags.bootstrapExpect !== undefined) cfg.bootstrapExpect = flags.bootstrapExpect;
+  if (flags.node) cfg.nodeName = flags.node;
+  if (flags.datacenter) cfg.datacenter = flags.datacenter;
+  if (flags.dataDir) cfg.dataDir = flags.dataDir;
+  if (flags.bind) cfg.bind = flags.bind;
+  if (flags.advertise) cfg.advertise = flags.advertise;
+  if (flags.client) cfg.client = flags.client;
+  if (flags.httpPort !== undefined) cfg.httpPort = flags.httpPort;
+  if (flags.serverPort !== undefined) cfg.serverPort = flags.serverPort;
+  if (flags.retryJoin && flags.retryJoin.length > 0) cfg.retryJoin = flags.retryJoin;
+  if (flags.logLevel) cfg.logLevel = flags.logLevel;
+  if (flags.logJson) cfg.logJson = true;
+  validateConfig(cfg);
+  return cfg;
+}
+
+export function validateConfig(cfg: AgentConfig): void {
+  if (!cfg.dev && !cfg.dataDir) throw new Error('-data-dir is required unless -dev is given');
+  if (!cfg.server) throw new Error('only server agents exist: pass -server (client agents are not supported yet)');
+  if (!/^[a-zA-Z0-9_-]+$/.test(cfg.datacenter)) throw new Error(`invalid datacenter name "${cfg.datacenter}"`);
+  if (!cfg.nodeName) throw new Error('node name must not be empty');
+  for (const [name, port] of [['http-port', cfg.httpPort], ['server-port', cfg.serverPort]] as const) {
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid -${name} ${port}`);
+  }
+  if (cfg.bootstrapExpect < 0) throw new Error('-bootstrap-expect must be ≥ 0');
+}

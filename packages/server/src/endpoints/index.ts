@@ -1,0 +1,11 @@
+import { catalogReads } from './catalog-reads';
+import { healthReads } from './health-reads';
+import type { ReadEndpoint } from './read-context';
+
+/** Every read endpoint by name: the name is what a forwarded read carries to the leader. */
+export const readEndpoints: Record<string, ReadEndpoint> = {
+  ...catalogReads,
+  ...healthReads,
+};
+
+export type { ReadContext, ReadEndpoint } from './read-context';

@@ -1,0 +1,60 @@
+// Blocking queries, written once (Consul's blockingQuery): run the read; if its index is not past
+// the client's, wait for a change to the keys the read depends on, or for the wait to run out.
+
+export const DEFAULT_WAIT_MS = 5 * 60_000;
+export const MAX_WAIT_MS = 10 * 60_000;
+
+export interface Watchable {
+  readonly lastIndex: number;
+  watch(keys: readonly string[], fire: () => void): () => void;
+}
+
+export interface QueryResult<T = unknown> {
+  index: number;
+  value: T;
+  keys: string[];
+}
+
+/** The wait actually used: default 5 min, capped at 10 min, plus up to wait/16 jitter. */
+export function effectiveWait(requestedMs: number | undefined, random: () => number = Math.random): number {
+  let wait = requestedMs === undefined || requestedMs <= 0 ? DEFAULT_WAIT_MS : Math.min(requestedMs, MAX_WAIT_MS);
+  wait += Math.floor(random() * (wait / 16));
+  return wait;
+}
+
+/**
+ * Runs `run` until its index passes `minIndex`, the wait ends, or `signal` aborts (client gone).
+ * An index ahead of everything the store has seen (a client carrying an index from before a snapshot
+ * restore) answers at once (DECISIONS.md), so such a client resets instead of hanging.
+ */
+export async function blockingQuery<T>(
+  store: Watchable,
+  run: () => QueryResult<T>,
+  minIndex: number,
+  waitMs: number | undefined,
+  signal?: AbortSignal,
+): Promise<QueryResult<T>> {
+  let result = run();
+  if (minIndex <= 0 || result.index > minIndex || minIndex > store.lastIndex) return result;
+  const deadline = Date.now() + effectiveWait(waitMs);
+  while (result.index <= minIndex && !signal?.aborted) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) break;
+    await new Promise<void>((resolve) => {
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        cancel();
+        signal?.removeEventListener('abort', finish);
+        resolve();
+      };
+      const cancel = store.watch(result.keys, finish);
+      const timer = setTimeout(finish, remaining);
+      signal?.addEventListener('abort', finish);
+    });
+    result = run();
+  }
+  return result;
+}

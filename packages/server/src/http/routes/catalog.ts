@@ -1,0 +1,83 @@
+// /v1/catalog/* (spec "Catalog"; consul-behaviour §5.2–5.4).
+import type { DeregisterRequest, RegisterRequest } from '@registry/store';
+import { badRequest } from '../errors';
+import { list, nodeMeta } from '../query-options';
+import { route, type Route } from '../route';
+import { compileBody } from '../../schemas/validator';
+import { deregisterSchema, registerSchema } from '../../schemas/catalog';
+import { nearOf, readInto, type RouteDeps } from './deps';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function catalogRoutes(deps: RouteDeps): Route<any>[] {
+  const registerBody = compileBody<RegisterRequest>(registerSchema);
+  const deregisterBody = compileBody<DeregisterRequest>(deregisterSchema);
+
+  return [
+    route<RegisterRequest>({
+      method: 'PUT',
+      path: '/v1/catalog/register',
+      body: registerBody,
+      async handle({ body, opts }) {
+        // Cheap checks at the edge spare a Raft round trip; the store checks everything again.
+        if (!body.Node) throw badRequest('Must provide node');
+        if (body.ID && !UUID.test(body.ID)) throw badRequest(`Bad node ID: invalid UUID "${body.ID}"`);
+        if (!body.Address && !body.SkipNodeUpdate) throw badRequest('Must provide address if SkipNodeUpdate is not set');
+        const dc = body.Datacenter || opts.datacenter;
+        return deps.rpc.apply({ type: 'catalog.register', req: { ...body, Datacenter: dc } }, { datacenter: dc, token: opts.token });
+      },
+    }),
+    route<DeregisterRequest>({
+      method: 'PUT',
+      path: '/v1/catalog/deregister',
+      body: deregisterBody,
+      async handle({ body, opts }) {
+        if (!body.Node) throw badRequest('Must provide node');
+        const dc = body.Datacenter || opts.datacenter;
+        return deps.rpc.apply({ type: 'catalog.deregister', req: { ...body, Datacenter: dc } }, { datacenter: dc, token: opts.token });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/catalog/datacenters',
+      // Needs no leader: the datacenters this server knows of (network areas add more).
+      handle: () => [deps.agent.datacenter],
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/catalog/nodes',
+      handle: (ctx) => readInto(deps, ctx, 'catalog.nodes', { nodeMeta: nodeMeta(ctx.query), near: nearOf(ctx, deps) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/catalog/services',
+      handle: (ctx) => readInto(deps, ctx, 'catalog.services', { nodeMeta: nodeMeta(ctx.query) }),
+    }),
+    ...(['service', 'connect'] as const).map((kind) =>
+      route({
+        method: 'GET',
+        path: `/v1/catalog/${kind}{/:service}`,
+        handle(ctx) {
+          const service = ctx.params.service;
+          if (!service) throw badRequest('Missing service name');
+          return readInto(deps, ctx, 'catalog.service', {
+            service,
+            tags: list(ctx.query, 'tag'),
+            nodeMeta: nodeMeta(ctx.query),
+            near: nearOf(ctx, deps),
+            connect: kind === 'connect',
+          });
+        },
+      }),
+    ),
+    route({
+      method: 'GET',
+      path: '/v1/catalog/node{/:node}',
+      handle(ctx) {
+        const node = ctx.params.node;
+        if (!node) throw badRequest('Missing node name');
+        return readInto(deps, ctx, 'catalog.node', { node });
+      },
+    }),
+  ];
+}

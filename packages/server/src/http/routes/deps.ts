@@ -1,0 +1,47 @@
+// What route handlers may use: the RPC layer and facts about this agent. Routes never touch Raft
+// or the store directly.
+import type { Rpc, ReadReply } from '../../rpc/rpc';
+import type { RouteContext } from '../route';
+
+export interface AgentFacts {
+  nodeName: string;
+  nodeId: string;
+  datacenter: string;
+}
+
+/** Cluster operations the status, operator and agent routes need (implemented by the agent). */
+export interface ClusterOps {
+  /** The leader's server address, or '' when none is known. */
+  leaderAddress(): string;
+  peers(): string[];
+  raftConfiguration(): Promise<unknown>;
+  removePeer(by: { id?: string; address?: string }): Promise<void>;
+  transferLeader(id?: string): Promise<void>;
+  members(): Promise<unknown[]>;
+  join(address: string): Promise<void>;
+  leave(): Promise<void>;
+  self(): unknown;
+}
+
+export interface RouteDeps {
+  rpc: Rpc;
+  agent: AgentFacts;
+  cluster: ClusterOps;
+}
+
+/** Run a read for a route and copy its index and leader headers onto the response. */
+export async function readInto<T>(deps: RouteDeps, ctx: RouteContext<any>, endpoint: string, args: unknown): Promise<T> {
+  const reply: ReadReply<T> = await deps.rpc.read<T>(endpoint, args, ctx.opts, ctx.signal);
+  ctx.meta.index = reply.result.index;
+  ctx.meta.knownLeader = reply.meta.knownLeader;
+  ctx.meta.lastContactMs = reply.meta.lastContactMs;
+  return reply.result.value;
+}
+
+/** `near=_agent` means this agent's own node. */
+export function nearOf(ctx: RouteContext<any>, deps: RouteDeps): string | undefined {
+  const v = ctx.query.near;
+  const near = Array.isArray(v) ? v[v.length - 1] : v;
+  if (!near) return undefined;
+  return near === '_agent' ? deps.agent.nodeName : near;
+}
