@@ -199,10 +199,14 @@ export class RaftCore {
     return this.configs.at(index);
   }
 
-  /** The meta a snapshot of the state machine at `index` (≤ applied) must carry. */
-  snapshotMeta(index: number): SnapshotMeta {
+  /**
+   * The meta a snapshot of the state machine at `index` (≤ applied) must carry; undefined when
+   * the entry is no longer in the log (a newer snapshot from the leader is on its way to the
+   * driver): skip this snapshot.
+   */
+  snapshotMeta(index: number): SnapshotMeta | undefined {
     const term = this.log.termAt(index);
-    if (term === undefined) throw new Error(`no entry at ${index} to describe a snapshot`);
+    if (term === undefined) return undefined;
     return { index, term, configuration: this.configs.at(index) };
   }
 

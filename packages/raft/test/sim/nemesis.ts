@@ -1,0 +1,92 @@
+// Random faults and client activity for one simulated run, drawn from the
+// cluster's seeded PRNG so a seed replays exactly.
+import { TICK, type SimCluster } from './sim-cluster';
+
+export interface RunSummary {
+  leaders: number;
+  crashes: number;
+  snapshots: number;
+  confChanges: number;
+  transfers: number;
+}
+
+/** One time unit of chaos: maybe inject a fault or a client action, then let the cluster react. */
+export function chaosStep(sim: SimCluster, summary: RunSummary): void {
+  const rng = sim.rng;
+  sim.deliverAndTick();
+  let leader = sim.leader();
+  if (rng.chance(0.06)) sim.propose(rng.int(1, 3));
+  if (rng.chance(0.02)) sim.read(rng.pick(sim.servers).id);
+  if (rng.chance(0.003)) {
+    const victim = rng.pick(sim.alive);
+    // Crash with the pending Ready lost, or persisted but never sent.
+    if (victim && sim.alive.length > 1) {
+      sim.crash(victim.id, rng.chance(0.5));
+      summary.crashes++;
+    }
+  }
+  if (rng.chance(0.01)) {
+    const down = sim.servers.filter((s) => s.core === null);
+    if (down.length > 0) sim.restart(rng.pick(down).id);
+  }
+  if (rng.chance(0.003)) {
+    const ids = sim.servers.map((s) => s.id);
+    if (leader && rng.chance(0.4)) sim.isolate(leader.id);
+    else {
+      const a = ids.filter(() => rng.chance(0.5));
+      sim.partition([a, ids.filter((id) => !a.includes(id))]);
+    }
+  }
+  if (rng.chance(0.005)) sim.heal();
+  leader = sim.leader(); // it may have crashed
+  if (rng.chance(0.006)) {
+    const s = rng.pick(sim.alive);
+    if (s) {
+      sim.compact(s.id, rng.int(0, 4));
+      summary.snapshots++;
+    }
+  }
+  if (leader && rng.chance(0.003)) {
+    const members = leader.core!.configuration.servers.map((s) => s.id);
+    const others = sim.servers.map((s) => s.id).filter((id) => !members.includes(id));
+    const remove = members.length > 3 && (others.length === 0 || rng.chance(0.5));
+    const id = remove ? rng.pick(members) : others.length > 0 ? rng.pick(others) : undefined;
+    if (id && leader.core!.proposeConfChange({ type: remove ? 'remove' : 'add', server: { id, address: `addr-${id}` } })) {
+      summary.confChanges++;
+    }
+  }
+  if (leader && rng.chance(0.002)) {
+    const members = leader.core!.configuration.servers.map((s) => s.id).filter((id) => id !== leader.id);
+    leader.core!.transferLeadership(members.length > 0 && rng.chance(0.5) ? rng.pick(members) : undefined);
+    summary.transfers++;
+  }
+  sim.processReadies();
+}
+
+/** Heals everything and waits (bounded) for a leader to commit a new proposal on every member. */
+export function healAndCheckLiveness(sim: SimCluster, electionTicks: number): string | null {
+  sim.heal();
+  sim.dropRate = 0;
+  for (const s of sim.servers) if (!s.core) sim.restart(s.id);
+  const budget = 40 * electionTicks * TICK;
+  let marker: string | null = null;
+  let markerTerm = 0;
+  const done = sim.runUntil(budget, () => {
+    const leader = sim.leader();
+    // A proposal dies with its leader's term: propose again to the next leader.
+    if (leader?.core!.leaderReady && leader.core!.term !== markerTerm) {
+      const proposed = sim.proposeMarker();
+      if (proposed !== null) {
+        marker = proposed;
+        markerTerm = leader.core!.term;
+      }
+    }
+    return marker !== null && sim.allMembersApplied(marker);
+  });
+  if (done) return null;
+  const leader = sim.leader();
+  const state = sim.servers
+    .map((s) => (s.core ? `${s.id}:${s.core.role}@${s.core.term} commit=${s.core.commitIndex} last=${s.core.lastIndex}` : `${s.id}:down`))
+    .join(', ');
+  return `no progress after healing for ${budget} units (leader ${leader?.id ?? 'none'}, marker ${marker}); ${state}`;
+}

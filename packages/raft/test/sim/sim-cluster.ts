@@ -1,0 +1,374 @@
+// A deterministic simulated cluster of RaftCores: a seeded clock, a lossy
+// network that delays, duplicates and reorders, partitions, and servers that
+// crash and restart from a simulated disk holding only what a Ready handed
+// over for persisting. Every effect is checked by a SafetyChecker.
+import { RaftCore, type CoreConfig } from '../../src/core/raft-core';
+import { EntryType, type Configuration, type Entry, type HardState, type Message, type NodeId, type Ready, type SnapshotMeta } from '../../src/core/types';
+import { Prng } from './prng';
+import { SafetyChecker, SafetyViolation, entryIdentity, nextDigest } from './safety-checker';
+
+/** Time advances in units; a server ticks once every TICK units (at its own phase). */
+export const TICK = 10;
+
+export interface SimOptions {
+  seed: number;
+  /** Servers that exist (n1..nN). */
+  servers: number;
+  /** The first `members` servers are bootstrapped as the initial configuration. */
+  members: number;
+  dropRate?: number;
+  duplicateRate?: number;
+  /** Messages take 1..maxDelay units (more than one tick reorders them). */
+  maxDelay?: number;
+  core?: Partial<Omit<CoreConfig, 'id' | 'random'>>;
+  /** Called with a line per notable event when tracing a replay. */
+  trace?: (line: string) => void;
+}
+
+interface Disk {
+  hardState: HardState;
+  snapshot?: { meta: SnapshotMeta; data: Uint8Array };
+  /** Contiguous; may start at or below the snapshot's index (trailing entries kept by compaction). */
+  entries: Entry[];
+}
+
+export interface SimServer {
+  readonly id: NodeId;
+  core: RaftCore | null;
+  readonly disk: Disk;
+  /** The state machine: how far it applied and a digest of everything applied. */
+  applied: number;
+  digest: number;
+  /** Normal-entry payloads applied, for liveness checks. */
+  appliedData: Set<string>;
+  phase: number;
+}
+
+export class SimCluster {
+  readonly rng: Prng;
+  readonly checker = new SafetyChecker();
+  readonly servers: SimServer[] = [];
+  now = 0;
+  dropRate: number;
+  duplicateRate: number;
+  maxDelay: number;
+  private readonly inFlight = new Map<number, Message[]>();
+  /** Servers in different groups cannot exchange messages; undefined = no partition. */
+  private groups: Map<NodeId, number> | undefined;
+  private nextProposal = 1;
+  private nextReadCtx = 1;
+  private readonly coreConfig: Omit<CoreConfig, 'id' | 'random'>;
+  private readonly trace: ((line: string) => void) | undefined;
+
+  constructor(options: SimOptions) {
+    this.rng = new Prng(options.seed);
+    this.dropRate = options.dropRate ?? 0;
+    this.duplicateRate = options.duplicateRate ?? 0;
+    this.maxDelay = options.maxDelay ?? 3;
+    this.trace = options.trace;
+    this.coreConfig = {
+      electionTicks: 10,
+      heartbeatTicks: 3,
+      preVote: true,
+      checkQuorum: true,
+      maxInflight: 4,
+      maxEntriesPerAppend: 3,
+      ...options.core,
+    };
+    const configuration: Configuration = { servers: [] };
+    for (let i = 1; i <= options.servers; i++) {
+      const id = `n${i}`;
+      if (i <= options.members) configuration.servers.push({ id, address: `addr-${id}` });
+      this.servers.push({
+        id,
+        core: null,
+        disk: { hardState: { term: 0, vote: null, commit: 0 }, entries: [] },
+        applied: 0,
+        digest: 0,
+        appliedData: new Set(),
+        phase: this.rng.int(0, TICK - 1),
+      });
+    }
+    for (const server of this.servers) {
+      this.start(server);
+      if (configuration.servers.some((s) => s.id === server.id)) server.core!.bootstrap(configuration);
+    }
+    this.processReadies();
+  }
+
+  server(id: NodeId): SimServer {
+    const server = this.servers.find((s) => s.id === id);
+    if (!server) throw new Error(`no server ${id}`);
+    return server;
+  }
+
+  get alive(): SimServer[] {
+    return this.servers.filter((s) => s.core !== null);
+  }
+
+  /** The live leader with the highest term (a deposed one may not know it yet). */
+  leader(): SimServer | undefined {
+    let best: SimServer | undefined;
+    for (const s of this.alive) {
+      if (s.core!.role === 'leader' && (!best || s.core!.term > best.core!.term)) best = s;
+    }
+    return best;
+  }
+
+  // ------------------------------------------------------------ time
+
+  /** One time unit: deliver due messages, tick the servers whose phase it is, then run their Readies. */
+  step(): void {
+    this.deliverDue();
+    this.tickDue();
+    this.processReadies();
+  }
+
+  /** The first half of a step; a fault injected before processReadies() hits unpersisted state. */
+  deliverAndTick(): void {
+    this.deliverDue();
+    this.tickDue();
+  }
+
+  run(units: number): void {
+    for (let i = 0; i < units; i++) this.step();
+  }
+
+  /** Runs until `done` holds (checked after each unit) or `units` pass; returns whether it held. */
+  runUntil(units: number, done: () => boolean): boolean {
+    for (let i = 0; i < units; i++) {
+      this.step();
+      if (done()) return true;
+    }
+    return false;
+  }
+
+  private tickDue(): void {
+    this.now++;
+    for (const s of this.servers) {
+      if (s.core && (this.now + s.phase) % TICK === 0) s.core.tick();
+    }
+  }
+
+  // ------------------------------------------------------------ network
+
+  private send(m: Message): void {
+    if (this.rng.chance(this.dropRate) || this.cut(m.from, m.to)) return;
+    this.schedule(m);
+    if (this.rng.chance(this.duplicateRate)) this.schedule(m);
+  }
+
+  private schedule(m: Message): void {
+    const at = this.now + this.rng.int(1, this.maxDelay);
+    const due = this.inFlight.get(at);
+    if (due) due.push(m);
+    else this.inFlight.set(at, [m]);
+  }
+
+  private deliverDue(): void {
+    const due = this.inFlight.get(this.now);
+    if (!due) return;
+    this.inFlight.delete(this.now);
+    for (const m of due) {
+      const to = this.servers.find((s) => s.id === m.to);
+      if (!to?.core || this.cut(m.from, m.to)) continue;
+      to.core.step(m);
+    }
+  }
+
+  private cut(a: NodeId, b: NodeId): boolean {
+    return this.groups !== undefined && this.groups.get(a) !== this.groups.get(b);
+  }
+
+  partition(groups: NodeId[][]): void {
+    this.groups = new Map();
+    groups.forEach((group, i) => group.forEach((id) => this.groups!.set(id, i)));
+    // A server named in no group is alone.
+    this.servers.forEach((s, i) => {
+      if (!this.groups!.has(s.id)) this.groups!.set(s.id, groups.length + i);
+    });
+    this.trace?.(`${this.now} partition ${groups.map((g) => g.join(',')).join(' | ')}`);
+  }
+
+  isolate(id: NodeId): void {
+    this.partition([[id], this.servers.filter((s) => s.id !== id).map((s) => s.id)]);
+  }
+
+  heal(): void {
+    this.groups = undefined;
+    this.trace?.(`${this.now} heal`);
+  }
+
+  // ------------------------------------------------------------ servers
+
+  /** Loses everything not persisted. `afterPersist`: the pending Ready reached the disk but was not sent. */
+  crash(id: NodeId, afterPersist = false): void {
+    const s = this.server(id);
+    if (!s.core) return;
+    if (afterPersist && s.core.hasReady()) this.persist(s, s.core.ready());
+    s.core = null;
+    this.trace?.(`${this.now} crash ${id}${afterPersist ? ' (after persist)' : ''}`);
+  }
+
+  restart(id: NodeId): void {
+    const s = this.server(id);
+    if (s.core) return;
+    this.start(s);
+    this.trace?.(`${this.now} restart ${id} term=${s.disk.hardState.term} commit=${s.disk.hardState.commit}`);
+  }
+
+  private start(s: SimServer): void {
+    const snapshot = s.disk.snapshot;
+    // The state machine is in memory: it restarts from the snapshot and replays the log.
+    if (snapshot) this.restoreStateMachine(s, snapshot.data);
+    else {
+      s.applied = 0;
+      s.digest = 0;
+      s.appliedData = new Set();
+    }
+    s.core = new RaftCore(
+      { id: s.id, random: () => this.rng.next(), ...this.coreConfig },
+      { hardState: { ...s.disk.hardState }, snapshot: snapshot?.meta, entries: s.disk.entries.slice() },
+    );
+  }
+
+  /** The driver's snapshot at the applied index, keeping a few trailing entries. */
+  compact(id: NodeId, trailing: number): void {
+    const s = this.server(id);
+    const core = s.core;
+    if (!core || s.applied <= (s.disk.snapshot?.meta.index ?? 0)) return;
+    const meta = core.snapshotMeta(s.applied);
+    if (!meta) return;
+    const data = new TextEncoder().encode(JSON.stringify({ index: s.applied, digest: s.digest, data: [...s.appliedData] }));
+    const compactTo = Math.max(0, s.applied - trailing);
+    s.disk.snapshot = { meta, data };
+    const first = s.disk.entries[0]?.index ?? 0;
+    if (compactTo >= first) s.disk.entries = s.disk.entries.slice(compactTo - first + 1);
+    core.compact(meta, compactTo);
+    this.trace?.(`${this.now} compact ${id} snapshot=${meta.index} compactTo=${compactTo}`);
+  }
+
+  propose(count = 1): number[] | null {
+    const leader = this.leader();
+    if (!leader) return null;
+    const ids: number[] = [];
+    for (let i = 0; i < count; i++) ids.push(this.nextProposal++);
+    const positions = leader.core!.propose(ids.map((n) => new TextEncoder().encode(String(n))));
+    return positions ? ids : null;
+  }
+
+  read(id: NodeId): void {
+    const s = this.server(id);
+    if (!s.core) return;
+    const ctx = this.nextReadCtx++;
+    this.checker.onReadIssued(id, ctx);
+    s.core.readIndex(ctx);
+  }
+
+  // ------------------------------------------------------------ the driver
+
+  processReadies(): void {
+    for (const s of this.servers) {
+      for (let rounds = 0; s.core && s.core.hasReady(); rounds++) {
+        if (rounds > 50) throw new Error(`${s.id} keeps producing Readies`);
+        this.handle(s, s.core.ready());
+      }
+    }
+  }
+
+  private handle(s: SimServer, rd: Ready): void {
+    const core = s.core!;
+    this.persist(s, rd);
+    if (rd.softState) {
+      this.trace?.(`${this.now} ${s.id} ${rd.softState.role} term=${rd.softState.term} leader=${rd.softState.leader}`);
+      if (rd.softState.role === 'leader') {
+        this.checker.onLeader(s.id, core.term);
+        this.checker.checkLeaderCompleteness(s.id, core.term, core.lastIndex, (i) => core.termAt(i));
+      }
+    }
+    for (const m of rd.messages) {
+      if (m.type === 'snapshot') {
+        // The driver attaches the snapshot it holds now, which may be newer than the one named
+        // when the message was made (meta and data always travel together).
+        const held = s.disk.snapshot;
+        if (!held || held.meta.index < m.meta.index) throw new SafetyViolation(`${s.id} sent a snapshot it does not hold`);
+        this.send({ ...m, meta: held.meta, data: held.data });
+      } else {
+        this.send(m);
+      }
+    }
+    this.apply(s, rd);
+    for (const r of rd.readStates) this.checker.onReadState(s.id, r.ctx, r.index);
+    for (const ctx of rd.failedReads) this.checker.onReadFailed(ctx);
+    core.advance(rd);
+  }
+
+  private persist(s: SimServer, rd: Ready): void {
+    const disk = s.disk;
+    if (rd.snapshot) {
+      disk.snapshot = rd.snapshot;
+      disk.entries = []; // the log is replaced by the snapshot
+      this.restoreStateMachine(s, rd.snapshot.data);
+      if (s.applied !== rd.snapshot.meta.index) throw new SafetyViolation(`${s.id}: snapshot data does not match its meta`);
+    }
+    if (rd.hardState) {
+      this.checker.onHardState(s.id, disk.hardState, rd.hardState);
+      disk.hardState = { ...rd.hardState };
+    }
+    if (rd.entries.length > 0) {
+      const first = rd.entries[0].index;
+      const start = disk.entries[0]?.index ?? first;
+      const floor = disk.snapshot?.meta.index ?? 0;
+      if (first > start + disk.entries.length || (disk.entries.length === 0 && first !== floor + 1)) {
+        throw new SafetyViolation(`${s.id}: Ready entries from ${first} leave a gap on disk`);
+      }
+      disk.entries = disk.entries.slice(0, Math.max(0, first - start)).concat(rd.entries);
+      for (const entry of rd.entries) this.checker.onEntryPersisted(s.id, entry, this.termOnDisk(s, entry.index - 1));
+    }
+    const last = disk.entries.length > 0 ? disk.entries[disk.entries.length - 1].index : (disk.snapshot?.meta.index ?? 0);
+    if (disk.hardState.commit > last) throw new SafetyViolation(`${s.id}: commit ${disk.hardState.commit} beyond its log ${last} on disk`);
+  }
+
+  private termOnDisk(s: SimServer, index: number): number {
+    if (index === 0) return 0;
+    const first = s.disk.entries[0]?.index;
+    if (first !== undefined && index >= first && index - first < s.disk.entries.length) return s.disk.entries[index - first].term;
+    if (s.disk.snapshot?.meta.index === index) return s.disk.snapshot.meta.term;
+    throw new SafetyViolation(`${s.id}: entry ${index} is neither on disk nor the snapshot point`);
+  }
+
+  private apply(s: SimServer, rd: Ready): void {
+    const term = s.core!.term;
+    for (const entry of rd.committed) {
+      if (entry.index !== s.applied + 1) {
+        throw new SafetyViolation(`${s.id}: applied ${entry.index} after ${s.applied} (committed entries must come in order, once)`);
+      }
+      if (this.termOnDisk(s, entry.index) !== entry.term) throw new SafetyViolation(`${s.id}: applied ${entry.index} before persisting it`);
+      this.checker.onCommitted(s.id, entry, term);
+      s.applied = entry.index;
+      s.digest = nextDigest(s.digest, entryIdentity(entry));
+      if (entry.type === EntryType.Normal) s.appliedData.add(new TextDecoder().decode(entry.data));
+      this.checker.onApplied(s.id, s.applied, s.digest);
+    }
+  }
+
+  private restoreStateMachine(s: SimServer, data: Uint8Array): void {
+    const state = JSON.parse(new TextDecoder().decode(data)) as { index: number; digest: number; data: string[] };
+    s.applied = state.index;
+    s.digest = state.digest;
+    s.appliedData = new Set(state.data);
+    this.checker.onApplied(s.id, s.applied, s.digest);
+  }
+
+  /** Liveness after healing: a leader of the latest configuration commits `data`, and every member applies it. */
+  allMembersApplied(data: string): boolean {
+    const leader = this.leader();
+    if (!leader) return false;
+    return leader.core!.configuration.servers.every((m) => this.server(m.id).appliedData.has(data));
+  }
+
+  proposeMarker(): string | null {
+    const ids = this.propose(1);
+    return ids ? String(ids[0]) : null;
+  }
+}
