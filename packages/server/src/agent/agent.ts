@@ -11,15 +11,14 @@ import { Store, type Command } from '@registry/store';
 import type { AgentConfig } from '../config/config';
 import { readEndpoints } from '../endpoints';
 import { createApp } from '../http/app';
-import { catalogRoutes } from '../http/routes/catalog';
 import type { ClusterOps, RouteDeps } from '../http/routes/deps';
-import { healthRoutes } from '../http/routes/health';
-import { statusRoutes } from '../http/routes/status';
+import { allRoutes } from '../http/routes';
 import { HttpError, NO_LEADER, serverError } from '../http/errors';
 import { Joiner } from '../cluster/join';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
 import { portOf, type ServerFacts } from '../cluster/server-info';
 import { Rpc } from '../rpc/rpc';
+import { LeaderDuties } from './leader-duties';
 import { createLogger, type Logger } from './logger';
 import { loadOrCreateNodeId } from './node-id';
 import { storeStateMachine } from './store-fsm';
@@ -49,7 +48,7 @@ export class Agent {
     readonly raft: RaftNode,
     readonly self: ServerFacts,
     private readonly joiner: Joiner,
-    private readonly health: ServerHealth,
+    readonly leaderDuties: LeaderDuties,
     readonly rpc: Rpc,
   ) {
     this.stopped = new Promise((resolve) => (this.markStopped = resolve));
@@ -89,7 +88,9 @@ export class Agent {
     const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints);
     const joiner = new Joiner(self, raft, transport, logger.child({ module: 'agent.join' }));
     const health = new ServerHealth(self, raft, store, transport, (cmd: Command) => rpc.apply(cmd, { internal: true }), logger.child({ module: 'agent.leader' }));
-    const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, health, rpc);
+    const leaderDuties = new LeaderDuties(raft, logger.child({ module: 'agent.leader' }));
+    leaderDuties.add(health);
+    const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc);
     agent.registerRpc();
 
     raft.start();
@@ -97,7 +98,7 @@ export class Agent {
       await raft.bootstrap([{ id: nodeId, address }]);
     }
     if (config.retryJoin.length > 0) joiner.start(config.retryJoin);
-    health.start();
+    leaderDuties.start();
     raft.on('leader', (leader: ServerInfo | null) => {
       logger.info({ leader: leader?.address ?? null, term: raft.term() }, leader ? 'cluster leader known' : 'no cluster leader');
     });
@@ -135,7 +136,7 @@ export class Agent {
       }
     }
     this.joiner.stop();
-    this.health.stop();
+    this.leaderDuties.stop();
     if (this.http) {
       const http = this.http;
       await new Promise<void>((resolve) => {
@@ -157,7 +158,7 @@ export class Agent {
       agent: { nodeName: this.config.nodeName, nodeId: this.nodeId, datacenter: this.config.datacenter },
       cluster: this.clusterOps(),
     };
-    const routes = [...catalogRoutes(deps), ...healthRoutes(deps), ...statusRoutes(deps)];
+    const routes = allRoutes(deps);
     const app = createApp(routes, {
       datacenter: this.config.datacenter,
       defaultToken: () => this.config.acl.tokens.default,

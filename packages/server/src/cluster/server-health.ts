@@ -4,6 +4,7 @@
 // It writes only when something differs, so a quiet cluster writes nothing.
 import type { RaftNode, Transport } from '@registry/raft';
 import type { Command, RegisterRequest, Store } from '@registry/store';
+import type { LeaderDuty } from '../agent/leader-duties';
 import type { Logger } from '../agent/logger';
 import { hostOf, portOf, type ServerFacts } from './server-info';
 
@@ -17,7 +18,8 @@ export const SERF_CHECK_NAME = 'Serf Health Status';
 const ALIVE = 'Agent alive and reachable';
 const DEAD = 'Agent not live or unreachable';
 
-export class ServerHealth {
+export class ServerHealth implements LeaderDuty {
+  readonly name = 'server-health';
   private timer: NodeJS.Timeout | null = null;
   private running = false;
   private readonly facts = new Map<string, ServerFacts>();
@@ -35,8 +37,10 @@ export class ServerHealth {
   }
 
   start(): void {
+    this.stop();
+    this.failures.clear();
     const loop = async () => {
-      if (this.raft.isLeader() && this.raft.leaderReady() && !this.running) {
+      if (this.raft.leaderReady() && !this.running) {
         this.running = true;
         try {
           await this.reconcile();
@@ -46,7 +50,7 @@ export class ServerHealth {
           this.running = false;
         }
       }
-      this.timer = setTimeout(loop, INTERVAL_MS);
+      if (this.timer) this.timer = setTimeout(loop, INTERVAL_MS);
     };
     this.timer = setTimeout(loop, 0);
   }
