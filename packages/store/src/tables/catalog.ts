@@ -144,6 +144,8 @@ export class CatalogTable {
     txn.bump(NODES, nodeWatchKey(key));
     // Health and catalog service results embed the node.
     for (const s of this.services.get(key)?.values() ?? []) txn.bump(...instanceKeys(s));
+    // Checks show the node's name, whose case may have changed.
+    if (existing && existing.Node !== rec.Node && this.checks.has(key)) txn.bump(CHECKS);
   }
 
   /** Delete a node with its services and checks (other tables' rows are the caller's business). */
