@@ -2,7 +2,7 @@
 import type { IndexTable } from '../index-table';
 import { queryResult, type QueryResult } from '../query-result';
 import type { CatalogTable } from '../tables/catalog';
-import { compareNames, hasAllTags, hasNodeMetaFilter, matchesNodeMeta } from './filters';
+import { hasAllTags, hasNodeMetaFilter, matchesNodeMeta, sortByNames } from './filters';
 import { connectWatchKey, NODES, nodeWatchKey, SERVICES, serviceWatchKey } from './keys';
 import type { CatalogNodeOut, NodeOut, ServiceNodeOut } from './outputs';
 import type { NodeRecord, ServiceRecord } from './records';
@@ -32,8 +32,10 @@ export function selectInstances(
     if (!node || !hasAllTags(service.Tags, q.tags) || !matchesNodeMeta(node.Meta, q.nodeMeta)) continue;
     instances.push({ node, service });
   }
-  instances.sort((a, b) => compareNames([a.node.Node, a.service.ID], [b.node.Node, b.service.ID]));
-  return { instances, keys: [q.connect ? connectWatchKey(name) : serviceWatchKey(name)] };
+  return {
+    instances: sortByNames(instances, ({ node, service }) => [node.Node, service.ID]),
+    keys: [q.connect ? connectWatchKey(name) : serviceWatchKey(name)],
+  };
 }
 
 /** A node by name, else by node ID, with the watch keys covering the answer either way. */
@@ -44,20 +46,20 @@ export function findNode(catalog: CatalogTable, nameOrId: string): { node: NodeR
 }
 
 export function catalogNodes(catalog: CatalogTable, indexes: IndexTable, q: NodeMetaQuery): QueryResult<NodeOut[]> {
-  const nodes = catalog
-    .allNodes()
-    .filter((n) => matchesNodeMeta(n.Meta, q.nodeMeta))
-    .sort((a, b) => compareNames([a.Node], [b.Node]));
+  const nodes = sortByNames(
+    catalog.allNodes().filter((n) => matchesNodeMeta(n.Meta, q.nodeMeta)),
+    (n) => [n.Node],
+  );
   return queryResult(indexes, [NODES], nodes.map(nodeOut));
 }
 
 /** Service name → union of its instances' tags (first-seen order, no duplicates; [] when untagged). */
 export function catalogServices(catalog: CatalogTable, indexes: IndexTable, q: NodeMetaQuery): QueryResult<Record<string, string[]>> {
   const filtering = hasNodeMetaFilter(q.nodeMeta);
-  const instances = catalog
-    .allServices()
-    .filter((s) => !filtering || matchesNodeMeta(catalog.node(s.nodeKey)?.Meta ?? null, q.nodeMeta))
-    .sort((a, b) => compareNames([a.Service, a.nodeKey, a.ID], [b.Service, b.nodeKey, b.ID]));
+  const instances = sortByNames(
+    catalog.allServices().filter((s) => !filtering || matchesNodeMeta(catalog.node(s.nodeKey)?.Meta ?? null, q.nodeMeta)),
+    (s) => [s.Service, s.nodeKey, s.ID],
+  );
   const tags = new Map<string, Set<string>>();
   for (const s of instances) {
     let set = tags.get(s.Service);
@@ -78,7 +80,7 @@ export function catalogNode(catalog: CatalogTable, indexes: IndexTable, nameOrId
   const { node, keys } = findNode(catalog, nameOrId);
   if (!node) return queryResult(indexes, keys, null);
   const services: CatalogNodeOut['Services'] = {};
-  for (const s of catalog.servicesOf(node.Node).sort((a, b) => compareNames([a.ID], [b.ID]))) {
+  for (const s of sortByNames(catalog.servicesOf(node.Node), (s) => [s.ID])) {
     services[s.ID] = nodeServiceOut(s);
   }
   return queryResult(indexes, keys, { Node: nodeOut(node), Services: services });

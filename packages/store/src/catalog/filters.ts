@@ -22,6 +22,22 @@ export function hasAllTags(tags: readonly string[], wanted: readonly string[] | 
   return wanted.every((t) => have.has(fold(t)));
 }
 
+/**
+ * Sort by a list of names, each case-folded, then by the raw names to keep the order total. The
+ * names are computed and folded once per item, not once per comparison.
+ */
+export function sortByNames<T>(items: readonly T[], namesOf: (item: T) => readonly string[]): T[] {
+  const decorated = items.map((item) => {
+    const names = namesOf(item);
+    return { item, folded: names.map(fold).join('\u0000'), raw: names.join('\u0000') };
+  });
+  decorated.sort((a, b) => {
+    if (a.folded !== b.folded) return a.folded < b.folded ? -1 : 1;
+    return a.raw === b.raw ? 0 : a.raw < b.raw ? -1 : 1;
+  });
+  return decorated.map((d) => d.item);
+}
+
 /** Compare by a list of names, each case-folded, then by the raw names to keep the order total. */
 export function compareNames(a: readonly string[], b: readonly string[]): number {
   for (let i = 0; i < Math.max(a.length, b.length); i++) {

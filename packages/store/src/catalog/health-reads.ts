@@ -3,7 +3,7 @@ import type { IndexTable } from '../index-table';
 import { queryResult, type QueryResult } from '../query-result';
 import type { CatalogTable } from '../tables/catalog';
 import { findNode, selectInstances, type NodeMetaQuery, type ServiceQuery } from './catalog-reads';
-import { compareNames, hasNodeMetaFilter, matchesNodeMeta } from './filters';
+import { compareNames, hasNodeMetaFilter, matchesNodeMeta, sortByNames } from './filters';
 import { CHECKS, fold, NODES, serviceWatchKey } from './keys';
 import type { CheckServiceNodeOut, HealthCheckOut } from './outputs';
 import { dropNonPassing } from './passing-filter';
@@ -33,8 +33,9 @@ function showChecksByNode(catalog: CatalogTable, checks: CheckRecord[]): HealthC
     const node = catalog.node(check.nodeKey);
     if (node) out.push({ node, check });
   }
-  out.sort((a, b) => compareNames([a.node.Node, a.check.CheckID], [b.node.Node, b.check.CheckID]));
-  return out.map(({ node, check }) => healthCheckOut(node, check, catalog.serviceOfCheck(check)));
+  return sortByNames(out, ({ node, check }) => [node.Node, check.CheckID]).map(({ node, check }) =>
+    healthCheckOut(node, check, catalog.serviceOfCheck(check)),
+  );
 }
 
 export function healthNode(catalog: CatalogTable, indexes: IndexTable, nameOrId: string): QueryResult<HealthCheckOut[]> {
