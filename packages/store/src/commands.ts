@@ -3,6 +3,8 @@
 import { Packr } from 'msgpackr';
 import type { DeregisterRequest, RegisterRequest } from './catalog/requests';
 import type { Coordinate } from './coordinates/vivaldi';
+import type { IntentionDeleteCommand, IntentionUpsertCommand } from './intentions/intention-commands';
+import type { CaInitializeCommand, CaPruneCommand, CaRotateCommand, CaSerialsCommand, CaSetConfigCommand } from './ca/ca-commands';
 
 export interface CoordinateUpdate {
   Node: string;
@@ -12,7 +14,14 @@ export interface CoordinateUpdate {
 export type Command =
   | { type: 'catalog.register'; req: RegisterRequest }
   | { type: 'catalog.deregister'; req: DeregisterRequest }
-  | { type: 'coordinate.update'; updates: CoordinateUpdate[] };
+  | { type: 'coordinate.update'; updates: CoordinateUpdate[] }
+  | ({ type: 'intention.upsert' } & IntentionUpsertCommand)
+  | ({ type: 'intention.delete' } & IntentionDeleteCommand)
+  | ({ type: 'ca.initialize' } & CaInitializeCommand)
+  | ({ type: 'ca.rotate' } & CaRotateCommand)
+  | ({ type: 'ca.set-config' } & CaSetConfigCommand)
+  | ({ type: 'ca.serials' } & CaSerialsCommand)
+  | ({ type: 'ca.prune' } & CaPruneCommand);
 
 export type CommandType = Command['type'];
 

@@ -4,10 +4,14 @@ import { catalogFallbackKey, fold } from './catalog/keys';
 import { CatalogTable, type CatalogTableDump } from './tables/catalog';
 import { CoordinateTable, type CoordinateTableDump } from './tables/coordinates';
 import type { Txn } from './txn';
+import { IntentionTable, type IntentionTableDump } from './intentions/intention-table';
+import { CaTable, type CaTableDump } from './ca/ca-table';
 
 export interface StateDump {
   catalog: CatalogTableDump;
   coordinates: CoordinateTableDump;
+  intentions?: IntentionTableDump;
+  ca?: CaTableDump;
 }
 
 export class State {
@@ -16,6 +20,9 @@ export class State {
     readonly catalog: CatalogTable = new CatalogTable(),
     readonly coordinates: CoordinateTable = new CoordinateTable(),
   ) {}
+
+  intentions = new IntentionTable();
+  ca = new CaTable();
 
   /** Remove a node and everything that hangs off it in every table. */
   deleteNode(nodeName: string, txn: Txn): void {
@@ -37,11 +44,14 @@ export class State {
   }
 
   dump(): StateDump {
-    return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump() };
+    return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump(), intentions: this.intentions.dump(), ca: this.ca.dump() };
   }
 
   static load(datacenter: string, dump: StateDump): State {
-    return new State(datacenter, CatalogTable.load(dump.catalog), CoordinateTable.load(dump.coordinates));
+    const state = new State(datacenter, CatalogTable.load(dump.catalog), CoordinateTable.load(dump.coordinates));
+    state.intentions = IntentionTable.load(dump.intentions);
+    state.ca = CaTable.load(dump.ca);
+    return state;
   }
 
   invariants(): string[] {

@@ -14,6 +14,11 @@ import { queryResult, type QueryResult } from './query-result';
 import { decodeSnapshot, encodeSnapshot } from './snapshot';
 import { State } from './state';
 import { Txn } from './txn';
+import { intentionGet, intentionList, intentionMatch, type MatchEntry } from './intentions/intention-reads';
+import type { MatchSide } from './intentions/intention-table';
+import type { IntentionOut } from './intentions/records';
+import { caConfig, caRoots } from './ca/ca-reads';
+import type { CaConfigOut, CaConfigRecord, CaRootsOut, StoredRoot } from './ca/records';
 import { fireAll, rethrowLater, WatchRegistry } from './watch-registry';
 
 export interface StoreOptions {
@@ -192,6 +197,42 @@ export class Store {
       .map((item, i) => ({ item, i, d: rtt(nodeOf(item)) }))
       .sort((a, b) => (a.d === b.d ? a.i - b.i : a.d < b.d ? -1 : 1))
       .map((x) => x.item);
+  }
+
+  // ---- intentions ----
+
+  /** Every intention in evaluation order (precedence descending, then names). */
+  intentionList(): QueryResult<IntentionOut[]> {
+    return intentionList(this.state.intentions, this.indexes);
+  }
+
+  intentionGet(id: string): QueryResult<IntentionOut | null> {
+    return intentionGet(this.state.intentions, this.indexes, id);
+  }
+
+  /** For each entry, the intentions whose `side` covers it, in evaluation order. */
+  intentionMatch(side: MatchSide, entries: MatchEntry[]): QueryResult<IntentionOut[][]> {
+    return intentionMatch(this.state.intentions, this.indexes, side, entries);
+  }
+
+  // ---- CA ----
+
+  caRoots(): QueryResult<CaRootsOut> {
+    return caRoots(this.state.ca, this.indexes);
+  }
+
+  caConfig(): QueryResult<CaConfigOut | null> {
+    return caConfig(this.state.ca, this.indexes);
+  }
+
+  /** Server-side only: the configuration with the cluster id (null before initialisation). */
+  caConfigRecord(): CaConfigRecord | null {
+    return this.state.ca.config;
+  }
+
+  /** Server-side only: the active root with its private key, for signing on the leader. */
+  caSigningRoot(): StoredRoot | undefined {
+    return this.state.ca.activeRoot;
   }
 
   /** Broken invariants, [] when the store is consistent (for tests and fuzzing). */

@@ -3,6 +3,8 @@ import { catalogDeregister } from './catalog-deregister';
 import { catalogRegister } from './catalog-register';
 import type { CommandHandler } from './command-handler';
 import { coordinateUpdate } from './coordinate-update';
+import { intentionDelete, intentionUpsert } from '../intentions/intention-commands';
+import { caInitialize, caPrune, caRotate, caSerials, caSetConfig } from '../ca/ca-commands';
 
 type HandlerTable = { [T in CommandType]: CommandHandler<Extract<Command, { type: T }>> };
 
@@ -11,6 +13,13 @@ export const handlers: HandlerTable = {
   'catalog.register': catalogRegister,
   'catalog.deregister': catalogDeregister,
   'coordinate.update': coordinateUpdate,
+  'intention.upsert': intentionUpsert,
+  'intention.delete': intentionDelete,
+  'ca.initialize': caInitialize,
+  'ca.rotate': caRotate,
+  'ca.set-config': caSetConfig,
+  'ca.serials': caSerials,
+  'ca.prune': caPrune,
 };
 
 export function handlerFor(type: unknown): CommandHandler<Command> | undefined {
