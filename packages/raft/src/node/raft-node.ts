@@ -35,6 +35,12 @@ export class NodeStoppedError extends Error {
   }
 }
 
+/**
+ * One Raft server. Events: 'leader' (ServerInfo | null) when the known leader changes,
+ * 'role' (Role) when this server's role changes, 'applied' (index) after each applied batch,
+ * 'error' (err) if storage fails (the node then stops: continuing could acknowledge writes
+ * that are not durable).
+ */
 export class RaftNode extends EventEmitter {
   private readonly opts: ResolvedOptions;
   private readonly core: RaftCore;
@@ -318,8 +324,9 @@ export class RaftNode extends EventEmitter {
         if (this.stopped) return;
         // Storage failed: continuing could acknowledge what is not durable. Stop for good.
         this.opts.logger.warn({ err }, 'raft: processing a ready batch failed; stopping the node');
-        this.emit('error', err);
-        void this.stop();
+        // 'error' without a listener would throw here; the node stops either way.
+        if (this.listenerCount('error') > 0) this.emit('error', err);
+        void this.stop().catch(() => undefined);
       },
     );
   }
@@ -342,6 +349,17 @@ export class RaftNode extends EventEmitter {
     this.counters.readies++;
     if (ready.softState) this.onSoftState(ready.softState.role, ready.softState.leader);
 
+    this.learnAddresses(this.core.configuration);
+    // A leader's appends and heartbeats promise nothing about its own disk, so they go out
+    // while it writes (Raft thesis §10.2.1): commit latency becomes max(local fsync, RTT +
+    // follower fsync) instead of their sum. The core counts the leader's own entries toward
+    // the quorum only after advance(). Answers and votes do promise durable state: they wait.
+    const late: Message[] = [];
+    for (const m of ready.messages) {
+      if (m.type === 'append' || m.type === 'heartbeat' || m.type === 'snapshot') this.sendMessage(m);
+      else late.push(m);
+    }
+
     // 1. Persist: the snapshot (and restore from it), then hard state and entries, synced.
     if (ready.snapshot) await this.installSnapshot(ready.snapshot);
     if (ready.hardState || ready.entries.length > 0) {
@@ -349,10 +367,9 @@ export class RaftNode extends EventEmitter {
       this.counters.appendedEntries += ready.entries.length;
     }
     if (this.stopped) return;
-    this.learnAddresses(this.core.configuration);
 
-    // 2. Send.
-    for (const m of ready.messages) this.sendMessage(m);
+    // 2. Send the rest.
+    for (const m of late) this.sendMessage(m);
 
     // 3. Apply.
     if (ready.committed.length > 0) this.apply(ready.committed);
@@ -430,6 +447,7 @@ export class RaftNode extends EventEmitter {
   private async takeSnapshot(): Promise<void> {
     const index = this.applied;
     const meta = this.core.snapshotMeta(index);
+    if (!meta) return; // the applied entry is already compacted: the latest snapshot covers it
     const data = this.opts.fsm.snapshot();
     const compactTo = Math.max(0, index - this.opts.trailingLogs);
     await this.opts.storage.saveSnapshot(meta, data, compactTo);
