@@ -3,6 +3,7 @@
 import { Packr } from 'msgpackr';
 import type { DeregisterRequest, RegisterRequest } from './catalog/requests';
 import type { Coordinate } from './coordinates/vivaldi';
+import type { AclCommand } from './acl/commands';
 import type { IntentionDeleteCommand, IntentionUpsertCommand } from './intentions/intention-commands';
 import type { CaInitializeCommand, CaPruneCommand, CaRotateCommand, CaSerialsCommand, CaSetConfigCommand } from './ca/ca-commands';
 
@@ -15,6 +16,7 @@ export type Command =
   | { type: 'catalog.register'; req: RegisterRequest }
   | { type: 'catalog.deregister'; req: DeregisterRequest }
   | { type: 'coordinate.update'; updates: CoordinateUpdate[] }
+  | AclCommand
   | ({ type: 'intention.upsert' } & IntentionUpsertCommand)
   | ({ type: 'intention.delete' } & IntentionDeleteCommand)
   | ({ type: 'ca.initialize' } & CaInitializeCommand)

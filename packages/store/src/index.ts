@@ -41,3 +41,6 @@ export type { IntentionUpsertCommand, IntentionDeleteCommand } from './intention
 export { CA_ROOTS, CA_CONFIG } from './ca/ca-table';
 export type { CaSettings, CaConfigRecord, RootInput, StoredRoot, CaRootOut, CaRootsOut, CaConfigOut } from './ca/records';
 export type { CaInitializeCommand, CaRotateCommand, CaSetConfigCommand, CaSerialsCommand, CaPruneCommand, SerialBlock } from './ca/ca-commands';
+export { ACL_TOKENS, ACL_POLICIES } from './acl/keys';
+export type { AclCommand, BootstrapResult, TokenFields, PolicyFields, NewTokenIdentity } from './acl/commands';
+export type { TokenOut, TokenListEntry, PolicyOut, PolicyListEntry, PolicyLink, PolicyLinkInput } from './acl/records';

@@ -4,12 +4,14 @@ import { catalogFallbackKey, fold } from './catalog/keys';
 import { CatalogTable, type CatalogTableDump } from './tables/catalog';
 import { CoordinateTable, type CoordinateTableDump } from './tables/coordinates';
 import type { Txn } from './txn';
+import { AclTable, type AclTableDump } from './acl/acl-table';
 import { IntentionTable, type IntentionTableDump } from './intentions/intention-table';
 import { CaTable, type CaTableDump } from './ca/ca-table';
 
 export interface StateDump {
   catalog: CatalogTableDump;
   coordinates: CoordinateTableDump;
+  acl?: AclTableDump;
   intentions?: IntentionTableDump;
   ca?: CaTableDump;
 }
@@ -20,6 +22,8 @@ export class State {
     readonly catalog: CatalogTable = new CatalogTable(),
     readonly coordinates: CoordinateTable = new CoordinateTable(),
   ) {}
+
+  acl = new AclTable();
 
   intentions = new IntentionTable();
   ca = new CaTable();
@@ -44,18 +48,20 @@ export class State {
   }
 
   dump(): StateDump {
-    return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump(), intentions: this.intentions.dump(), ca: this.ca.dump() };
+    return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump(), acl: this.acl.dump(), intentions: this.intentions.dump(), ca: this.ca.dump() };
   }
 
   static load(datacenter: string, dump: StateDump): State {
     const state = new State(datacenter, CatalogTable.load(dump.catalog), CoordinateTable.load(dump.coordinates));
     state.intentions = IntentionTable.load(dump.intentions);
     state.ca = CaTable.load(dump.ca);
+    state.acl = AclTable.load(dump.acl);
     return state;
   }
 
   invariants(): string[] {
     const problems = this.catalog.invariants();
+    problems.push(...this.acl.invariants());
     for (const k of this.coordinates.nodeKeys()) {
       if (!this.catalog.node(k)) problems.push(`coordinate for missing node ${k}`);
     }

@@ -14,6 +14,9 @@ import { queryResult, type QueryResult } from './query-result';
 import { decodeSnapshot, encodeSnapshot } from './snapshot';
 import { State } from './state';
 import { Txn } from './txn';
+import { aclLookup, aclPolicies, aclPolicy, aclToken, aclTokenBySecret, aclTokens } from './acl/acl-reads';
+import type { PolicyListEntry, PolicyOut, TokenListEntry, TokenOut } from './acl/records';
+import type { TokenLookup } from '@registry/acl';
 import { intentionGet, intentionList, intentionMatch, type MatchEntry } from './intentions/intention-reads';
 import type { MatchSide } from './intentions/intention-table';
 import type { IntentionOut } from './intentions/records';
@@ -233,6 +236,39 @@ export class Store {
   /** Server-side only: the active root with its private key, for signing on the leader. */
   caSigningRoot(): StoredRoot | undefined {
     return this.state.ca.activeRoot;
+  }
+
+  // ---- ACL ----
+
+  aclToken(accessorID: string): QueryResult<TokenOut | null> {
+    return aclToken(this.state.acl, this.indexes, accessorID);
+  }
+
+  aclTokenBySecret(secret: string): QueryResult<TokenOut | null> {
+    return aclTokenBySecret(this.state.acl, this.indexes, secret);
+  }
+
+  /** Tokens without secrets; `policy` keeps those linking that policy ID. */
+  aclTokens(q: { policy?: string } = {}): QueryResult<TokenListEntry[]> {
+    return aclTokens(this.state.acl, this.indexes, q);
+  }
+
+  aclPolicy(id: string): QueryResult<PolicyOut | null> {
+    return aclPolicy(this.state.acl, this.indexes, id);
+  }
+
+  aclPolicies(): QueryResult<PolicyListEntry[]> {
+    return aclPolicies(this.state.acl, this.indexes);
+  }
+
+  /** Raft index of the ACL bootstrap (0 while `PUT /v1/acl/bootstrap` is still allowed). */
+  aclBootstrapIndex(): number {
+    return this.state.acl.bootstrapIndex;
+  }
+
+  /** Live lookups for a TokenResolver (stored rows, not copies: the resolver only reads them). */
+  aclLookup(): TokenLookup {
+    return aclLookup(() => this.state.acl);
   }
 
   /** Broken invariants, [] when the store is consistent (for tests and fuzzing). */

@@ -3,6 +3,9 @@ import { catalogDeregister } from './catalog-deregister';
 import { catalogRegister } from './catalog-register';
 import type { CommandHandler } from './command-handler';
 import { coordinateUpdate } from './coordinate-update';
+import { aclBootstrap, aclBuiltins } from '../acl/bootstrap-handlers';
+import { policyCreate, policyDelete, policyUpdate } from '../acl/policy-handlers';
+import { tokenClone, tokenCreate, tokenDelete, tokenUpdate } from '../acl/token-handlers';
 import { intentionDelete, intentionUpsert } from '../intentions/intention-commands';
 import { caInitialize, caPrune, caRotate, caSerials, caSetConfig } from '../ca/ca-commands';
 
@@ -13,6 +16,15 @@ export const handlers: HandlerTable = {
   'catalog.register': catalogRegister,
   'catalog.deregister': catalogDeregister,
   'coordinate.update': coordinateUpdate,
+  'acl.builtins': aclBuiltins,
+  'acl.bootstrap': aclBootstrap,
+  'acl.token-create': tokenCreate,
+  'acl.token-update': tokenUpdate,
+  'acl.token-clone': tokenClone,
+  'acl.token-delete': tokenDelete,
+  'acl.policy-create': policyCreate,
+  'acl.policy-update': policyUpdate,
+  'acl.policy-delete': policyDelete,
   'intention.upsert': intentionUpsert,
   'intention.delete': intentionDelete,
   'ca.initialize': caInitialize,
