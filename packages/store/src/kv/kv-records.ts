@@ -1,0 +1,47 @@
+// A key/value entry as the store keeps it (Consul's DirEntry). Values are raw bytes; the HTTP layer
+// shows them base64-encoded in JSON, as Go does for []byte.
+
+export interface KvEntry {
+  Key: string;
+  Flags: number;
+  /** null for an empty value (Go's nil slice: JSON `null`). */
+  Value: Uint8Array | null;
+  /** The session holding the lock on this key, '' when none. */
+  Session: string;
+  /** How many times a lock on this key has been acquired (by a new holder). */
+  LockIndex: number;
+  CreateIndex: number;
+  ModifyIndex: number;
+}
+
+/** What a write supplies; indexes, lock index and (except for lock ops) the session are the store's. */
+export interface KvInput {
+  Key: string;
+  Flags?: number;
+  Value?: Uint8Array | null;
+  Session?: string;
+}
+
+/** The JSON shape of an entry on the API (`Session` only when held; `Value` base64 or null). */
+export interface KvEntryOut {
+  LockIndex: number;
+  Key: string;
+  Flags: number;
+  Value: string | null;
+  Session?: string;
+  CreateIndex: number;
+  ModifyIndex: number;
+}
+
+export function kvEntryOut(e: KvEntry, withValue = true): KvEntryOut {
+  const out: KvEntryOut = {
+    LockIndex: e.LockIndex,
+    Key: e.Key,
+    Flags: e.Flags,
+    Value: withValue && e.Value && e.Value.length > 0 ? Buffer.from(e.Value).toString('base64') : null,
+    CreateIndex: e.CreateIndex,
+    ModifyIndex: e.ModifyIndex,
+  };
+  if (e.Session) out.Session = e.Session;
+  return out;
+}

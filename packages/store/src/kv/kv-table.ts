@@ -1,0 +1,234 @@
+// The KV table (Consul's "kvs" and "tombstones" tables): entries in key order for prefix reads,
+// tombstones of deleted keys so a prefix read's index never moves backwards when its newest entry
+// is deleted, the keys each session holds, and the lock-delays of keys whose holder was invalidated.
+// The mutators assume the caller validated the command: they never refuse.
+import type { Txn } from '../txn';
+import { KVS, kvWriteWatchKeys } from './kv-keys';
+import type { KvEntry } from './kv-records';
+
+interface Slot {
+  entry?: KvEntry;
+  /** Raft index at which the key was deleted (set only while there is no entry). */
+  tombstone?: number;
+}
+
+export interface KvTableDump {
+  entries: KvEntry[];
+  tombstones: [string, number][];
+  tableIndex: number;
+}
+
+export class KvTable {
+  /** Every key with an entry or a tombstone, in ascending order. */
+  private readonly sorted: string[] = [];
+  private readonly slots = new Map<string, Slot>();
+  /** session ID → keys it holds */
+  private readonly held = new Map<string, Set<string>>();
+  /** key → wall-clock ms until which a lock on it may not be acquired (per server, never replicated). */
+  private readonly lockDelays = new Map<string, number>();
+  private index = 0;
+  private live = 0;
+
+  // ---- reads ----
+
+  get(key: string): KvEntry | undefined {
+    return this.slots.get(key)?.entry;
+  }
+
+  get size(): number {
+    return this.live;
+  }
+
+  /** The highest index of any KV write or delete (Consul: max of the kvs and tombstones tables). */
+  get tableIndex(): number {
+    return this.index;
+  }
+
+  /** Entries whose key starts with `prefix`, in key order. */
+  list(prefix: string): KvEntry[] {
+    const out: KvEntry[] = [];
+    this.scan(prefix, (slot) => {
+      if (slot.entry) out.push(slot.entry);
+    });
+    return out;
+  }
+
+  /**
+   * The index of a prefix read: the newest entry or tombstone under the prefix; the table index for
+   * the empty prefix or when nothing was ever under it (Consul's kvsListTxn).
+   */
+  prefixIndex(prefix: string): number {
+    if (prefix === '') return this.index;
+    let max = 0;
+    this.scan(prefix, (slot) => {
+      const i = slot.entry ? slot.entry.ModifyIndex : (slot.tombstone ?? 0);
+      if (i > max) max = i;
+    });
+    return max === 0 ? this.index : max;
+  }
+
+  /** Keys held by a session, in key order. */
+  heldBy(session: string): string[] {
+    return [...(this.held.get(session) ?? [])].sort();
+  }
+
+  /** Until when (wall-clock ms) a lock on `key` may not be acquired; 0 when there is no delay. */
+  lockDelayUntil(key: string): number {
+    return this.lockDelays.get(key) ?? 0;
+  }
+
+  // ---- writes ----
+
+  /** Insert or replace an entry (the caller computed every field but the indexes). */
+  put(data: Omit<KvEntry, 'CreateIndex' | 'ModifyIndex'>, txn: Txn): KvEntry {
+    const slot = this.slots.get(data.Key);
+    const existing = slot?.entry;
+    const entry: KvEntry = { ...data, CreateIndex: existing?.CreateIndex ?? txn.index, ModifyIndex: txn.index };
+    if (!slot) {
+      this.insertKey(data.Key);
+      this.slots.set(data.Key, { entry });
+    } else {
+      slot.entry = entry;
+      slot.tombstone = undefined;
+    }
+    if (!existing) this.live++;
+    if (existing?.Session && existing.Session !== entry.Session) this.unhold(existing.Session, entry.Key);
+    if (entry.Session) {
+      let keys = this.held.get(entry.Session);
+      if (!keys) this.held.set(entry.Session, (keys = new Set()));
+      keys.add(entry.Key);
+    }
+    this.touched(entry.Key, txn);
+    return entry;
+  }
+
+  /** Delete one key, leaving a tombstone; a missing key changes nothing. */
+  delete(key: string, txn: Txn): boolean {
+    const slot = this.slots.get(key);
+    const existing = slot?.entry;
+    if (!slot || !existing) return false;
+    slot.entry = undefined;
+    slot.tombstone = txn.index;
+    this.live--;
+    if (existing.Session) this.unhold(existing.Session, key);
+    this.touched(key, txn);
+    return true;
+  }
+
+  /** Delete every key under `prefix`. */
+  deleteTree(prefix: string, txn: Txn): number {
+    const keys: string[] = [];
+    this.scan(prefix, (slot, key) => {
+      if (slot.entry) keys.push(key);
+    });
+    for (const k of keys) this.delete(k, txn);
+    return keys.length;
+  }
+
+  setLockDelay(key: string, untilMs: number): void {
+    if (untilMs > this.lockDelayUntil(key)) this.lockDelays.set(key, untilMs);
+  }
+
+  /** Forget lock-delays that ended before `nowMs` (keeps the map from growing). */
+  expireLockDelays(nowMs: number): void {
+    for (const [k, until] of this.lockDelays) if (until <= nowMs) this.lockDelays.delete(k);
+  }
+
+  // ---- snapshot ----
+
+  dump(): KvTableDump {
+    const entries: KvEntry[] = [];
+    const tombstones: [string, number][] = [];
+    for (const key of this.sorted) {
+      const slot = this.slots.get(key) as Slot;
+      if (slot.entry) entries.push(slot.entry);
+      else if (slot.tombstone !== undefined) tombstones.push([key, slot.tombstone]);
+    }
+    return { entries, tombstones, tableIndex: this.index };
+  }
+
+  static load(dump: KvTableDump | undefined): KvTable {
+    const t = new KvTable();
+    if (!dump) return t;
+    for (const e of dump.entries) {
+      const entry: KvEntry = { ...e, Value: e.Value === null || e.Value === undefined ? null : new Uint8Array(e.Value) };
+      t.slots.set(e.Key, { entry });
+      t.live++;
+      if (entry.Session) {
+        let keys = t.held.get(entry.Session);
+        if (!keys) t.held.set(entry.Session, (keys = new Set()));
+        keys.add(entry.Key);
+      }
+    }
+    for (const [k, i] of dump.tombstones) t.slots.set(k, { tombstone: i });
+    t.sorted.push(...[...t.slots.keys()].sort(compareKeys));
+    t.index = dump.tableIndex;
+    return t;
+  }
+
+  /** Broken invariants ([] when consistent). */
+  invariants(): string[] {
+    const problems: string[] = [];
+    for (let i = 1; i < this.sorted.length; i++) {
+      if (compareKeys(this.sorted[i - 1], this.sorted[i]) >= 0) problems.push(`kv keys out of order at ${this.sorted[i]}`);
+    }
+    if (this.sorted.length !== this.slots.size) problems.push(`kv key list has ${this.sorted.length} keys, slots ${this.slots.size}`);
+    let live = 0;
+    for (const [key, slot] of this.slots) {
+      if (slot.entry) {
+        live++;
+        if (slot.entry.Key !== key) problems.push(`kv entry ${slot.entry.Key} filed under ${key}`);
+        if (slot.entry.ModifyIndex > this.index) problems.push(`kv entry ${key} is newer than the table index`);
+        if (slot.entry.Session && !this.held.get(slot.entry.Session)?.has(key)) problems.push(`kv entry ${key} not indexed to its session`);
+      } else if (slot.tombstone === undefined) problems.push(`kv slot ${key} is empty`);
+    }
+    if (live !== this.live) problems.push(`kv live count ${this.live}, entries ${live}`);
+    for (const [session, keys] of this.held) {
+      for (const k of keys) if (this.get(k)?.Session !== session) problems.push(`kv session index: ${k} is not held by ${session}`);
+    }
+    return problems;
+  }
+
+  // ---- internals ----
+
+  private touched(key: string, txn: Txn): void {
+    this.index = txn.index;
+    txn.bump(KVS, ...kvWriteWatchKeys(key));
+  }
+
+  private unhold(session: string, key: string): void {
+    const keys = this.held.get(session);
+    if (!keys) return;
+    keys.delete(key);
+    if (keys.size === 0) this.held.delete(session);
+  }
+
+  private scan(prefix: string, visit: (slot: Slot, key: string) => void): void {
+    for (let i = this.lowerBound(prefix); i < this.sorted.length; i++) {
+      const key = this.sorted[i];
+      if (!key.startsWith(prefix)) break;
+      visit(this.slots.get(key) as Slot, key);
+    }
+  }
+
+  /** First position whose key is ≥ `key`. */
+  private lowerBound(key: string): number {
+    let lo = 0;
+    let hi = this.sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.sorted[mid] < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private insertKey(key: string): void {
+    const at = this.lowerBound(key);
+    if (this.sorted[at] !== key) this.sorted.splice(at, 0, key);
+  }
+}
+
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
