@@ -3,6 +3,10 @@
 import { Authorizer } from '@registry/acl';
 import type { Command, Store } from '@registry/store';
 import { forbidden } from '../http/errors';
+import { authorizeConnectCommand } from '../connect/connect-authorization';
+import { authorizeDeregister, authorizeRegister } from './catalog-authorization';
+import { authorizeKvOps, authorizeSessionCreate, authorizeSessionDestroy } from '../sessions/authorize';
+import { authorizeQueryDelete, authorizeQuerySet } from '../queries/authorize';
 
 export interface AclResolver {
   /** The Authorizer for a token secret (undefined → anonymous); throws 403 `ACL not found`. */
@@ -21,18 +25,59 @@ export const allowAllResolver: AclResolver = {
  * the command is proposed. One case per command type; a command type without a case is refused,
  * so a new write cannot silently skip its ACL check.
  */
-export function authorizeCommand(cmd: Command, authz: Authorizer, _store: Store): void {
+export function authorizeCommand(cmd: Command, authz: Authorizer, store: Store, aclEnabled = true): void {
   switch (cmd.type) {
-    case 'catalog.register': {
-      const req = cmd.req;
-      if (!authz.nodeWrite(req.Node)) throw forbidden();
-      if (req.Service && !authz.serviceWrite(req.Service.Service ?? '')) throw forbidden();
+    // ACLs off: catalog writes skip the checks entirely (and so the "Unknown service" answers).
+    case 'catalog.register':
+      if (aclEnabled) authorizeRegister(cmd.req, authz, store);
       return;
-    }
     case 'catalog.deregister':
-      if (!authz.nodeWrite(cmd.req.Node)) throw forbidden();
+      if (aclEnabled) authorizeDeregister(cmd.req, authz, store);
+      return;
+    // Issued by the leader itself (internal); never on a client's behalf.
+    case 'acl.builtins':
+      throw forbidden();
+    // Anyone may bootstrap (once); creating the initial management token regardless is the leader's.
+    case 'acl.bootstrap':
+      if (cmd.orCreate) throw forbidden();
+      return;
+    case 'acl.token-create':
+    case 'acl.token-update':
+    case 'acl.token-clone':
+    case 'acl.token-delete':
+    case 'acl.policy-create':
+    case 'acl.policy-update':
+    case 'acl.policy-delete':
+      if (!authz.aclWrite()) throw forbidden();
       return;
     case 'coordinate.update':
+      return;
+    case 'session.create':
+      authorizeSessionCreate(cmd.session.Node, authz);
+      return;
+    case 'session.destroy':
+      authorizeSessionDestroy(cmd.id, authz, store);
+      return;
+    case 'kv.apply':
+      authorizeKvOps([cmd.op], authz);
+      return;
+    case 'kv.txn':
+      authorizeKvOps(cmd.ops, authz);
+      return;
+    case 'query.set':
+      authorizeQuerySet(cmd.query, authz, store);
+      return;
+    case 'query.delete':
+      authorizeQueryDelete(cmd.id, authz, store);
+      return;
+    case 'intention.upsert':
+    case 'intention.delete':
+    case 'ca.initialize':
+    case 'ca.rotate':
+    case 'ca.set-config':
+    case 'ca.serials':
+    case 'ca.prune':
+      authorizeConnectCommand(cmd, authz, store);
       return;
     default:
       throw forbidden();

@@ -18,6 +18,7 @@ import { Joiner } from '../cluster/join';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
 import { portOf, type ServerFacts } from '../cluster/server-info';
 import { Rpc } from '../rpc/rpc';
+import { installAcl } from '../acl/install';
 import { LeaderDuties } from './leader-duties';
 import { createLogger, type Logger } from './logger';
 import { loadOrCreateNodeId } from './node-id';
@@ -90,6 +91,7 @@ export class Agent {
     const health = new ServerHealth(self, raft, store, transport, (cmd: Command) => rpc.apply(cmd, { internal: true }), logger.child({ module: 'agent.leader' }));
     const leaderDuties = new LeaderDuties(raft, logger.child({ module: 'agent.leader' }));
     leaderDuties.add(health);
+    installAcl(config.acl, { datacenter: config.datacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }) });
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc);
     agent.registerRpc();
 

@@ -1,18 +1,32 @@
-// Catalog reads (spec "Catalog"; consul-behaviour §5.4).
+// Catalog reads (spec "Catalog"; consul-behaviour §5.4), filtered by the token (§2.10).
+import {
+  filterCatalogNode,
+  filterNodes,
+  filterServiceNames,
+  filterServiceNodes,
+  mayLookUpConnect,
+} from '../acl/read-filters';
 import type { ReadEndpoint } from './read-context';
 import { sortNear } from './read-context';
 
 type Meta = Record<string, string> | undefined;
 
 export const catalogReads: Record<string, ReadEndpoint> = {
-  'catalog.nodes': ({ store }, a: { nodeMeta: Meta; near?: string }) => {
+  'catalog.nodes': ({ store, authz }, a: { nodeMeta: Meta; near?: string }) => {
     const r = store.catalogNodes({ nodeMeta: a.nodeMeta });
-    return { ...r, value: sortNear(store, a.near, r.value, (n) => n.Node) };
+    return { ...r, value: sortNear(store, a.near, filterNodes(authz, r.value), (n) => n.Node) };
   },
-  'catalog.services': ({ store }, a: { nodeMeta: Meta }) => store.catalogServices({ nodeMeta: a.nodeMeta }),
-  'catalog.service': ({ store }, a: { service: string; tags: string[]; nodeMeta: Meta; near?: string; connect: boolean }) => {
+  'catalog.services': ({ store, authz }, a: { nodeMeta: Meta }) => {
+    const r = store.catalogServices({ nodeMeta: a.nodeMeta });
+    return { ...r, value: filterServiceNames(authz, r.value) };
+  },
+  'catalog.service': ({ store, authz }, a: { service: string; tags: string[]; nodeMeta: Meta; near?: string; connect: boolean }) => {
     const r = store.catalogService(a.service, { tags: a.tags, nodeMeta: a.nodeMeta, connect: a.connect });
-    return { ...r, value: sortNear(store, a.near, r.value, (s) => s.Node) };
+    const visible = a.connect && !mayLookUpConnect(authz, a.service) ? [] : filterServiceNodes(authz, r.value);
+    return { ...r, value: sortNear(store, a.near, visible, (s) => s.Node) };
   },
-  'catalog.node': ({ store }, a: { node: string }) => store.catalogNode(a.node),
+  'catalog.node': ({ store, authz }, a: { node: string }) => {
+    const r = store.catalogNode(a.node);
+    return { ...r, value: filterCatalogNode(authz, r.value) };
+  },
 };

@@ -1,17 +1,21 @@
-// Health reads (spec "Health"; consul-behaviour §5.4).
+// Health reads (spec "Health"; consul-behaviour §5.4), filtered by the token (§2.10).
+import { filterChecks, filterCheckServiceNodes, mayLookUpConnect } from '../acl/read-filters';
 import type { ReadEndpoint } from './read-context';
 import { sortNear } from './read-context';
 
 type Meta = Record<string, string> | undefined;
 
 export const healthReads: Record<string, ReadEndpoint> = {
-  'health.node': ({ store }, a: { node: string }) => store.healthNode(a.node),
-  'health.checks': ({ store }, a: { service: string; nodeMeta: Meta; near?: string }) => {
+  'health.node': ({ store, authz }, a: { node: string }) => {
+    const r = store.healthNode(a.node);
+    return { ...r, value: filterChecks(authz, r.value) };
+  },
+  'health.checks': ({ store, authz }, a: { service: string; nodeMeta: Meta; near?: string }) => {
     const r = store.healthChecks(a.service, { nodeMeta: a.nodeMeta });
-    return { ...r, value: sortNear(store, a.near, r.value, (c) => c.Node) };
+    return { ...r, value: sortNear(store, a.near, filterChecks(authz, r.value), (c) => c.Node) };
   },
   'health.service': (
-    { store },
+    { store, authz },
     a: { service: string; tags: string[]; nodeMeta: Meta; passing: boolean; near?: string; connect: boolean },
   ) => {
     const r = store.healthService(a.service, {
@@ -20,10 +24,11 @@ export const healthReads: Record<string, ReadEndpoint> = {
       passing: a.passing,
       connect: a.connect,
     });
-    return { ...r, value: sortNear(store, a.near, r.value, (e) => e.Node.Node) };
+    const visible = a.connect && !mayLookUpConnect(authz, a.service) ? [] : filterCheckServiceNodes(authz, r.value);
+    return { ...r, value: sortNear(store, a.near, visible, (e) => e.Node.Node) };
   },
-  'health.state': ({ store }, a: { state: string; nodeMeta: Meta; near?: string }) => {
+  'health.state': ({ store, authz }, a: { state: string; nodeMeta: Meta; near?: string }) => {
     const r = store.healthState(a.state, { nodeMeta: a.nodeMeta });
-    return { ...r, value: sortNear(store, a.near, r.value, (c) => c.Node) };
+    return { ...r, value: sortNear(store, a.near, filterChecks(authz, r.value), (c) => c.Node) };
   },
 };

@@ -1,3 +1,4 @@
+import { aclReads } from '../acl/acl-reads';
 import { catalogReads } from './catalog-reads';
 import { healthReads } from './health-reads';
 import type { ReadEndpoint } from './read-context';
@@ -6,6 +7,7 @@ import type { ReadEndpoint } from './read-context';
 export const readEndpoints: Record<string, ReadEndpoint> = {
   ...catalogReads,
   ...healthReads,
+  ...aclReads,
 };
 
 export type { ReadContext, ReadEndpoint } from './read-context';

@@ -65,6 +65,11 @@ export class Rpc {
     this.acl = acl;
   }
 
+  /** The resolver in force; agent-local routes (agent, operator) check their tokens with it. */
+  get aclResolver(): AclResolver {
+    return this.acl;
+  }
+
   /** Commit `cmd` through Raft (on the leader, wherever this server is) and return the FSM's result. */
   async apply(cmd: Command, options: ApplyOptions = {}): Promise<unknown> {
     this.checkDatacenter(options.datacenter ?? this.datacenter);
@@ -150,7 +155,7 @@ export class Rpc {
     if (!this.raft.isLeader()) return { ok: false, retry: true, message: NO_LEADER };
     const { cmd } = req;
     try {
-      if (!req.internal) authorizeCommand(cmd, this.acl.resolve(req.token), this.store);
+      if (!req.internal) authorizeCommand(cmd, this.acl.resolve(req.token), this.store, this.acl.enabled);
       const result = await this.raft.propose(encodeCommand(cmd));
       if (result instanceof CommandError) return toEnvelope(badRequest(result.message));
       return { ok: true, value: result };

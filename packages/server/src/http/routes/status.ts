@@ -3,17 +3,28 @@ import { badRequest } from '../errors';
 import { single } from '../query-options';
 import { route, type Route } from '../route';
 import type { RouteDeps } from './deps';
+import { demand } from '../../acl/request-authorizer';
 
 export function statusRoutes(deps: RouteDeps): Route<any>[] {
   const { cluster } = deps;
+  const node = deps.agent.nodeName;
   return [
     route({ method: 'GET', path: '/v1/status/leader', handle: () => cluster.leaderAddress() }),
     route({ method: 'GET', path: '/v1/status/peers', handle: () => cluster.peers() }),
-    route({ method: 'GET', path: '/v1/operator/raft/configuration', handle: () => cluster.raftConfiguration() }),
+    route({
+      method: 'GET',
+      path: '/v1/operator/raft/configuration',
+      handle(ctx) {
+        demand(deps, ctx, (a) => a.operatorRead());
+        return cluster.raftConfiguration();
+      },
+    }),
     route({
       method: 'DELETE',
       path: '/v1/operator/raft/peer',
-      async handle({ query }) {
+      async handle(ctx) {
+        const { query } = ctx;
+        demand(deps, ctx, (a) => a.operatorWrite());
         const id = single(query, 'id');
         const address = single(query, 'address');
         if (!id && !address) throw badRequest('Must specify either ?id with the server\'s ID or ?address with IP:port of peer to remove');
@@ -25,17 +36,35 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'POST',
       path: '/v1/operator/raft/transfer-leader',
-      async handle({ query }) {
+      async handle(ctx) {
+        const { query } = ctx;
+        demand(deps, ctx, (a) => a.operatorWrite());
         await cluster.transferLeader(single(query, 'id') || undefined);
         return { Success: true };
       },
     }),
-    route({ method: 'GET', path: '/v1/agent/self', handle: () => cluster.self() }),
-    route({ method: 'GET', path: '/v1/agent/members', handle: () => cluster.members() }),
+    route({
+      method: 'GET',
+      path: '/v1/agent/self',
+      handle(ctx) {
+        demand(deps, ctx, (a) => a.agentRead(node));
+        return cluster.self();
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/agent/members',
+      async handle(ctx) {
+        const authz = demand(deps, ctx, () => true);
+        return (await cluster.members()).filter((m) => authz.nodeRead((m as { Name: string }).Name));
+      },
+    }),
     route({
       method: 'PUT',
       path: '/v1/agent/join/:address',
-      async handle({ params }) {
+      async handle(ctx) {
+        const { params } = ctx;
+        demand(deps, ctx, (a) => a.agentWrite(node));
         await cluster.join(params.address);
         return undefined;
       },
@@ -43,7 +72,8 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'PUT',
       path: '/v1/agent/leave',
-      async handle() {
+      async handle(ctx) {
+        demand(deps, ctx, (a) => a.agentWrite(node));
         await cluster.leave();
         return undefined;
       },

@@ -1,0 +1,22 @@
+// Turning ACLs on for an agent: the store-backed resolver for every request, and the leader duty
+// that creates the built-ins and the initial management token.
+import type { Command, Store } from '@registry/store';
+import type { LeaderDuties } from '../agent/leader-duties';
+import type { Logger } from '../agent/logger';
+import type { AclConfig } from '../config/config';
+import type { Rpc } from '../rpc/rpc';
+import { AclLeaderDuty } from './acl-leader-duty';
+import { StoreAclResolver } from './store-resolver';
+
+/** With `acl.enabled`, install the real resolver and the leader duty; otherwise leave ACLs off. */
+export function installAcl(
+  acl: AclConfig,
+  parts: { datacenter: string; store: Store; rpc: Rpc; leaderDuties: LeaderDuties; logger: Logger },
+): StoreAclResolver | undefined {
+  if (!acl.enabled) return undefined;
+  const resolver = new StoreAclResolver(parts.store, { datacenter: parts.datacenter, defaultPolicy: acl.defaultPolicy });
+  parts.rpc.setAclResolver(resolver);
+  const apply = (cmd: Command) => parts.rpc.apply(cmd, { internal: true });
+  parts.leaderDuties.add(new AclLeaderDuty(parts.store, apply, acl.tokens.initialManagement, parts.logger));
+  return resolver;
+}

@@ -1,0 +1,50 @@
+// ACLs enabled: a request's secret → Authorizer through the acl package's TokenResolver over this
+// server's store. Its cache is dropped whenever a token or policy changes (or a snapshot is
+// restored), from a watch on the ACL tables' keys, synchronously inside the apply that changed them.
+import { Authorizer, isRootSecret, ROOT_TOKEN_ERROR, TokenResolver, type DefaultPolicy } from '@registry/acl';
+import { ACL_POLICIES, ACL_TOKENS, type Store } from '@registry/store';
+import { forbidden, serverError } from '../http/errors';
+import type { AclResolver } from './authorization';
+
+export const ACL_NOT_FOUND = 'ACL not found';
+
+export interface StoreAclResolverOptions {
+  datacenter: string;
+  defaultPolicy: DefaultPolicy;
+}
+
+export class StoreAclResolver implements AclResolver {
+  readonly enabled = true;
+  private readonly tokens: TokenResolver;
+  private cancelWatch: (() => void) | null = null;
+
+  constructor(
+    private readonly store: Store,
+    options: StoreAclResolverOptions,
+  ) {
+    this.tokens = new TokenResolver(store.aclLookup(), options);
+    this.watchTables();
+  }
+
+  /** Unknown secret → 403 `ACL not found`; `allow`/`deny`/`manage` → 500 `Cannot resolve root ACL`. */
+  resolve(secret: string | undefined): Authorizer {
+    if (secret !== undefined && isRootSecret(secret)) throw serverError(ROOT_TOKEN_ERROR);
+    const authz = this.tokens.resolve(secret);
+    if (authz === 'not-found') throw forbidden(ACL_NOT_FOUND);
+    return authz;
+  }
+
+  /** Stop following the store (the agent is stopping). */
+  close(): void {
+    this.cancelWatch?.();
+    this.cancelWatch = null;
+  }
+
+  private watchTables(): void {
+    // Watches are one-shot: re-arm before anything else can run.
+    this.cancelWatch = this.store.watch([ACL_TOKENS, ACL_POLICIES], () => {
+      this.tokens.invalidate();
+      this.watchTables();
+    });
+  }
+}

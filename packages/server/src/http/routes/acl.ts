@@ -1,0 +1,230 @@
+// /v1/acl/* (spec "ACL tokens", "ACL policies"; consul-behaviour §2.3–2.5). Identifiers, secrets
+// and CreateTime are made here and travel in the command; the store decides everything that
+// depends on its tables. Client errors are 400 (DECISIONS.md); Consul's texts otherwise.
+import { BOOTSTRAP_TOKEN_DESCRIPTION, generateUUID, uuidError } from '@registry/acl';
+import type { BootstrapResult, PolicyLinkInput, TokenOut } from '@registry/store';
+import { ACL_NOT_FOUND } from '../../acl/store-resolver';
+import { cloneSchema, policySchema, tokenSchema } from '../../schemas/acl';
+import { compileBody, type BodyValidator } from '../../schemas/validator';
+import { HttpError, badRequest, forbidden } from '../errors';
+import { single } from '../query-options';
+import { route, type Route, type RouteContext } from '../route';
+import { readInto, type RouteDeps } from './deps';
+
+export const ACL_DISABLED = 'ACL support disabled';
+
+interface TokenBody {
+  AccessorID?: string | null;
+  SecretID?: string | null;
+  Description?: string | null;
+  Policies?: { ID?: string | null; Name?: string | null }[] | null;
+  Local?: boolean | null;
+  Rules?: string | null;
+  Type?: string | null;
+}
+
+interface PolicyBody {
+  ID?: string | null;
+  Name?: string | null;
+  Description?: string | null;
+  Rules?: string | null;
+  Datacenters?: string[] | null;
+}
+
+/** Body decoding here rather than in app.ts, so that "ACLs disabled" answers before any body error. */
+function decode<T>(ctx: RouteContext<any>, validate: BodyValidator<T>, what: string, optional = false): T {
+  const text = ctx.rawBody?.toString('utf8') ?? '';
+  if (text.trim() === '') {
+    if (optional) return validate({});
+    throw badRequest(`${what}: EOF`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw badRequest(`${what}: ${(err as Error).message}`);
+  }
+  return validate(value);
+}
+
+function links(body: TokenBody): PolicyLinkInput[] {
+  return (body.Policies ?? []).map((l) => ({ ...(l.ID ? { ID: l.ID } : {}), ...(l.Name ? { Name: l.Name } : {}) }));
+}
+
+/** Fields 1.4 tokens may not carry. */
+function refuseLegacyFields(body: TokenBody): void {
+  if (body.Rules) throw badRequest('Rules cannot be specified for this token');
+  if (body.Type) throw badRequest('Type cannot be specified for this token');
+}
+
+function createTime(): string {
+  return new Date().toISOString();
+}
+
+export function aclRoutes(deps: RouteDeps): Route<any>[] {
+  const tokenBody = compileBody<TokenBody>(tokenSchema, 'Token decoding failed');
+  const cloneBody = compileBody<{ Description?: string | null }>(cloneSchema, 'Token decoding failed');
+  const policyBody = compileBody<PolicyBody>(policySchema, 'Policy decoding failed');
+
+  /** ACLs off: every ACL endpoint answers 401 (Consul), before looking at anything else. */
+  const enabled = () => {
+    if (!deps.rpc.aclResolver.enabled) throw new HttpError(401, ACL_DISABLED);
+  };
+  const apply = (ctx: RouteContext<any>, cmd: Parameters<RouteDeps['rpc']['apply']>[0]) =>
+    deps.rpc.apply(cmd, { token: ctx.opts.token, datacenter: ctx.opts.datacenter });
+
+  return [
+    route({
+      method: 'PUT',
+      path: '/v1/acl/bootstrap',
+      async handle(ctx) {
+        enabled();
+        // Needs no token (a stale or unknown one in the client's environment must not get in the way).
+        const result = (await deps.rpc.apply(
+          {
+            type: 'acl.bootstrap',
+            token: { AccessorID: generateUUID(), SecretID: generateUUID(), CreateTime: createTime(), Description: BOOTSTRAP_TOKEN_DESCRIPTION },
+          },
+          { datacenter: ctx.opts.datacenter },
+        )) as BootstrapResult;
+        if ('resetIndex' in result) throw forbidden(`Permission denied: ACL bootstrap no longer allowed (reset index: ${result.resetIndex})`);
+        // `ID` repeats the secret, for clients of the legacy API.
+        return { ID: result.token.SecretID, ...result.token };
+      },
+    }),
+
+    // ---- tokens ----
+    route({
+      method: 'GET',
+      path: '/v1/acl/token/self',
+      handle(ctx) {
+        enabled();
+        return readInto(deps, ctx, 'acl.token-self', {});
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/acl/token{/:accessor}',
+      handle(ctx) {
+        enabled();
+        const accessor = ctx.params.accessor;
+        if (!accessor) throw badRequest('Missing token ID');
+        const problem = uuidError(accessor);
+        if (problem) throw badRequest(`failed acl token lookup: ${problem}`);
+        return readInto(deps, ctx, 'acl.token', { accessor });
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/v1/acl/token{/:accessor}',
+      async handle(ctx) {
+        enabled();
+        const body = decode(ctx, tokenBody, 'Token decoding failed');
+        const accessor = ctx.params.accessor ?? '';
+        if (body.AccessorID && body.AccessorID !== accessor) throw badRequest('Token Accessor ID in URL and payload do not match');
+        refuseLegacyFields(body);
+        const fields = { Description: body.Description ?? '', Policies: links(body), Local: body.Local ?? false };
+        if (accessor === '') {
+          const token = { ...fields, AccessorID: generateUUID(), SecretID: generateUUID(), CreateTime: createTime() };
+          return (await apply(ctx, { type: 'acl.token-create', token })) as TokenOut;
+        }
+        if (uuidError(accessor)) throw badRequest('AccessorID is not a valid UUID');
+        const token = { ...fields, AccessorID: accessor, ...(body.SecretID ? { SecretID: body.SecretID } : {}) };
+        return (await apply(ctx, { type: 'acl.token-update', token })) as TokenOut;
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/v1/acl/token/:accessor/clone',
+      async handle(ctx) {
+        enabled();
+        const body = decode(ctx, cloneBody, 'Token decoding failed', true);
+        const from = ctx.params.accessor;
+        const problem = uuidError(from);
+        if (problem) throw badRequest(`failed acl token lookup: ${problem}`);
+        const token = { AccessorID: generateUUID(), SecretID: generateUUID(), CreateTime: createTime(), Description: body.Description ?? '' };
+        const out = (await apply(ctx, { type: 'acl.token-clone', from, token })) as TokenOut | null;
+        if (out === null) throw forbidden(ACL_NOT_FOUND);
+        return out;
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/acl/token{/:accessor}',
+      async handle(ctx) {
+        enabled();
+        const accessor = ctx.params.accessor;
+        if (!accessor) throw badRequest('Missing token ID');
+        if (uuidError(accessor)) throw badRequest('Accessor ID is missing or an invalid UUID');
+        if (ctx.opts.token) {
+          const own = await deps.rpc.read<TokenOut>('acl.token-self', {}, { ...ctx.opts, minIndex: 0 }, ctx.signal);
+          if (own.result.value.AccessorID.toLowerCase() === accessor.toLowerCase()) {
+            throw badRequest("Deletion of the request's authorization token is not permitted");
+          }
+        }
+        return apply(ctx, { type: 'acl.token-delete', accessorID: accessor });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/acl/tokens',
+      handle(ctx) {
+        enabled();
+        return readInto(deps, ctx, 'acl.tokens', { policy: single(ctx.query, 'policy') || undefined });
+      },
+    }),
+
+    // ---- policies ----
+    route({
+      method: 'GET',
+      path: '/v1/acl/policy{/:id}',
+      handle(ctx) {
+        enabled();
+        const id = ctx.params.id;
+        if (!id) throw badRequest('Missing policy ID');
+        const problem = uuidError(id);
+        if (problem) throw badRequest(`failed acl policy lookup: ${problem}`);
+        return readInto(deps, ctx, 'acl.policy', { id });
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/v1/acl/policy{/:id}',
+      async handle(ctx) {
+        enabled();
+        const body = decode(ctx, policyBody, 'Policy decoding failed');
+        const id = ctx.params.id ?? '';
+        if (body.ID && body.ID !== id) throw badRequest('Policy ID in URL and payload do not match');
+        const fields = {
+          Name: body.Name ?? '',
+          Description: body.Description ?? '',
+          Rules: body.Rules ?? '',
+          Datacenters: body.Datacenters ?? [],
+        };
+        if (id === '') return apply(ctx, { type: 'acl.policy-create', policy: { ...fields, ID: generateUUID() } });
+        if (uuidError(id)) throw badRequest('Policy ID invalid UUID');
+        return apply(ctx, { type: 'acl.policy-update', policy: { ...fields, ID: id } });
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/acl/policy{/:id}',
+      async handle(ctx) {
+        enabled();
+        const id = ctx.params.id;
+        if (!id) throw badRequest('Missing policy ID');
+        const problem = uuidError(id);
+        if (problem) throw badRequest(`failed acl policy lookup: ${problem}`);
+        return apply(ctx, { type: 'acl.policy-delete', id });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/acl/policies',
+      handle(ctx) {
+        enabled();
+        return readInto(deps, ctx, 'acl.policies', {});
+      },
+    }),
+  ];
+}

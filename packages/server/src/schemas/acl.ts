@@ -1,0 +1,42 @@
+// Request bodies of the ACL token and policy endpoints (spec "ACL token", "ACL policy").
+// Server-set fields (Hash, CreateTime, indexes) are accepted and ignored, as Consul's decoder does.
+import type { SchemaNode } from './canonical-keys';
+
+const str = { type: 'string' } as const;
+const strOrNull = { type: ['string', 'null'] } as const;
+const bool = { type: ['boolean', 'null'] } as const;
+
+export const policyLinkSchema: SchemaNode = {
+  type: 'object',
+  properties: { ID: strOrNull, Name: strOrNull },
+};
+
+export const tokenSchema: SchemaNode = {
+  type: 'object',
+  properties: {
+    AccessorID: strOrNull,
+    SecretID: strOrNull,
+    Description: strOrNull,
+    Policies: { type: ['array', 'null'], items: policyLinkSchema },
+    Local: bool,
+    // Legacy fields: refused when set.
+    Rules: strOrNull,
+    Type: strOrNull,
+  },
+};
+
+export const cloneSchema: SchemaNode = {
+  type: 'object',
+  properties: { Description: strOrNull },
+};
+
+export const policySchema: SchemaNode = {
+  type: 'object',
+  properties: {
+    ID: strOrNull,
+    Name: strOrNull,
+    Description: strOrNull,
+    Rules: strOrNull,
+    Datacenters: { type: ['array', 'null'], items: str },
+  },
+};
