@@ -3,6 +3,7 @@
 import { Authorizer } from '@registry/acl';
 import type { Command, Store } from '@registry/store';
 import { forbidden } from '../http/errors';
+import { authorizeConnectCommand } from '../connect/connect-authorization';
 import { authorizeDeregister, authorizeRegister } from './catalog-authorization';
 
 export interface AclResolver {
@@ -48,6 +49,15 @@ export function authorizeCommand(cmd: Command, authz: Authorizer, store: Store, 
       if (!authz.aclWrite()) throw forbidden();
       return;
     case 'coordinate.update':
+      return;
+    case 'intention.upsert':
+    case 'intention.delete':
+    case 'ca.initialize':
+    case 'ca.rotate':
+    case 'ca.set-config':
+    case 'ca.serials':
+    case 'ca.prune':
+      authorizeConnectCommand(cmd, authz, store);
       return;
     default:
       throw forbidden();

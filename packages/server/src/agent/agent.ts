@@ -20,6 +20,7 @@ import { portOf, type ServerFacts } from '../cluster/server-info';
 import { Rpc } from '../rpc/rpc';
 import { installAcl } from '../acl/install';
 import { LeaderDuties } from './leader-duties';
+import { Mesh } from '../connect/mesh';
 import { createLogger, type Logger } from './logger';
 import { loadOrCreateNodeId } from './node-id';
 import { storeStateMachine } from './store-fsm';
@@ -33,6 +34,8 @@ export interface AgentOptions {
 export class Agent {
   private http: Server | null = null;
   private stopping: Promise<void> | null = null;
+  /** The service-mesh side (set once during start). */
+  mesh: Mesh | undefined;
   /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
   readonly stopped: Promise<void>;
   private markStopped!: () => void;
@@ -91,9 +94,12 @@ export class Agent {
     const health = new ServerHealth(self, raft, store, transport, (cmd: Command) => rpc.apply(cmd, { internal: true }), logger.child({ module: 'agent.leader' }));
     const leaderDuties = new LeaderDuties(raft, logger.child({ module: 'agent.leader' }));
     leaderDuties.add(health);
+    const mesh = new Mesh({ config, rpc, store, raft, transport, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress });
+    leaderDuties.add(mesh.caDuty);
     installAcl(config.acl, { datacenter: config.datacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }) });
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc);
     agent.registerRpc();
+    agent.mesh = mesh;
 
     raft.start();
     if (config.bootstrapExpect === 1 && raft.configuration().length === 0) {
@@ -139,6 +145,7 @@ export class Agent {
     }
     this.joiner.stop();
     this.leaderDuties.stop();
+    this.mesh?.stop();
     if (this.http) {
       const http = this.http;
       await new Promise<void>((resolve) => {
@@ -159,6 +166,7 @@ export class Agent {
       rpc: this.rpc,
       agent: { nodeName: this.config.nodeName, nodeId: this.nodeId, datacenter: this.config.datacenter },
       cluster: this.clusterOps(),
+      mesh: this.mesh,
     };
     const routes = allRoutes(deps);
     const app = createApp(routes, {

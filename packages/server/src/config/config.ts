@@ -31,7 +31,14 @@ export interface AgentConfig {
   logLevel: string;
   logJson: boolean;
   acl: AclConfig;
-  connect: { enabled: boolean };
+  connect: {
+    enabled: boolean;
+    /** Leaf signings per second on the leader (Consul's csr_max_per_second); 0 = unlimited. */
+    csrMaxPerSecond: number;
+    /** Leaf signings in flight on the leader; 0 = unlimited. */
+    csrMaxConcurrent: number;
+    proxy: { allowManagedApiRegistration: boolean };
+  };
   translateWanAddrs: boolean;
   /** Raft timing, in ms (tests may shorten them). */
   raft: { tickMs: number; electionTicks: number; snapshotThreshold: number; trailingLogs: number };
@@ -54,7 +61,7 @@ export function defaultConfig(): AgentConfig {
     logLevel: 'info',
     logJson: false,
     acl: { enabled: false, defaultPolicy: 'allow', downPolicy: 'extend-cache', tokens: {} },
-    connect: { enabled: true },
+    connect: { enabled: true, csrMaxPerSecond: 50, csrMaxConcurrent: 16, proxy: { allowManagedApiRegistration: false } },
     translateWanAddrs: false,
     raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, trailingLogs: 10240 },
   };
@@ -115,6 +122,17 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   if (file.translate_wan_addrs !== undefined) out.translateWanAddrs = Boolean(file.translate_wan_addrs);
   if (file.connect && typeof file.connect === 'object' && file.connect.enabled !== undefined) {
     out.connect.enabled = Boolean(file.connect.enabled);
+  }
+  if (file.connect && typeof file.connect === 'object') {
+    const c = file.connect as Json;
+    const ca = (c.ca_config ?? {}) as Json;
+    for (const [key, field] of [['csr_max_per_second', 'csrMaxPerSecond'], ['csr_max_concurrent', 'csrMaxConcurrent']] as const) {
+      const v = c[key] ?? ca[key];
+      if (v === undefined) continue;
+      if (typeof v !== 'number' || v < 0) throw new Error(`${source}: connect.${key} must be a number ≥ 0`);
+      out.connect[field] = v;
+    }
+    if (c.proxy?.allow_managed_api_registration !== undefined) out.connect.proxy.allowManagedApiRegistration = Boolean(c.proxy.allow_managed_api_registration);
   }
   if (file.acl_token !== undefined) out.acl.tokens.default = String(file.acl_token);
   const acl = file.acl as Json | undefined;

@@ -1,12 +1,16 @@
 import { aclReads } from '../acl/acl-reads';
 import { catalogReads } from './catalog-reads';
 import { healthReads } from './health-reads';
+import { intentionReads } from './intention-reads';
+import { connectReads } from './connect-reads';
 import type { ReadEndpoint } from './read-context';
 
 /** Every read endpoint by name: the name is what a forwarded read carries to the leader. */
 export const readEndpoints: Record<string, ReadEndpoint> = {
   ...catalogReads,
   ...healthReads,
+  ...intentionReads,
+  ...connectReads,
   ...aclReads,
 };
 

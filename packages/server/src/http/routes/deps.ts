@@ -2,6 +2,7 @@
 // or the store directly.
 import type { Rpc, ReadReply } from '../../rpc/rpc';
 import type { RouteContext } from '../route';
+import type { Mesh } from '../../connect/mesh';
 
 export interface AgentFacts {
   nodeName: string;
@@ -27,6 +28,8 @@ export interface RouteDeps {
   rpc: Rpc;
   agent: AgentFacts;
   cluster: ClusterOps;
+  /** The service-mesh side (intention defaults, CA, agent cache, local services). */
+  mesh?: Mesh;
 }
 
 /** Run a read for a route and copy its index and leader headers onto the response. */

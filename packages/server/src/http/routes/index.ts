@@ -5,9 +5,13 @@ import { catalogRoutes } from './catalog';
 import type { RouteDeps } from './deps';
 import { healthRoutes } from './health';
 import { statusRoutes } from './status';
+import { intentionRoutes } from './intentions';
+import { connectRoutes } from './connect';
+import { agentConnectRoutes } from './agent-connect';
+import { agentServiceRoutes } from './agent-services';
 
 export function allRoutes(deps: RouteDeps): Route<any>[] {
-  return [...catalogRoutes(deps), ...healthRoutes(deps), ...statusRoutes(deps), ...aclRoutes(deps)];
+  return [...catalogRoutes(deps), ...healthRoutes(deps), ...statusRoutes(deps), ...intentionRoutes(deps), ...connectRoutes(deps), ...agentConnectRoutes(deps), ...agentServiceRoutes(deps), ...aclRoutes(deps)];
 }
 
 /**

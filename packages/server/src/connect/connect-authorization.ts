@@ -1,0 +1,36 @@
+// ACL checks of the intention and CA commands (consul-behaviour §2.9), run on the leader by
+// authorizeCommand: intention writes need `intentions:write` on the destination (the old one too
+// when an update moves it); CA settings need operator:write; the CA's own bookkeeping (initialise,
+// serials, pruning) is only ever issued by servers themselves, as internal commands.
+import type { Authorizer } from '@registry/acl';
+import type { Command, Store } from '@registry/store';
+import { forbidden } from '../http/errors';
+
+type ConnectCommand = Extract<Command, { type: `intention.${string}` | `ca.${string}` }>;
+
+export function authorizeConnectCommand(cmd: ConnectCommand, authz: Authorizer, store: Store): void {
+  switch (cmd.type) {
+    case 'intention.upsert': {
+      const dest = cmd.intention?.DestinationName ?? '';
+      if (dest !== '' && !authz.intentionWrite(dest)) throw forbidden();
+      if (cmd.op === 'update') {
+        const old = store.intentionGet(cmd.intention?.ID ?? '').value;
+        if (old && !authz.intentionWrite(old.DestinationName)) throw forbidden();
+      }
+      return;
+    }
+    case 'intention.delete': {
+      const old = store.intentionGet(cmd.id).value;
+      if (old && !authz.intentionWrite(old.DestinationName)) throw forbidden();
+      return;
+    }
+    case 'ca.rotate':
+    case 'ca.set-config':
+      if (!authz.operatorWrite()) throw forbidden();
+      return;
+    case 'ca.initialize':
+    case 'ca.serials':
+    case 'ca.prune':
+      throw forbidden();
+  }
+}

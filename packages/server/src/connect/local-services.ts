@@ -1,0 +1,242 @@
+// The agent's own services (Consul's agent/local state): what was registered through
+// /v1/agent/service/register, with the sidecar and managed proxies derived from it. Pure apart from
+// the change listeners: registration into the catalog and process management are the caller's.
+import { createHash, randomUUID } from 'node:crypto';
+import type { RegisterRequest, ServiceRequest } from '@registry/store';
+import { badRequest } from '../http/errors';
+
+export const CONNECT_PROXY = 'connect-proxy';
+const SIDECAR_PORTS: [number, number] = [21000, 21255];
+const MANAGED_PORTS: [number, number] = [20000, 20255];
+
+export interface AgentCheckDefinition {
+  CheckID?: string;
+  ID?: string;
+  Name?: string;
+  Status?: string;
+  Notes?: string;
+  TTL?: string;
+  HTTP?: string;
+  TCP?: string;
+  Interval?: string;
+  Timeout?: string;
+}
+
+/** `PUT /v1/agent/service/register` body (ServiceDefinition), keys already canonicalised. */
+export interface ServiceDefinition {
+  ID?: string;
+  Name?: string;
+  Tags?: string[] | null;
+  Address?: string;
+  Meta?: Record<string, string> | null;
+  Port?: number;
+  Weights?: { Passing?: number; Warning?: number } | null;
+  EnableTagOverride?: boolean;
+  Kind?: string;
+  ProxyDestination?: string;
+  Proxy?: ServiceRequest['Proxy'];
+  Connect?: {
+    Native?: boolean;
+    Proxy?: { ExecMode?: string; Command?: string[] | null; Config?: Record<string, unknown> | null; Upstreams?: unknown[] | null } | null;
+    SidecarService?: ServiceDefinition | null;
+  } | null;
+  Check?: AgentCheckDefinition | null;
+  Checks?: AgentCheckDefinition[] | null;
+}
+
+/** A service held by this agent, in the catalog's request shape. */
+export interface LocalService {
+  service: ServiceRequest & { ID: string; Service: string };
+  checks: { CheckID: string; Name: string; Status: string; Notes: string }[];
+  /** For a managed proxy: what runs it. */
+  managed?: { targetId: string; execMode: string; command: string[]; token: string; config: Record<string, unknown>; upstreams: unknown[] };
+  /** The service this one was derived from (sidecar or managed proxy), removed with it. */
+  parentId?: string;
+}
+
+export interface RegisterPolicy {
+  allowManagedApiRegistration: boolean;
+}
+
+function validateWeights(w: ServiceDefinition['Weights']): void {
+  if (!w) return;
+  if (w.Passing !== undefined && w.Passing < 1) throw badRequest('Invalid Weights: Passing must be greater than 0');
+  if (w.Warning !== undefined && w.Warning < 0) throw badRequest('Invalid Weights: Warning must be greater or equal than 0');
+}
+
+function checksOf(def: ServiceDefinition, id: string, name: string): LocalService['checks'] {
+  const defs = [...(def.Check ? [def.Check] : []), ...(def.Checks ?? [])];
+  return defs.map((c, i) => {
+    const status = c.Status || 'critical';
+    if (!['passing', 'warning', 'critical'].includes(status)) throw badRequest("Status for checks must 'passing', 'warning', 'critical'");
+    const checkId = c.CheckID || c.ID || (defs.length > 1 ? `service:${id}:${i + 1}` : `service:${id}`);
+    return { CheckID: checkId, Name: c.Name || `Service '${name}' check`, Status: status, Notes: c.Notes ?? '' };
+  });
+}
+
+function freePort(range: [number, number], taken: Set<number>): number {
+  for (let p = range[0]; p <= range[1]; p++) if (!taken.has(p)) return p;
+  throw badRequest('no free port in the proxy port range');
+}
+
+/**
+ * Turn one registration into the services it makes (the service itself, then a sidecar or a managed
+ * proxy). Throws 400s with Consul's texts for invalid definitions.
+ */
+export function servicesFromDefinition(def: ServiceDefinition, others: ReadonlyMap<string, LocalService>, policy: RegisterPolicy): LocalService[] {
+  const name = def.Name ?? '';
+  if (!name) throw badRequest('Missing service name');
+  const id = def.ID || name;
+  if (def.Address === '0.0.0.0' || def.Address === '::' || def.Address === '[::]') throw badRequest('Invalid service address');
+  validateWeights(def.Weights);
+  const kind = def.Kind ?? '';
+  if (kind !== '' && kind !== CONNECT_PROXY) throw badRequest(`Invalid service kind ${JSON.stringify(kind)}`);
+  const proxy = def.Proxy ?? (def.ProxyDestination ? { DestinationServiceName: def.ProxyDestination } : undefined);
+  if (kind === CONNECT_PROXY) {
+    const problems: string[] = [];
+    if (!proxy?.DestinationServiceName) problems.push('Proxy.DestinationServiceName must be non-empty for Connect proxy services');
+    if (!def.Port) problems.push('Port must be set for a Connect proxy');
+    if (def.Connect?.Native) problems.push('A Proxy cannot also be Connect Native, only typical services');
+    if (problems.length > 0) throw badRequest(`Invalid service: ${problems.join('; ')}`);
+  }
+  const connect = def.Connect ?? undefined;
+  if (connect?.Proxy && !policy.allowManagedApiRegistration) throw badRequest('Managed proxy registration via the API is disallowed.');
+  if (connect?.Proxy && connect.SidecarService) throw badRequest('Invalid service: a service cannot have both a managed proxy and a sidecar service');
+
+  const main: LocalService = {
+    service: {
+      ID: id,
+      Service: name,
+      Tags: def.Tags ?? [],
+      Address: def.Address ?? '',
+      Meta: def.Meta ?? {},
+      Port: def.Port ?? 0,
+      Weights: def.Weights ? { Passing: def.Weights.Passing ?? 1, Warning: def.Weights.Warning ?? 0 } : { Passing: 1, Warning: 1 },
+      EnableTagOverride: def.EnableTagOverride ?? false,
+      Kind: kind,
+      Proxy: proxy ?? null,
+      Connect: connect ? { Native: connect.Native ?? false, Proxy: connect.Proxy ? { ...connect.Proxy } : null } : null,
+    },
+    checks: checksOf(def, id, name),
+  };
+  const out = [main];
+  const taken = new Set<number>();
+  for (const s of others.values()) if (s.parentId !== id && s.service.ID !== id) taken.add(s.service.Port ?? 0);
+
+  if (connect?.SidecarService) {
+    const sc = connect.SidecarService;
+    const scId = sc.ID || `${id}-sidecar-proxy`;
+    const scDef: ServiceDefinition = {
+      ...sc,
+      ID: scId,
+      Name: sc.Name || `${name}-sidecar-proxy`,
+      Kind: CONNECT_PROXY,
+      Port: sc.Port || freePort(SIDECAR_PORTS, taken),
+      Address: sc.Address ?? def.Address,
+      Proxy: {
+        ...(sc.Proxy ?? {}),
+        DestinationServiceName: name,
+        DestinationServiceID: id,
+        LocalServiceAddress: sc.Proxy?.LocalServiceAddress || '127.0.0.1',
+        LocalServicePort: sc.Proxy?.LocalServicePort || def.Port || 0,
+      },
+      Connect: null,
+    };
+    const [sidecar] = servicesFromDefinition(scDef, others, policy);
+    out.push({ ...sidecar!, parentId: id });
+  }
+  if (connect?.Proxy) {
+    const mp = connect.Proxy;
+    const execMode = mp.ExecMode || 'daemon';
+    if (execMode !== 'daemon') throw badRequest(`Managed proxy ExecMode ${JSON.stringify(execMode)} is not supported: only "daemon"`);
+    const command = mp.Command ?? [];
+    if (command.length === 0) throw badRequest('Managed proxy Command must be set: registry has no built-in proxy');
+    const proxyId = `${id}-proxy`;
+    const existing = others.get(proxyId);
+    const port = existing?.service.Port || freePort(MANAGED_PORTS, taken);
+    out.push({
+      service: {
+        ID: proxyId,
+        Service: `${name}-proxy`,
+        Tags: [],
+        Address: '',
+        Meta: {},
+        Port: port,
+        Weights: { Passing: 1, Warning: 1 },
+        EnableTagOverride: false,
+        Kind: CONNECT_PROXY,
+        Proxy: { DestinationServiceName: name, DestinationServiceID: id, LocalServiceAddress: '127.0.0.1', LocalServicePort: def.Port ?? 0 },
+        Connect: null,
+      },
+      checks: [],
+      managed: {
+        targetId: id,
+        execMode,
+        command: [...command],
+        // Kept across re-registrations so a running proxy's token stays valid.
+        token: existing?.managed?.token ?? randomUUID(),
+        config: { ...(mp.Config ?? {}) },
+        upstreams: [...(mp.Upstreams ?? [])],
+      },
+      parentId: id,
+    });
+  }
+  return out;
+}
+
+/** The catalog registration of one local service on this agent's node. */
+export function registerRequestOf(s: LocalService, node: string): RegisterRequest {
+  return {
+    Node: node,
+    SkipNodeUpdate: true,
+    Service: s.service,
+    Checks: s.checks.map((c) => ({ ...c, ServiceID: s.service.ID })),
+  };
+}
+
+/** Consul's AgentService JSON (Kind, Proxy and Connect omitted when empty). */
+export function agentServiceOut(s: LocalService, indexes?: { CreateIndex: number; ModifyIndex: number }): Record<string, unknown> {
+  const v = s.service;
+  const out: Record<string, unknown> = {};
+  if (v.Kind) out.Kind = v.Kind;
+  Object.assign(out, {
+    ID: v.ID,
+    Service: v.Service,
+    Tags: v.Tags ?? [],
+    Meta: v.Meta ?? {},
+    Port: v.Port ?? 0,
+    Address: v.Address ?? '',
+    Weights: v.Weights,
+    EnableTagOverride: v.EnableTagOverride ?? false,
+    CreateIndex: indexes?.CreateIndex ?? 0,
+    ModifyIndex: indexes?.ModifyIndex ?? 0,
+  });
+  if (v.Kind === CONNECT_PROXY && v.Proxy?.DestinationServiceName) out.ProxyDestination = v.Proxy.DestinationServiceName;
+  if (v.Proxy && Object.keys(v.Proxy).length > 0) out.Proxy = v.Proxy;
+  const c = v.Connect;
+  if (c && (c.Native || c.Proxy)) out.Connect = { ...(c.Native ? { Native: true } : {}), ...(c.Proxy ? { Proxy: c.Proxy } : {}) };
+  return out;
+}
+
+export function contentHash(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
+}
+
+/** The managed proxy configuration object of the spec (without ContentHash). */
+export function proxyConfigOf(proxy: LocalService, target: LocalService, bindAddress: string): Record<string, unknown> {
+  const m = proxy.managed!;
+  return {
+    ProxyServiceID: proxy.service.ID,
+    TargetServiceID: target.service.ID,
+    TargetServiceName: target.service.Service,
+    ExecMode: m.execMode,
+    Command: m.command,
+    Config: {
+      bind_address: bindAddress,
+      bind_port: proxy.service.Port,
+      local_service_address: `127.0.0.1:${target.service.Port ?? 0}`,
+      ...m.config,
+    },
+    Upstreams: m.upstreams,
+  };
+}

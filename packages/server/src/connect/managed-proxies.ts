@@ -1,0 +1,92 @@
+// Managed proxies (deprecated in Consul 1.6, kept for 1.4 compatibility): the agent runs each one as
+// a child process with its identity in the environment and restarts it when it dies, with a backoff
+// that resets once the process has stayed up for a while.
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Logger } from '../agent/logger';
+
+export interface ManagedProxySpec {
+  proxyServiceId: string;
+  command: string[];
+  token: string;
+}
+
+interface Running {
+  spec: ManagedProxySpec;
+  child: ChildProcess | null;
+  timer: NodeJS.Timeout | null;
+  backoffMs: number;
+  startedAt: number;
+  restarts: number;
+}
+
+const MIN_BACKOFF_MS = 100;
+const MAX_BACKOFF_MS = 10_000;
+const STABLE_AFTER_MS = 10_000;
+
+export class ManagedProxies {
+  private readonly procs = new Map<string, Running>();
+
+  constructor(
+    private readonly httpAddress: () => string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Start the proxy, or restart it when its command changed; a running identical one is left alone. */
+  ensure(spec: ManagedProxySpec): void {
+    const cur = this.procs.get(spec.proxyServiceId);
+    if (cur && JSON.stringify(cur.spec) === JSON.stringify(spec)) return;
+    if (cur) this.remove(spec.proxyServiceId);
+    const run: Running = { spec, child: null, timer: null, backoffMs: MIN_BACKOFF_MS, startedAt: 0, restarts: 0 };
+    this.procs.set(spec.proxyServiceId, run);
+    this.launch(run);
+  }
+
+  remove(proxyServiceId: string): void {
+    const run = this.procs.get(proxyServiceId);
+    if (!run) return;
+    this.procs.delete(proxyServiceId);
+    if (run.timer) clearTimeout(run.timer);
+    run.child?.kill('SIGTERM');
+  }
+
+  stopAll(): void {
+    for (const id of [...this.procs.keys()]) this.remove(id);
+  }
+
+  /** The process id of a running proxy (undefined while it is down or unknown). */
+  pid(proxyServiceId: string): number | undefined {
+    const run = this.procs.get(proxyServiceId);
+    return run?.child && run.child.exitCode === null ? run.child.pid : undefined;
+  }
+
+  restarts(proxyServiceId: string): number {
+    return this.procs.get(proxyServiceId)?.restarts ?? 0;
+  }
+
+  private launch(run: Running): void {
+    run.timer = null;
+    if (this.procs.get(run.spec.proxyServiceId) !== run) return;
+    const [cmd, ...args] = run.spec.command;
+    const child = spawn(cmd!, args, {
+      env: {
+        ...process.env,
+        REGISTRY_PROXY_ID: run.spec.proxyServiceId,
+        REGISTRY_PROXY_TOKEN: run.spec.token,
+        REGISTRY_HTTP_ADDR: this.httpAddress(),
+      },
+      stdio: 'ignore',
+    });
+    run.child = child;
+    run.startedAt = Date.now();
+    child.on('error', (err) => this.logger.warn({ proxy: run.spec.proxyServiceId, err: err.message }, 'managed proxy failed to start'));
+    child.on('exit', (code, signal) => {
+      if (this.procs.get(run.spec.proxyServiceId) !== run || run.child !== child) return;
+      run.child = null;
+      if (Date.now() - run.startedAt > STABLE_AFTER_MS) run.backoffMs = MIN_BACKOFF_MS;
+      this.logger.warn({ proxy: run.spec.proxyServiceId, code, signal, retryMs: run.backoffMs }, 'managed proxy exited; restarting');
+      run.restarts++;
+      run.timer = setTimeout(() => this.launch(run), run.backoffMs);
+      run.backoffMs = Math.min(MAX_BACKOFF_MS, run.backoffMs * 2);
+    });
+  }
+}

@@ -1,0 +1,13 @@
+// CA reads (consul-behaviour §7.2, §7.4): roots need no ACL; the configuration needs operator:read.
+import { forbidden, serverError } from '../http/errors';
+import type { ReadEndpoint } from './read-context';
+
+export const connectReads: Record<string, ReadEndpoint> = {
+  'connect.roots': ({ store }) => store.caRoots(),
+  'connect.ca-config': ({ store, authz }) => {
+    if (!authz.operatorRead()) throw forbidden();
+    const r = store.caConfig();
+    if (!r.value) throw serverError('CA has not finished initializing');
+    return r;
+  },
+};

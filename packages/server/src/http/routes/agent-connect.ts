@@ -1,0 +1,141 @@
+// /v1/agent/connect/* (spec "Mesh agent endpoints"; consul-behaviour §7.1–7.3, 7.5): answered from
+// the agent cache (X-Cache, Age), so authorize and roots keep working while servers are unreachable.
+import { parseSpiffeURI, SpiffeIdError } from '@registry/ca';
+import type { IntentionOut } from '@registry/store';
+import type { CacheAnswer, GetOptions } from '../../connect/agent-cache';
+import { decideIntention } from '../../connect/intention-decision';
+import { contentHash, proxyConfigOf } from '../../connect/local-services';
+import { compileBody } from '../../schemas/validator';
+import { authorizeSchema } from '../../schemas/connect';
+import { effectiveWait } from '../blocking';
+import { badRequest, forbidden, notFound } from '../errors';
+import { single } from '../query-options';
+import { route, type Route, type RouteContext } from '../route';
+import { meshOf } from './connect';
+import type { RouteDeps } from './deps';
+
+interface AuthorizeBody {
+  Target?: string;
+  ClientCertURI?: string;
+  ClientCertSerial?: string;
+}
+
+/** X-Cache and Age, as Consul's agent sets them for cached answers. */
+export function setCacheHeaders(ctx: RouteContext<any>, answer: Pick<CacheAnswer<unknown>, 'hit' | 'ageS'>): void {
+  ctx.meta.headers['X-Cache'] = answer.hit ? 'HIT' : 'MISS';
+  if (answer.hit) ctx.meta.headers.Age = String(answer.ageS);
+}
+
+function blockingGet(ctx: RouteContext<any>): GetOptions {
+  return { minIndex: ctx.opts.minIndex, waitMs: effectiveWait(ctx.opts.waitMs), signal: ctx.signal };
+}
+
+export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
+  return [
+    route<AuthorizeBody>({
+      method: 'POST',
+      path: '/v1/agent/connect/authorize',
+      body: compileBody<AuthorizeBody>(authorizeSchema),
+      async handle(ctx) {
+        const mesh = meshOf(deps);
+        mesh.requireEnabled();
+        const { Target, ClientCertURI, ClientCertSerial } = ctx.body;
+        if (!Target) throw badRequest('Target service must be specified');
+        if (!ClientCertURI) throw badRequest('ClientCertURI must be specified');
+        if (!ClientCertSerial) throw badRequest('ClientCertSerial must be specified');
+        let id;
+        try {
+          id = parseSpiffeURI(ClientCertURI);
+        } catch (err) {
+          if (err instanceof SpiffeIdError) throw badRequest('ClientCertURI not a valid Connect identifier');
+          throw err;
+        }
+        if (id.kind !== 'service') throw badRequest('ClientCertURI not a valid Service identifier');
+        if (!mesh.authorizer(ctx.opts.token).serviceWrite(Target)) throw forbidden();
+
+        const roots = await mesh.roots();
+        if (id.trustDomain.toLowerCase() !== roots.value.TrustDomain) {
+          setCacheHeaders(ctx, roots);
+          return { Authorized: false, Reason: `Identity from an external trust domain: ${id.trustDomain}` };
+        }
+        const matches = await mesh.cachedRead<IntentionOut[]>(
+          'intention.check',
+          { destination: { namespace: 'default', name: Target } },
+          { datacenter: ctx.opts.datacenter, token: ctx.opts.token },
+        );
+        setCacheHeaders(ctx, matches);
+        const d = decideIntention(matches.value, { namespace: id.namespace, name: id.service }, mesh.intentionDefaults());
+        return { Authorized: d.allowed, Reason: d.reason };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/agent/connect/ca/roots',
+      async handle(ctx) {
+        const mesh = meshOf(deps);
+        mesh.requireEnabled();
+        const answer = await mesh.roots(blockingGet(ctx));
+        setCacheHeaders(ctx, answer);
+        ctx.meta.index = answer.index;
+        return answer.value;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/agent/connect/ca/leaf{/:service}',
+      async handle(ctx) {
+        const mesh = meshOf(deps);
+        mesh.requireEnabled();
+        const service = ctx.params.service;
+        if (!service) throw badRequest('Missing service name');
+        // A managed proxy's own token stands for service:write on the service it fronts.
+        const proxy = mesh.proxyByToken(ctx.opts.token);
+        const viaProxy = proxy?.service.Proxy?.DestinationServiceName === service;
+        if (!viaProxy && !mesh.authorizer(ctx.opts.token).serviceWrite(service)) throw forbidden();
+        const answer = await mesh.leaf(service, blockingGet(ctx));
+        setCacheHeaders(ctx, answer);
+        ctx.meta.index = answer.value.ModifyIndex;
+        return answer.value;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/agent/connect/proxy{/:id}',
+      async handle(ctx) {
+        const mesh = meshOf(deps);
+        const id = ctx.params.id ?? '';
+        const current = () => {
+          const proxy = mesh.localService(id);
+          if (!proxy?.managed) throw notFound(`unknown proxy service ID: ${id}`);
+          const target = mesh.localService(proxy.managed.targetId);
+          if (!target) throw notFound(`unknown target service ID: ${proxy.managed.targetId}`);
+          const config = proxyConfigOf(proxy, target, mesh.bindAddress);
+          return { proxy, target, value: { ...config, ContentHash: contentHash(config) } };
+        };
+        let c = current();
+        const isProxyToken = !!ctx.opts.token && ctx.opts.token === c.proxy.managed!.token;
+        if (!isProxyToken && !mesh.authorizer(ctx.opts.token).serviceWrite(c.target.service.Service)) throw forbidden();
+        const hash = single(ctx.query, 'hash');
+        if (hash && hash === c.value.ContentHash) {
+          const deadline = Date.now() + effectiveWait(ctx.opts.waitMs);
+          while (c.value.ContentHash === hash && Date.now() < deadline && !ctx.signal.aborted) {
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(done, deadline - Date.now());
+              const cancel = mesh.onServicesChange(done);
+              ctx.signal.addEventListener('abort', done);
+              function done() {
+                clearTimeout(timer);
+                cancel();
+                ctx.signal.removeEventListener('abort', done);
+                resolve();
+              }
+            });
+            c = current();
+          }
+        }
+        ctx.meta.headers['X-Registry-ContentHash'] = c.value.ContentHash;
+        return c.value;
+      },
+    }),
+  ];
+}

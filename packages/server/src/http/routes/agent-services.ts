@@ -1,0 +1,56 @@
+// This agent's services (consul-behaviour Appendix A): register (with Connect proxies, sidecars and
+// managed proxies), deregister, list. Only server agents exist, so services live on the agent's own
+// node; the caller's token is checked here and the catalog is written with the agent's authority.
+import type { ServiceDefinition } from '../../connect/local-services';
+import { compileBody } from '../../schemas/validator';
+import { agentServiceSchema } from '../../schemas/agent-service';
+import { badRequest, notFound } from '../errors';
+import { route, type Route } from '../route';
+import { meshOf } from './connect';
+import type { RouteDeps } from './deps';
+
+export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
+  return [
+    route<ServiceDefinition>({
+      method: 'PUT',
+      path: '/v1/agent/service/register',
+      body: compileBody<ServiceDefinition>(agentServiceSchema),
+      async handle({ body, opts }) {
+        const mesh = meshOf(deps);
+        await mesh.registerService(body, mesh.authorizer(opts.token));
+        return undefined;
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/v1/agent/service/deregister{/:id}',
+      async handle({ params, opts }) {
+        const id = params.id;
+        if (!id) throw badRequest('Missing service ID');
+        const mesh = meshOf(deps);
+        const found = await mesh.deregisterService(id, mesh.authorizer(opts.token));
+        // Consul: unknown IDs are fine with ACLs off, an error with them on.
+        if (!found && mesh.intentionDefaults().aclsEnabled) throw badRequest(`Unknown service ${JSON.stringify(id)}`);
+        return undefined;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/agent/services',
+      handle({ opts }) {
+        const mesh = meshOf(deps);
+        return mesh.listServices(mesh.authorizer(opts.token));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/agent/service/:id',
+      handle({ params, opts }) {
+        const mesh = meshOf(deps);
+        const out = mesh.listServices(mesh.authorizer(opts.token))[params.id!];
+        if (!out) throw notFound(`unknown service ID: ${params.id}`);
+        return out;
+      },
+    }),
+  ];
+}

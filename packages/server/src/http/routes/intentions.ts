@@ -1,0 +1,131 @@
+// /v1/connect/intentions* (spec "Intentions"; consul-behaviour §6). Writes carry the ID and the time
+// in the command, so every server stores the same row; check and match answer without index headers.
+import { randomUUID } from 'node:crypto';
+import type { IntentionInput, IntentionOut, MatchSide } from '@registry/store';
+import { decideIntention } from '../../connect/intention-decision';
+import { parseMatchEntry } from '../../connect/match-entry';
+import { compileBody } from '../../schemas/validator';
+import { intentionSchema } from '../../schemas/intention';
+import { badRequest, HttpError, notFound, serverError } from '../errors';
+import { list, single } from '../query-options';
+import { route, type Route, type RouteContext } from '../route';
+import { readInto, type RouteDeps } from './deps';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const BASE = '/v1/connect/intentions';
+
+function checkId(id: string): void {
+  if (id.length !== 36) throw badRequest('failed intention lookup: UUID must be 36 characters');
+  if (!UUID.test(id)) throw badRequest('failed intention lookup: UUID improperly formatted');
+}
+
+/** `/match` and `/check` answer GET only; the `/:id` routes must not take their other verbs. */
+function refuseFixedPaths(id: string, method: string): void {
+  if (id === 'match' || id === 'check') throw new HttpError(405, `method ${method} not allowed`, { Allow: 'OPTIONS,GET' });
+}
+
+function required(ctx: RouteContext, name: string): string {
+  const v = single(ctx.query, name);
+  if (!v) throw badRequest(`required query parameter '${name}' not set`);
+  return v;
+}
+
+export function intentionRoutes(deps: RouteDeps): Route<any>[] {
+  const body = compileBody<IntentionInput>(intentionSchema);
+  const mesh = () => {
+    if (!deps.mesh) throw serverError('connect is not wired into this agent');
+    return deps.mesh;
+  };
+
+  return [
+    route({
+      method: 'GET',
+      path: `${BASE}/match`,
+      async handle(ctx) {
+        const by = list(ctx.query, 'by');
+        if (by.length !== 1 || !by[0]) throw badRequest("required query parameter 'by' not set");
+        if (by[0] !== 'source' && by[0] !== 'destination') throw badRequest("'by' parameter must be one of 'source' or 'destination'");
+        const names = list(ctx.query, 'name');
+        if (names.length === 0) throw badRequest("required query parameter 'name' not set");
+        const entries = names.map((n) => {
+          const e = parseMatchEntry(n);
+          return { namespace: e.namespace, name: e.name };
+        });
+        const reply = await deps.rpc.read<IntentionOut[][]>('intention.match', { by: by[0] as MatchSide, entries }, ctx.opts, ctx.signal);
+        const out: Record<string, IntentionOut[] | null> = {};
+        names.forEach((n, i) => {
+          const matches = reply.result.value[i] ?? [];
+          out[n] = matches.length > 0 ? matches : null;
+        });
+        return out;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: `${BASE}/check`,
+      async handle(ctx) {
+        const source = parseMatchEntry(required(ctx, 'source'));
+        const destination = parseMatchEntry(required(ctx, 'destination'));
+        const sourceType = single(ctx.query, 'source-type');
+        if (sourceType && sourceType !== 'registry') throw badRequest(`unsupported SourceType: ${JSON.stringify(sourceType)}`);
+        const reply = await deps.rpc.read<IntentionOut[]>('intention.check', { destination }, ctx.opts, ctx.signal);
+        return { Allowed: decideIntention(reply.result.value, source, mesh().intentionDefaults()).allowed };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: BASE,
+      handle: (ctx) => readInto(deps, ctx, 'intention.list', {}),
+    }),
+    route<IntentionInput>({
+      method: 'POST',
+      path: BASE,
+      body,
+      async handle({ body: input, opts }) {
+        if (input.ID) throw badRequest('ID must be empty when creating a new intention');
+        const intention = { ...input, ID: randomUUID() };
+        await deps.rpc.apply(
+          { type: 'intention.upsert', op: 'create', intention, now: new Date().toISOString() },
+          { token: opts.token, datacenter: opts.datacenter },
+        );
+        return { ID: intention.ID };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: `${BASE}/:id`,
+      async handle(ctx) {
+        checkId(ctx.params.id!);
+        const value = await readInto<IntentionOut | null>(deps, ctx, 'intention.get', { id: ctx.params.id });
+        if (!value) throw notFound('Intention not found');
+        return value;
+      },
+    }),
+    route<IntentionInput>({
+      method: 'PUT',
+      path: `${BASE}/:id`,
+      body,
+      async handle({ params, body: input, opts }) {
+        const id = params.id!;
+        refuseFixedPaths(id, 'PUT');
+        checkId(id);
+        if (input.ID && input.ID !== id) throw badRequest(`ID in the body (${input.ID}) must match the ID in the URL (${id})`);
+        await deps.rpc.apply(
+          { type: 'intention.upsert', op: 'update', intention: { ...input, ID: id }, now: new Date().toISOString() },
+          { token: opts.token, datacenter: opts.datacenter },
+        );
+        return { ID: id };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: `${BASE}/:id`,
+      async handle({ params, opts }) {
+        const id = params.id!;
+        refuseFixedPaths(id, 'DELETE');
+        checkId(id);
+        return deps.rpc.apply({ type: 'intention.delete', id }, { token: opts.token, datacenter: opts.datacenter });
+      },
+    }),
+  ];
+}

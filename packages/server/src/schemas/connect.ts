@@ -1,0 +1,28 @@
+// Bodies of the connect endpoints: CA configuration (consul-behaviour §7.4) and authorize (§7.1).
+import type { SchemaNode } from './canonical-keys';
+
+const str = { type: 'string' } as const;
+
+export const caConfigSchema: SchemaNode = {
+  type: 'object',
+  properties: {
+    Provider: str,
+    Config: {
+      type: ['object', 'null'],
+      properties: {
+        LeafCertTTL: str,
+        RotationPeriod: str,
+        PrivateKeyType: str,
+        PrivateKeyBits: { type: 'integer' },
+        PrivateKey: str,
+        RootCert: str,
+      },
+    },
+    RotateRoot: { type: 'boolean' },
+  },
+};
+
+export const authorizeSchema: SchemaNode = {
+  type: 'object',
+  properties: { Target: str, ClientCertURI: str, ClientCertSerial: str },
+};
