@@ -3,29 +3,32 @@
 import { TICK, type SimCluster } from './sim-cluster';
 
 export interface RunSummary {
-  leaders: number;
   crashes: number;
   snapshots: number;
   confChanges: number;
   transfers: number;
 }
 
+export interface FaultRates {
+  /** Chance per time unit that a live server crashes (restarts happen three times as often). */
+  crashRate: number;
+}
+
 /** One time unit of chaos: maybe inject a fault or a client action, then let the cluster react. */
-export function chaosStep(sim: SimCluster, summary: RunSummary): void {
+export function chaosStep(sim: SimCluster, summary: RunSummary, faults: FaultRates): void {
   const rng = sim.rng;
   sim.deliverAndTick();
   let leader = sim.leader();
   if (rng.chance(0.06)) sim.propose(rng.int(1, 3));
   if (rng.chance(0.02)) sim.read(rng.pick(sim.servers).id);
-  if (rng.chance(0.003)) {
+  if (rng.chance(faults.crashRate)) {
     const victim = rng.pick(sim.alive);
-    // Crash with the pending Ready lost, or persisted but never sent.
     if (victim && sim.alive.length > 1) {
-      sim.crash(victim.id, rng.chance(0.5));
+      sim.crash(victim.id, rng.pick(['lost', 'persisted', 'sent'] as const));
       summary.crashes++;
     }
   }
-  if (rng.chance(0.01)) {
+  if (rng.chance(faults.crashRate * 3)) {
     const down = sim.servers.filter((s) => s.core === null);
     if (down.length > 0) sim.restart(rng.pick(down).id);
   }

@@ -20,6 +20,8 @@ export interface SimOptions {
   duplicateRate?: number;
   /** Messages take 1..maxDelay units (more than one tick reorders them). */
   maxDelay?: number;
+  /** Leaders send a Ready's messages before its disk write completes. */
+  parallelWrites?: boolean;
   core?: Partial<Omit<CoreConfig, 'id' | 'random'>>;
   /** Called with a line per notable event when tracing a replay. */
   trace?: (line: string) => void;
@@ -42,16 +44,29 @@ export interface SimServer {
   /** Normal-entry payloads applied, for liveness checks. */
   appliedData: Set<string>;
   phase: number;
+  /** A leader's Ready already sent, its disk write still in progress until `doneAt`. */
+  unfinished?: { rd: Ready; doneAt: number };
+}
+
+/** What a run exercised, so a test can show its faults really happened. */
+export interface SimStats {
+  elections: number;
+  snapshotsInstalled: number;
+  readsServed: number;
+  readsFailed: number;
+  entriesApplied: number;
 }
 
 export class SimCluster {
   readonly rng: Prng;
+  readonly stats: SimStats = { elections: 0, snapshotsInstalled: 0, readsServed: 0, readsFailed: 0, entriesApplied: 0 };
   readonly checker = new SafetyChecker();
   readonly servers: SimServer[] = [];
   now = 0;
   dropRate: number;
   duplicateRate: number;
   maxDelay: number;
+  parallelWrites: boolean;
   private readonly inFlight = new Map<number, Message[]>();
   /** Servers in different groups cannot exchange messages; undefined = no partition. */
   private groups: Map<NodeId, number> | undefined;
@@ -65,6 +80,7 @@ export class SimCluster {
     this.dropRate = options.dropRate ?? 0;
     this.duplicateRate = options.duplicateRate ?? 0;
     this.maxDelay = options.maxDelay ?? 3;
+    this.parallelWrites = options.parallelWrites ?? false;
     this.trace = options.trace;
     this.coreConfig = {
       electionTicks: 10,
@@ -201,13 +217,32 @@ export class SimCluster {
 
   // ------------------------------------------------------------ servers
 
-  /** Loses everything not persisted. `afterPersist`: the pending Ready reached the disk but was not sent. */
-  crash(id: NodeId, afterPersist = false): void {
+  /**
+   * Loses everything not persisted. The pending Ready (if any) is lost, or reached the disk
+   * but was never sent, or — a leader writing its log in parallel with replicating it (Raft
+   * thesis §10.2.1) — was sent but never reached the disk.
+   */
+  crash(id: NodeId, pending: 'lost' | 'persisted' | 'sent' = 'lost'): void {
     const s = this.server(id);
-    if (!s.core) return;
-    if (afterPersist && s.core.hasReady()) this.persist(s, s.core.ready());
+    const core = s.core;
+    if (!core) return;
+    if (pending === 'persisted' && s.unfinished) {
+      this.persist(s, s.unfinished.rd);
+    } else if (pending !== 'lost' && !s.unfinished && core.hasReady()) {
+      const wasLeader = core.role === 'leader';
+      const rd = core.ready();
+      // Only a leader that stays leader (no new term or vote to persist first) may send early.
+      if (pending === 'persisted') this.persist(s, rd);
+      else if (wasLeader && core.role === 'leader' && this.onlyCommitChanged(s, rd)) this.sendAll(s, rd);
+    }
     s.core = null;
-    this.trace?.(`${this.now} crash ${id}${afterPersist ? ' (after persist)' : ''}`);
+    s.unfinished = undefined; // its disk write never completed
+    this.trace?.(`${this.now} crash ${id} (pending Ready ${pending})`);
+  }
+
+  private onlyCommitChanged(s: SimServer, rd: Ready): boolean {
+    const hs = rd.hardState;
+    return hs === undefined || (hs.term === s.disk.hardState.term && hs.vote === s.disk.hardState.vote);
   }
 
   restart(id: NodeId): void {
@@ -267,25 +302,58 @@ export class SimCluster {
 
   // ------------------------------------------------------------ the driver
 
+  /**
+   * Runs every server's Readies. A leader whose Ready needs no new term or vote on disk may,
+   * when `parallelWrites` is on, send first and persist at the next step (Raft thesis §10.2.1):
+   * acknowledgements can then arrive before its own write is done.
+   */
   processReadies(): void {
     for (const s of this.servers) {
-      for (let rounds = 0; s.core && s.core.hasReady(); rounds++) {
+      if (s.unfinished && this.now >= s.unfinished.doneAt) this.finish(s, s.unfinished.rd);
+      for (let rounds = 0; s.core && !s.unfinished && s.core.hasReady(); rounds++) {
         if (rounds > 50) throw new Error(`${s.id} keeps producing Readies`);
-        this.handle(s, s.core.ready());
+        const rd = s.core.ready();
+        this.observe(s, rd);
+        if (this.parallelWrites && s.core.role === 'leader' && this.onlyCommitChanged(s, rd)) {
+          this.sendAll(s, rd);
+          s.unfinished = { rd, doneAt: this.now + this.rng.int(1, 2 * this.maxDelay) };
+        } else {
+          this.persist(s, rd);
+          this.sendAll(s, rd);
+          this.finish(s, rd);
+        }
       }
     }
   }
 
-  private handle(s: SimServer, rd: Ready): void {
+  private observe(s: SimServer, rd: Ready): void {
     const core = s.core!;
-    this.persist(s, rd);
-    if (rd.softState) {
-      this.trace?.(`${this.now} ${s.id} ${rd.softState.role} term=${rd.softState.term} leader=${rd.softState.leader}`);
-      if (rd.softState.role === 'leader') {
-        this.checker.onLeader(s.id, core.term);
-        this.checker.checkLeaderCompleteness(s.id, core.term, core.lastIndex, (i) => core.termAt(i));
-      }
+    if (!rd.softState) return;
+    this.trace?.(`${this.now} ${s.id} ${rd.softState.role} term=${rd.softState.term} leader=${rd.softState.leader}`);
+    if (rd.softState.role === 'leader') {
+      this.stats.elections++;
+      this.checker.onLeader(s.id, core.term);
+      this.checker.checkLeaderCompleteness(s.id, core.term, core.lastIndex, (i) => core.termAt(i));
     }
+  }
+
+  /** Persists (if sent early), applies, releases reads and advances. */
+  private finish(s: SimServer, rd: Ready): void {
+    if (s.unfinished?.rd === rd) {
+      s.unfinished = undefined;
+      this.persist(s, rd);
+    }
+    this.apply(s, rd);
+    for (const r of rd.readStates) this.checker.onReadState(s.id, r.ctx, r.index);
+    for (const ctx of rd.failedReads) this.checker.onReadFailed(ctx);
+    this.stats.readsServed += rd.readStates.length;
+    this.stats.readsFailed += rd.failedReads.length;
+    this.stats.entriesApplied += rd.committed.length;
+    if (rd.snapshot) this.stats.snapshotsInstalled++;
+    s.core!.advance(rd);
+  }
+
+  private sendAll(s: SimServer, rd: Ready): void {
     for (const m of rd.messages) {
       if (m.type === 'snapshot') {
         // The driver attaches the snapshot it holds now, which may be newer than the one named
@@ -297,10 +365,6 @@ export class SimCluster {
         this.send(m);
       }
     }
-    this.apply(s, rd);
-    for (const r of rd.readStates) this.checker.onReadState(s.id, r.ctx, r.index);
-    for (const ctx of rd.failedReads) this.checker.onReadFailed(ctx);
-    core.advance(rd);
   }
 
   private persist(s: SimServer, rd: Ready): void {
