@@ -1,0 +1,119 @@
+// /v1/session/* (spec "Sessions"; consul-behaviour §3).
+import { randomUUID } from 'node:crypto';
+import { formatGoDuration, parseGoDuration, type SessionData, type SessionRecord } from '@registry/store';
+import { badRequest, notFound } from '../errors';
+import { route, type Route } from '../route';
+import { compileBody } from '../../schemas/validator';
+import { sessionCreateSchema, type SessionCreateBody } from '../../schemas/session';
+import { SESSION_TTL_MAX_MS } from '../../sessions/session-ttl';
+import { readInto, type RouteDeps } from './deps';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DEFAULT_LOCK_DELAY_NS = 15e9;
+
+/** LockDelay: a number below 1000 means seconds, else nanoseconds; a string is a Go duration. */
+export function lockDelayNs(value: number | string | null | undefined): number {
+  if (value === undefined || value === null) return DEFAULT_LOCK_DELAY_NS;
+  let ns: number | undefined;
+  if (typeof value === 'number') ns = value;
+  else {
+    ns = parseGoDuration(value);
+    if (ns === undefined) throw badRequest(`Request decode failed: time: invalid duration ${JSON.stringify(value)}`);
+  }
+  if (!Number.isFinite(ns) || ns < 0) throw badRequest(`Request decode failed: LockDelay must not be negative`);
+  // Consul: anything under 1000 was meant as seconds (15 → 15s, "10ns" → 10s).
+  return Math.round(ns < 1000 ? ns * 1e9 : ns);
+}
+
+/** TTL: empty or 0 for none, else between the minimum and 24 h. */
+export function checkTtl(ttl: string, minMs: number): void {
+  if (ttl === '') return;
+  const ns = parseGoDuration(ttl);
+  if (ns === undefined) throw badRequest(`Session TTL '${ttl}' invalid: time: invalid duration ${JSON.stringify(ttl)}`);
+  if (ns === 0) return;
+  if (ns < minMs * 1e6 || ns > SESSION_TTL_MAX_MS * 1e6) {
+    throw badRequest(`Invalid Session TTL '${ns}', must be between [${formatGoDuration(minMs * 1e6)}=${formatGoDuration(SESSION_TTL_MAX_MS * 1e6)}]`);
+  }
+}
+
+function sessionId(raw: string | undefined): string {
+  if (!raw) throw badRequest('Missing session');
+  if (!UUID.test(raw)) throw badRequest(`Invalid session ID '${raw}': UUID must be 36 characters of the form 8-4-4-4-12 hex digits`);
+  return raw;
+}
+
+export function sessionRoutes(deps: RouteDeps): Route<any>[] {
+  const createBody = compileBody<SessionCreateBody>(sessionCreateSchema);
+  const sessions = () => {
+    if (!deps.sessions) throw new Error('sessions are not wired into this agent');
+    return deps.sessions;
+  };
+  return [
+    route<SessionCreateBody>({
+      method: 'PUT',
+      path: '/v1/session/create',
+      body: createBody,
+      bodyOptional: true,
+      async handle({ body, opts }) {
+        const node = body.Node === undefined || body.Node === null ? deps.agent.nodeName : body.Node;
+        if (node === '') throw badRequest('Must provide Node');
+        const behavior = body.Behavior || 'release';
+        if (behavior !== 'release' && behavior !== 'delete') throw badRequest(`Invalid Behavior setting '${behavior}'`);
+        const ttl = body.TTL ?? '';
+        checkTtl(ttl, sessions().ttlMinMs);
+        const session: SessionData = {
+          ID: randomUUID(),
+          Name: body.Name ?? '',
+          Node: node,
+          Checks: 'Checks' in body ? (body.Checks ?? null) : ['serfHealth'],
+          LockDelay: lockDelayNs(body.LockDelay),
+          Behavior: behavior,
+          TTL: ttl,
+        };
+        const id = await deps.rpc.apply({ type: 'session.create', session }, { datacenter: opts.datacenter, token: opts.token });
+        return { ID: id };
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/v1/session/destroy{/:id}',
+      async handle({ params, opts }) {
+        const id = sessionId(params.id);
+        return deps.rpc.apply({ type: 'session.destroy', id }, { datacenter: opts.datacenter, token: opts.token });
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/v1/session/renew{/:id}',
+      async handle(ctx) {
+        const id = sessionId(ctx.params.id);
+        // Checked and answered by the leader, whose timer is the one to restart.
+        const reply = await deps.rpc.read<SessionRecord[] | null>('session.renew', { id }, { ...ctx.opts, consistency: 'default', minIndex: 0 }, ctx.signal);
+        if (!reply.result.value) throw notFound(`Session id '${id}' not found`);
+        await sessions().renew(id);
+        return reply.result.value;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/session/info{/:id}',
+      handle(ctx) {
+        if (!ctx.params.id) throw badRequest('Missing session');
+        return readInto(deps, ctx, 'session.info', { id: ctx.params.id });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/session/node{/:node}',
+      handle(ctx) {
+        if (!ctx.params.node) throw badRequest('Missing node name');
+        return readInto(deps, ctx, 'session.node', { node: ctx.params.node });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/session/list',
+      handle: (ctx) => readInto(deps, ctx, 'session.list', {}),
+    }),
+  ];
+}

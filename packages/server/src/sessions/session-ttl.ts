@@ -1,0 +1,137 @@
+// The leader's session TTL timers (Consul's session_ttl.go). Every session with a TTL gets a timer
+// of 2 × TTL when it is created or renewed; when one fires, the leader proposes an internal
+// session.destroy. A new leader starts every timer afresh from the replicated sessions, so a
+// session may live up to 2 × TTL past its last renewal (the spec allows it). Renewals are not
+// written to Raft: they reset the leader's timer, forwarded there from whichever server got them.
+import type { RaftNode, Transport } from '@registry/raft';
+import { parseGoDuration, SESSIONS, type Command, type Store } from '@registry/store';
+import type { LeaderDuty } from '../agent/leader-duties';
+import type { Logger } from '../agent/logger';
+import { HttpError, NO_LEADER, serverError } from '../http/errors';
+
+/** Consul's SessionTTLMultiplier. */
+export const TTL_MULTIPLIER = 2;
+/** The public TTL bounds; the minimum can be lowered for tests only (config `session_ttl_min` with -dev). */
+export const DEFAULT_SESSION_TTL_MIN_MS = 10_000;
+export const SESSION_TTL_MAX_MS = 86_400_000;
+const RETRY_MS = 1_000;
+
+export interface SessionRenewer {
+  /** The smallest TTL a session may ask for, in ms. */
+  readonly ttlMinMs: number;
+  /** Restart the TTL timer of session `id` on the leader (wherever this server is). */
+  renew(id: string): Promise<void>;
+}
+
+/** A session's TTL in ms, or 0 for none / unparsable (the store refused unparsable ones). */
+export function ttlMs(ttl: string): number {
+  if (!ttl) return 0;
+  const ns = parseGoDuration(ttl);
+  return ns === undefined || ns <= 0 ? 0 : ns / 1e6;
+}
+
+export class SessionTtl implements LeaderDuty, SessionRenewer {
+  readonly name = 'session-ttl';
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private cancelWatch: (() => void) | null = null;
+  private active = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly raft: RaftNode,
+    private readonly transport: Transport,
+    private readonly apply: (cmd: Command) => Promise<unknown>,
+    readonly ttlMinMs: number,
+    private readonly logger: Logger,
+  ) {
+    transport.handle('session.renew', async (body) => {
+      await this.renewHere((body as { id: string }).id);
+      return true;
+    });
+  }
+
+  start(): void {
+    this.stop();
+    this.active = true;
+    this.sync();
+  }
+
+  stop(): void {
+    this.active = false;
+    this.cancelWatch?.();
+    this.cancelWatch = null;
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  /** How many sessions have a running timer (for tests). */
+  get timerCount(): number {
+    return this.timers.size;
+  }
+
+  async renew(id: string): Promise<void> {
+    if (this.raft.isLeader()) return this.renewHere(id);
+    const leader = this.raft.leader();
+    if (!leader) throw serverError(NO_LEADER);
+    try {
+      await this.transport.call(leader.address, 'session.renew', { id }, 10_000);
+    } catch (err) {
+      throw err instanceof HttpError ? err : serverError((err as Error).message);
+    }
+  }
+
+  private async renewHere(id: string): Promise<void> {
+    if (!this.raft.isLeader()) throw new Error(NO_LEADER);
+    const s = this.store.sessionInfo(id).value?.[0];
+    if (s && this.active) this.arm(s.ID, ttlMs(s.TTL));
+  }
+
+  /** Arm timers for sessions the leader has not seen yet, drop those of sessions gone; re-arm the watch. */
+  private sync(): void {
+    if (!this.active) return;
+    const live = new Set<string>();
+    for (const s of this.store.sessionList().value) {
+      const ms = ttlMs(s.TTL);
+      if (ms <= 0) continue;
+      live.add(s.ID);
+      if (!this.timers.has(s.ID)) this.arm(s.ID, ms);
+    }
+    for (const [id, t] of this.timers) {
+      if (!live.has(id)) {
+        clearTimeout(t);
+        this.timers.delete(id);
+      }
+    }
+    this.cancelWatch = this.store.watch([SESSIONS], () => {
+      this.cancelWatch = null;
+      this.sync();
+    });
+  }
+
+  private arm(id: string, ttl: number, delayMs = ttl * TTL_MULTIPLIER): void {
+    const old = this.timers.get(id);
+    if (old) clearTimeout(old);
+    if (ttl <= 0) {
+      this.timers.delete(id);
+      return;
+    }
+    const timer = setTimeout(() => void this.expire(id, ttl), delayMs);
+    timer.unref?.();
+    this.timers.set(id, timer);
+  }
+
+  private async expire(id: string, ttl: number): Promise<void> {
+    this.timers.delete(id);
+    if (!this.active || !this.store.sessionInfo(id).value) return;
+    try {
+      await this.apply({ type: 'session.destroy', id });
+      this.logger.debug({ session: id }, 'session TTL expired: destroyed');
+    } catch (err) {
+      // Still leading: try again shortly (the destroy may not have committed).
+      if (this.active) {
+        this.logger.warn({ session: id, err: (err as Error).message }, 'session expiry failed; retrying');
+        this.arm(id, ttl, RETRY_MS);
+      }
+    }
+  }
+}
