@@ -7,12 +7,22 @@ import type { AclCommand } from './acl/commands';
 import type { IntentionDeleteCommand, IntentionUpsertCommand } from './intentions/intention-commands';
 import type { CaInitializeCommand, CaPruneCommand, CaRotateCommand, CaSerialsCommand, CaSetConfigCommand } from './ca/ca-commands';
 
+import type { SessionCreateCommand, SessionDestroyCommand } from './sessions/session-commands';
+import type { KvApplyCommand, KvTxnCommand } from './kv/kv-commands';
+import type { QueryDeleteCommand, QuerySetCommand } from './queries/query-commands';
+
 export interface CoordinateUpdate {
   Node: string;
   Coord: Coordinate;
 }
 
 export type Command =
+  | ({ type: 'session.create' } & SessionCreateCommand)
+  | ({ type: 'session.destroy' } & SessionDestroyCommand)
+  | ({ type: 'kv.apply' } & KvApplyCommand)
+  | ({ type: 'kv.txn' } & KvTxnCommand)
+  | ({ type: 'query.set' } & QuerySetCommand)
+  | ({ type: 'query.delete' } & QueryDeleteCommand)
   | { type: 'catalog.register'; req: RegisterRequest }
   | { type: 'catalog.deregister'; req: DeregisterRequest }
   | { type: 'coordinate.update'; updates: CoordinateUpdate[] }

@@ -44,3 +44,13 @@ export type { CaInitializeCommand, CaRotateCommand, CaSetConfigCommand, CaSerial
 export { ACL_TOKENS, ACL_POLICIES } from './acl/keys';
 export type { AclCommand, BootstrapResult, TokenFields, PolicyFields, NewTokenIdentity } from './acl/commands';
 export type { TokenOut, TokenListEntry, PolicyOut, PolicyListEntry, PolicyLink, PolicyLinkInput } from './acl/records';
+export type { SessionRecord, SessionData, SessionBehavior } from './sessions/session-records';
+export { MAX_LOCK_DELAY_NS, SESSIONS } from './sessions/session-records';
+export type { KvEntry, KvEntryOut, KvInput } from './kv/kv-records';
+export { kvEntryOut } from './kv/kv-records';
+export { KV_VERBS, KV_READ_VERBS, type KvOp, type KvVerb } from './kv/kv-ops';
+export { MAX_TXN_OPS, type KvWriteVerb, type TxnReply, type TxnResult, type TxnError } from './kv/kv-commands';
+export type { QueryDefinition, QueryRecord, QueryTemplate, ServiceQuery as PreparedServiceQuery, QueryFailover } from './queries/query-records';
+export { isTemplate, QUERIES } from './queries/query-records';
+export type { Resolution as QueryResolution } from './queries/query-reads';
+export type { QuerySetResult } from './queries/query-commands';

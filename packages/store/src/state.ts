@@ -4,11 +4,19 @@ import { catalogFallbackKey, fold } from './catalog/keys';
 import { CatalogTable, type CatalogTableDump } from './tables/catalog';
 import { CoordinateTable, type CoordinateTableDump } from './tables/coordinates';
 import type { Txn } from './txn';
+import { SessionTable, type SessionTableDump } from './sessions/session-table';
+import { invalidateAfterCatalogChange } from './sessions/invalidation';
+import { KvTable, type KvTableDump } from './kv/kv-table';
+import { KV_PREFIX } from './kv/kv-keys';
+import { QueryTable, type QueryTableDump } from './queries/query-table';
 import { AclTable, type AclTableDump } from './acl/acl-table';
 import { IntentionTable, type IntentionTableDump } from './intentions/intention-table';
 import { CaTable, type CaTableDump } from './ca/ca-table';
 
 export interface StateDump {
+  sessions?: SessionTableDump;
+  kv?: KvTableDump;
+  queries?: QueryTableDump;
   catalog: CatalogTableDump;
   coordinates: CoordinateTableDump;
   acl?: AclTableDump;
@@ -28,6 +36,18 @@ export class State {
   intentions = new IntentionTable();
   ca = new CaTable();
 
+  sessions = new SessionTable();
+  kv = new KvTable();
+  queries = new QueryTable();
+
+  /**
+   * Rules that follow any write, inside the same apply: sessions whose node or checks went away or
+   * turned critical are invalidated (consul-behaviour §3.3).
+   */
+  afterCommit(txn: Txn): void {
+    invalidateAfterCatalogChange(this, txn);
+  }
+
   /** Remove a node and everything that hangs off it in every table. */
   deleteNode(nodeName: string, txn: Txn): void {
     if (!this.catalog.node(nodeName)) return;
@@ -40,6 +60,7 @@ export class State {
    * only while their entity exists (see IndexTable).
    */
   keepsIndexEntry(key: string): boolean {
+    if (key.startsWith(KV_PREFIX)) return false;
     return this.catalog.isLiveKey(key) ?? true;
   }
 
@@ -48,7 +69,7 @@ export class State {
   }
 
   dump(): StateDump {
-    return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump(), acl: this.acl.dump(), intentions: this.intentions.dump(), ca: this.ca.dump() };
+    return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump(), acl: this.acl.dump(), intentions: this.intentions.dump(), ca: this.ca.dump(), sessions: this.sessions.dump(), kv: this.kv.dump(), queries: this.queries.dump() };
   }
 
   static load(datacenter: string, dump: StateDump): State {
@@ -56,12 +77,16 @@ export class State {
     state.intentions = IntentionTable.load(dump.intentions);
     state.ca = CaTable.load(dump.ca);
     state.acl = AclTable.load(dump.acl);
+    state.sessions = SessionTable.load(dump.sessions);
+    state.kv = KvTable.load(dump.kv);
+    state.queries = QueryTable.load(dump.queries);
     return state;
   }
 
   invariants(): string[] {
     const problems = this.catalog.invariants();
     problems.push(...this.acl.invariants());
+    problems.push(...this.sessions.invariants(), ...this.kv.invariants(), ...this.queries.invariants());
     for (const k of this.coordinates.nodeKeys()) {
       if (!this.catalog.node(k)) problems.push(`coordinate for missing node ${k}`);
     }

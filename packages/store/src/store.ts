@@ -23,12 +23,24 @@ import type { IntentionOut } from './intentions/records';
 import { caConfig, caRoots } from './ca/ca-reads';
 import type { CaConfigOut, CaConfigRecord, CaRootsOut, StoredRoot } from './ca/records';
 import { fireAll, rethrowLater, WatchRegistry } from './watch-registry';
+import { sessionInfo, sessionList, sessionsOfNode } from './sessions/session-reads';
+import type { SessionRecord } from './sessions/session-records';
+import { kvGet, kvKeys, kvList } from './kv/kv-reads';
+import type { KvEntry } from './kv/kv-records';
+import { KVS } from './kv/kv-keys';
+import { evaluateTxn, type TxnReply } from './kv/kv-commands';
+import { kvEntryOut } from './kv/kv-records';
+import type { KvOp } from './kv/kv-ops';
+import { queryGet, queryList, resolveQuery, type Resolution } from './queries/query-reads';
+import type { QueryRecord } from './queries/query-records';
 
 export interface StoreOptions {
   /** Stamped on every node registered here. Default "dc1". */
   datacenter?: string;
   /** Where an error thrown by a watch callback goes; by default it is rethrown on a microtask. */
   onWatcherError?: (err: unknown) => void;
+  /** Wall clock in ms (KV lock-delays); tests pass a fake one. Default Date.now. */
+  now?: () => number;
 }
 
 export interface NodeCoordinate {
@@ -44,10 +56,12 @@ export class Store {
   private last = 0;
   private readonly watches = new WatchRegistry();
   private readonly onWatcherError: (err: unknown) => void;
+  private readonly now: () => number;
 
   constructor(opts: StoreOptions = {}) {
     this.datacenter = opts.datacenter ?? 'dc1';
     this.onWatcherError = opts.onWatcherError ?? rethrowLater;
+    this.now = opts.now ?? Date.now;
     this.state = new State(this.datacenter);
     this.indexes = this.newIndexTable([]);
   }
@@ -77,8 +91,9 @@ export class Store {
       return new CommandError(err instanceof Rejection ? err.message : `invalid command: ${String(err)}`);
     }
     if (verdict instanceof CommandError) return verdict;
-    const txn = new Txn(index);
+    const txn = new Txn(index, this.now());
     const result = verdict(txn);
+    this.state.afterCommit(txn);
     for (const key of txn.bumped) {
       if (this.state.keepsIndexEntry(key)) this.indexes.set(key, index);
       else this.indexes.delete(key);
@@ -269,6 +284,65 @@ export class Store {
   /** Live lookups for a TokenResolver (stored rows, not copies: the resolver only reads them). */
   aclLookup(): TokenLookup {
     return aclLookup(() => this.state.acl);
+  }
+
+  // ---- sessions ----
+
+  /** The session as a one-element array, or null when unknown. */
+  sessionInfo(id: string): QueryResult<SessionRecord[] | null> {
+    return sessionInfo(this.state.sessions, this.indexes, id);
+  }
+
+  sessionList(): QueryResult<SessionRecord[]> {
+    return sessionList(this.state.sessions, this.indexes);
+  }
+
+  sessionsOfNode(node: string): QueryResult<SessionRecord[]> {
+    return sessionsOfNode(this.state.sessions, this.indexes, node);
+  }
+
+  // ---- KV ----
+
+  kvGet(key: string): QueryResult<KvEntry | null> {
+    return kvGet(this.state.kv, key);
+  }
+
+  kvList(prefix: string): QueryResult<KvEntry[]> {
+    return kvList(this.state.kv, prefix);
+  }
+
+  kvKeys(prefix: string, separator = ''): QueryResult<string[]> {
+    return kvKeys(this.state.kv, prefix, separator);
+  }
+
+  /** Whether a lock on `key` may not be acquired now (its holder was invalidated within its lock-delay). */
+  kvLockDelayed(key: string): boolean {
+    const now = this.now();
+    this.state.kv.expireLockDelays(now);
+    return this.state.kv.lockDelayUntil(key) > now;
+  }
+
+  /** A transaction of read verbs only, answered from this store without a write. */
+  kvTxnRead(ops: readonly KvOp[]): QueryResult<TxnReply> {
+    const { results, errors } = evaluateTxn(this.state, ops);
+    const value: TxnReply =
+      errors.length > 0 ? { Results: null, Errors: errors } : { Results: results.map((r) => ({ KV: kvEntryOut(r.entry, r.withValue) })), Errors: null };
+    return { index: this.state.kv.tableIndex, value, keys: [KVS] };
+  }
+
+  // ---- prepared queries ----
+
+  queryGet(id: string): QueryResult<QueryRecord | null> {
+    return queryGet(this.state.queries, this.indexes, id);
+  }
+
+  queryList(): QueryResult<QueryRecord[]> {
+    return queryList(this.state.queries, this.indexes);
+  }
+
+  /** What execute/explain of `idOrName` runs (by ID, exact name, then longest template prefix). */
+  queryResolve(idOrName: string): QueryResult<Resolution> {
+    return resolveQuery(this.state.queries, this.indexes, idOrName);
   }
 
   /** Broken invariants, [] when the store is consistent (for tests and fuzzing). */

@@ -6,7 +6,14 @@
 export class Txn {
   private readonly keys = new Set<string>();
 
-  constructor(readonly index: number) {}
+  /**
+   * @param appliedAt wall-clock ms when this server applies the command: only for state that is never
+   *   replicated (KV lock-delays, which Consul too keeps per server).
+   */
+  constructor(
+    readonly index: number,
+    readonly appliedAt: number = Date.now(),
+  ) {}
 
   bump(...keys: readonly string[]): void {
     for (const k of keys) this.keys.add(k);

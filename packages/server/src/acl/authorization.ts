@@ -5,6 +5,8 @@ import type { Command, Store } from '@registry/store';
 import { forbidden } from '../http/errors';
 import { authorizeConnectCommand } from '../connect/connect-authorization';
 import { authorizeDeregister, authorizeRegister } from './catalog-authorization';
+import { authorizeKvOps, authorizeSessionCreate, authorizeSessionDestroy } from '../sessions/authorize';
+import { authorizeQueryDelete, authorizeQuerySet } from '../queries/authorize';
 
 export interface AclResolver {
   /** The Authorizer for a token secret (undefined → anonymous); throws 403 `ACL not found`. */
@@ -49,6 +51,24 @@ export function authorizeCommand(cmd: Command, authz: Authorizer, store: Store, 
       if (!authz.aclWrite()) throw forbidden();
       return;
     case 'coordinate.update':
+      return;
+    case 'session.create':
+      authorizeSessionCreate(cmd.session.Node, authz);
+      return;
+    case 'session.destroy':
+      authorizeSessionDestroy(cmd.id, authz, store);
+      return;
+    case 'kv.apply':
+      authorizeKvOps([cmd.op], authz);
+      return;
+    case 'kv.txn':
+      authorizeKvOps(cmd.ops, authz);
+      return;
+    case 'query.set':
+      authorizeQuerySet(cmd.query, authz, store);
+      return;
+    case 'query.delete':
+      authorizeQueryDelete(cmd.id, authz, store);
       return;
     case 'intention.upsert':
     case 'intention.delete':

@@ -21,6 +21,8 @@ import { Rpc } from '../rpc/rpc';
 import { installAcl } from '../acl/install';
 import { LeaderDuties } from './leader-duties';
 import { Mesh } from '../connect/mesh';
+import { installSessions } from '../sessions/install';
+import type { SessionRenewer } from '../sessions/session-ttl';
 import { createLogger, type Logger } from './logger';
 import { loadOrCreateNodeId } from './node-id';
 import { storeStateMachine } from './store-fsm';
@@ -36,6 +38,8 @@ export class Agent {
   private stopping: Promise<void> | null = null;
   /** The service-mesh side (set once during start). */
   mesh: Mesh | undefined;
+  /** Session TTL timers and renewals (set once during start). */
+  sessions: SessionRenewer | undefined;
   /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
   readonly stopped: Promise<void>;
   private markStopped!: () => void;
@@ -100,6 +104,7 @@ export class Agent {
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc);
     agent.registerRpc();
     agent.mesh = mesh;
+    agent.sessions = installSessions({ store, raft, transport, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }) });
 
     raft.start();
     if (config.bootstrapExpect === 1 && raft.configuration().length === 0) {
@@ -167,6 +172,7 @@ export class Agent {
       agent: { nodeName: this.config.nodeName, nodeId: this.nodeId, datacenter: this.config.datacenter },
       cluster: this.clusterOps(),
       mesh: this.mesh,
+      sessions: this.sessions,
     };
     const routes = allRoutes(deps);
     const app = createApp(routes, {

@@ -1,6 +1,7 @@
 // The agent's configuration: defaults, then config files in order, then flags (DECISIONS.md).
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { parseDuration } from '../http/durations';
 
 export type DefaultPolicy = 'allow' | 'deny';
 
@@ -42,6 +43,8 @@ export interface AgentConfig {
   translateWanAddrs: boolean;
   /** Raft timing, in ms (tests may shorten them). */
   raft: { tickMs: number; electionTicks: number; snapshotThreshold: number; trailingLogs: number };
+  /** Smallest session TTL in ms: 10 s, lowered only by the test knob `session_ttl_min` (with -dev). */
+  sessionTtlMinMs: number;
 }
 
 export function defaultConfig(): AgentConfig {
@@ -64,6 +67,7 @@ export function defaultConfig(): AgentConfig {
     connect: { enabled: true, csrMaxPerSecond: 50, csrMaxConcurrent: 16, proxy: { allowManagedApiRegistration: false } },
     translateWanAddrs: false,
     raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, trailingLogs: 10240 },
+    sessionTtlMinMs: 10_000,
   };
 }
 
@@ -151,6 +155,11 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
     if (t.agent !== undefined) out.acl.tokens.agent = String(t.agent);
     if (t.default !== undefined) out.acl.tokens.default = String(t.default);
   }
+  if (file.session_ttl_min !== undefined) {
+    const ms = typeof file.session_ttl_min === 'string' ? parseDuration(file.session_ttl_min) : undefined;
+    if (ms === undefined || ms <= 0) throw new Error(`${source}: session_ttl_min must be a positive duration such as "1s"`);
+    out.sessionTtlMinMs = ms;
+  }
   const raft = file.raft as Json | undefined;
   if (raft) {
     for (const [k, key] of [
@@ -208,4 +217,5 @@ export function validateConfig(cfg: AgentConfig): void {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid -${name} ${port}`);
   }
   if (cfg.bootstrapExpect < 0) throw new Error('-bootstrap-expect must be ≥ 0');
+  if (cfg.sessionTtlMinMs !== 10_000 && !cfg.dev) throw new Error('session_ttl_min is a test knob: it is accepted only with -dev');
 }

@@ -4,6 +4,9 @@ import { healthReads } from './health-reads';
 import { intentionReads } from './intention-reads';
 import { connectReads } from './connect-reads';
 import type { ReadEndpoint } from './read-context';
+import { sessionReads } from './session-reads';
+import { kvReads } from './kv-reads';
+import { queryReads } from './query-reads';
 
 /** Every read endpoint by name: the name is what a forwarded read carries to the leader. */
 export const readEndpoints: Record<string, ReadEndpoint> = {
@@ -12,6 +15,9 @@ export const readEndpoints: Record<string, ReadEndpoint> = {
   ...intentionReads,
   ...connectReads,
   ...aclReads,
+  ...sessionReads,
+  ...kvReads,
+  ...queryReads,
 };
 
 export type { ReadContext, ReadEndpoint } from './read-context';

@@ -10,6 +10,7 @@ import type { QueryOptions } from '../http/query-options';
 import type { ReadEndpoint } from '../endpoints';
 import { allowAllResolver, authorizeCommand, type AclResolver } from '../acl/authorization';
 import { fromEnvelope, toEnvelope, type Envelope } from './envelope';
+import { lockDelayVerdict } from '../sessions/lock-delay-gate';
 
 /** How long a write waits for a leader to exist before answering `No cluster leader` (Consul: 7 s). */
 const LEADER_WAIT_MS = 7_000;
@@ -156,6 +157,9 @@ export class Rpc {
     const { cmd } = req;
     try {
       if (!req.internal) authorizeCommand(cmd, this.acl.resolve(req.token), this.store, this.acl.enabled);
+      // A lock on a key in its lock-delay answers false without a write (Consul's KVS.Apply).
+      const delayed = lockDelayVerdict(cmd, this.store);
+      if (delayed !== undefined) return { ok: true, value: delayed };
       const result = await this.raft.propose(encodeCommand(cmd));
       if (result instanceof CommandError) return toEnvelope(badRequest(result.message));
       return { ok: true, value: result };

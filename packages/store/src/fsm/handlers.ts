@@ -9,10 +9,20 @@ import { tokenClone, tokenCreate, tokenDelete, tokenUpdate } from '../acl/token-
 import { intentionDelete, intentionUpsert } from '../intentions/intention-commands';
 import { caInitialize, caPrune, caRotate, caSerials, caSetConfig } from '../ca/ca-commands';
 
+import { sessionCreate, sessionDestroy } from '../sessions/session-commands';
+import { kvApply, kvTxn } from '../kv/kv-commands';
+import { queryDelete, querySet } from '../queries/query-commands';
+
 type HandlerTable = { [T in CommandType]: CommandHandler<Extract<Command, { type: T }>> };
 
 /** Every command type's handler; the mapped type makes a missing one a compile error. */
 export const handlers: HandlerTable = {
+  'session.create': sessionCreate,
+  'session.destroy': sessionDestroy,
+  'kv.apply': kvApply,
+  'kv.txn': kvTxn,
+  'query.set': querySet,
+  'query.delete': queryDelete,
   'catalog.register': catalogRegister,
   'catalog.deregister': catalogDeregister,
   'coordinate.update': coordinateUpdate,

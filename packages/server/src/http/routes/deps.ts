@@ -3,6 +3,7 @@
 import type { Rpc, ReadReply } from '../../rpc/rpc';
 import type { RouteContext } from '../route';
 import type { Mesh } from '../../connect/mesh';
+import type { SessionRenewer } from '../../sessions/session-ttl';
 
 export interface AgentFacts {
   nodeName: string;
@@ -30,6 +31,8 @@ export interface RouteDeps {
   cluster: ClusterOps;
   /** The service-mesh side (intention defaults, CA, agent cache, local services). */
   mesh?: Mesh;
+  /** Session TTL renewals (restarted on the leader) and the TTL floor. */
+  sessions?: SessionRenewer;
 }
 
 /** Run a read for a route and copy its index and leader headers onto the response. */
