@@ -6,7 +6,7 @@ import { badRequest, forbidden } from '../http/errors';
 
 const fold = (s: string) => s.toLowerCase();
 
-function require(allowed: boolean): void {
+function allowOrDeny(allowed: boolean): void {
   if (!allowed) throw forbidden();
 }
 
@@ -45,31 +45,31 @@ function serviceById(services: NodeServiceOut[], id: string): NodeServiceOut | u
 
 export function authorizeRegister(req: RegisterRequest, authz: Authorizer, store: Store): void {
   const { node, services } = existingNode(store, req.Node);
-  if (changesNode(req, node)) require(authz.nodeWrite(req.Node));
+  if (changesNode(req, node)) allowOrDeny(authz.nodeWrite(req.Node));
 
   const svc = req.Service ?? undefined;
   const svcId = svc ? svc.ID || svc.Service || '' : '';
   if (svc) {
-    require(authz.serviceWrite(svc.Service ?? ''));
+    allowOrDeny(authz.serviceWrite(svc.Service ?? ''));
     if (svc.Kind === 'connect-proxy') {
-      require(authz.serviceWrite(svc.Proxy?.DestinationServiceName || svc.ProxyDestination || ''));
+      allowOrDeny(authz.serviceWrite(svc.Proxy?.DestinationServiceName || svc.ProxyDestination || ''));
     }
     // Re-registering an ID that holds another service overwrites it: that one needs write too.
     const overwritten = serviceById(services, svcId);
-    if (overwritten) require(authz.serviceWrite(overwritten.Service));
+    if (overwritten) allowOrDeny(authz.serviceWrite(overwritten.Service));
   }
 
   const checks: CheckRequest[] = [...(req.Check ? [req.Check] : []), ...(req.Checks ?? [])];
   for (const check of checks) {
     if (check.Node && fold(check.Node) !== fold(req.Node)) throw forbidden();
     if (!check.ServiceID) {
-      require(authz.nodeWrite(req.Node));
+      allowOrDeny(authz.nodeWrite(req.Node));
       continue;
     }
     if (svc && fold(check.ServiceID) === fold(svcId)) continue; // vetted with the service above
     const other = serviceById(services, check.ServiceID);
     if (!other) throw badRequest(`Unknown service '${check.ServiceID}' for check '${check.CheckID || check.Name || ''}'`);
-    require(authz.serviceWrite(other.Service));
+    allowOrDeny(authz.serviceWrite(other.Service));
   }
 }
 
@@ -78,14 +78,14 @@ export function authorizeDeregister(req: DeregisterRequest, authz: Authorizer, s
   if (req.ServiceID) {
     const service = serviceById(existingNode(store, req.Node).services, req.ServiceID);
     if (!service) throw badRequest(`Unknown service '${req.ServiceID}'`);
-    require(authz.serviceWrite(service.Service));
+    allowOrDeny(authz.serviceWrite(service.Service));
     return;
   }
   if (req.CheckID) {
     const check = store.healthNode(req.Node).value.find((c) => fold(c.CheckID) === fold(req.CheckID!) && fold(c.Node) === fold(req.Node));
     if (!check) throw badRequest(`Unknown check '${req.CheckID}'`);
-    require(check.ServiceID ? authz.serviceWrite(check.ServiceName) : authz.nodeWrite(req.Node));
+    allowOrDeny(check.ServiceID ? authz.serviceWrite(check.ServiceName) : authz.nodeWrite(req.Node));
     return;
   }
-  require(authz.nodeWrite(req.Node));
+  allowOrDeny(authz.nodeWrite(req.Node));
 }
