@@ -71,7 +71,10 @@ export function healAndCheckLiveness(sim: SimCluster, electionTicks: number): st
   sim.heal();
   sim.dropRate = 0;
   for (const s of sim.servers) if (!s.core) sim.restart(s.id);
-  const budget = 40 * electionTicks * TICK;
+  // Forty election timeouts, plus time for a follower to fetch the whole log one append per
+  // round trip (a run may use one entry per append and one append in flight).
+  const longestLog = Math.max(...sim.alive.map((s) => s.core!.lastIndex));
+  const budget = 40 * electionTicks * TICK + longestLog * 2 * sim.maxDelay;
   let marker: string | null = null;
   let markerTerm = 0;
   const done = sim.runUntil(budget, () => {

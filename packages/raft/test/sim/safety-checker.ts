@@ -3,6 +3,8 @@
 // so it can run after every simulation step.
 import { EntryType, type Entry, type HardState, type NodeId } from '../../src/core/types';
 
+const utf8 = new TextDecoder();
+
 export class SafetyViolation extends Error {
   constructor(message: string) {
     super(message);
@@ -12,7 +14,7 @@ export class SafetyViolation extends Error {
 
 export function entryIdentity(entry: Entry): string {
   const kind = entry.type === EntryType.Normal ? 'n' : entry.type === EntryType.Noop ? 'noop' : 'conf';
-  return `${kind}@${entry.term}:${new TextDecoder().decode(entry.data)}`;
+  return `${kind}@${entry.term}:${utf8.decode(entry.data)}`;
 }
 
 /** The state-machine digest after applying `identity` on top of `digest` (FNV-1a). */

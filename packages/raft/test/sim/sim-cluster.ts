@@ -7,6 +7,9 @@ import { EntryType, type Configuration, type Entry, type HardState, type Message
 import { Prng } from './prng';
 import { SafetyChecker, SafetyViolation, entryIdentity, nextDigest } from './safety-checker';
 
+const utf8 = new TextDecoder();
+const utf8Encoder = new TextEncoder();
+
 /** Time advances in units; a server ticks once every TICK units (at its own phase). */
 export const TICK = 10;
 
@@ -274,7 +277,7 @@ export class SimCluster {
     if (!core || s.applied <= (s.disk.snapshot?.meta.index ?? 0)) return;
     const meta = core.snapshotMeta(s.applied);
     if (!meta) return;
-    const data = new TextEncoder().encode(JSON.stringify({ index: s.applied, digest: s.digest, data: [...s.appliedData] }));
+    const data = utf8Encoder.encode(JSON.stringify({ index: s.applied, digest: s.digest, data: [...s.appliedData] }));
     const compactTo = Math.max(0, s.applied - trailing);
     s.disk.snapshot = { meta, data };
     const first = s.disk.entries[0]?.index ?? 0;
@@ -288,7 +291,7 @@ export class SimCluster {
     if (!leader) return null;
     const ids: number[] = [];
     for (let i = 0; i < count; i++) ids.push(this.nextProposal++);
-    const positions = leader.core!.propose(ids.map((n) => new TextEncoder().encode(String(n))));
+    const positions = leader.core!.propose(ids.map((n) => utf8Encoder.encode(String(n))));
     return positions ? ids : null;
   }
 
@@ -411,13 +414,13 @@ export class SimCluster {
       this.checker.onCommitted(s.id, entry, term);
       s.applied = entry.index;
       s.digest = nextDigest(s.digest, entryIdentity(entry));
-      if (entry.type === EntryType.Normal) s.appliedData.add(new TextDecoder().decode(entry.data));
+      if (entry.type === EntryType.Normal) s.appliedData.add(utf8.decode(entry.data));
       this.checker.onApplied(s.id, s.applied, s.digest);
     }
   }
 
   private restoreStateMachine(s: SimServer, data: Uint8Array): void {
-    const state = JSON.parse(new TextDecoder().decode(data)) as { index: number; digest: number; data: string[] };
+    const state = JSON.parse(utf8.decode(data)) as { index: number; digest: number; data: string[] };
     s.applied = state.index;
     s.digest = state.digest;
     s.appliedData = new Set(state.data);

@@ -27,7 +27,7 @@ function runSeed(seed: number, trace?: (line: string) => void): Totals {
     core: { electionTicks: ELECTION_TICKS, maxInflight: shape.int(1, 6), maxEntriesPerAppend: shape.int(1, 8) },
     trace,
   });
-  const steps = shape.int(1500, 4000);
+  const steps = shape.int(1000, 3000);
   const summary: RunSummary = { crashes: 0, snapshots: 0, confChanges: 0, transfers: 0 };
   const faults = { crashRate: shape.chance(0.3) ? 0.01 : 0.003 };
   try {
