@@ -17,6 +17,11 @@ export interface TcpTransportOptions {
   maxFrameBytes?: number;
   /** Default deadline of `call`. */
   defaultTimeoutMs?: number;
+  /**
+   * Dial another address than the one a peer is known by (test-only: partition tests put a
+   * proxy on every link). Keys are peer addresses, values the address to connect to.
+   */
+  dialMap?: Readonly<Record<string, string>>;
 }
 
 interface PendingCall {
@@ -44,6 +49,7 @@ export class TcpTransport implements Transport {
     readonly address: string,
     private readonly maxFrameBytes: number,
     private readonly defaultTimeoutMs: number,
+    private readonly dialMap: Readonly<Record<string, string>> = {},
   ) {
     server.on('connection', (socket) => this.accept(socket));
   }
@@ -64,6 +70,7 @@ export class TcpTransport implements Transport {
       `${host}:${port}`,
       options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
       options.defaultTimeoutMs ?? 5000,
+      options.dialMap,
     );
   }
 
@@ -119,7 +126,7 @@ export class TcpTransport implements Transport {
     let peer = this.peers.get(address);
     if (!peer) {
       peer = new PeerConnection(
-        address,
+        this.dialMap[address] ?? address,
         {
           onFrame: (value) => this.onResponse(value as Frame),
           onDown: (error) => this.failCallsTo(address, error),

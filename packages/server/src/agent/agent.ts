@@ -29,6 +29,18 @@ import { storeStateMachine } from './store-fsm';
 
 export const VERSION = '0.1.0';
 
+/**
+ * REGISTRY_TEST_DIAL_MAP (test-only): JSON `{ "<peer address>": "<address to dial>" }` so a test
+ * can put a proxy on every server-to-server link and cut it to make partitions.
+ */
+function testDialMap(): Record<string, string> | undefined {
+  const raw = process.env.REGISTRY_TEST_DIAL_MAP;
+  if (!raw) return undefined;
+  const parsed = JSON.parse(raw) as unknown;
+  if (!parsed || typeof parsed !== 'object') throw new Error('REGISTRY_TEST_DIAL_MAP must be a JSON object');
+  return parsed as Record<string, string>;
+}
+
 export interface AgentOptions {
   logger?: Logger;
 }
@@ -71,7 +83,7 @@ export class Agent {
     const db = new Level<string, unknown>(join(dataDir, 'db'), { valueEncoding: 'view' });
     await db.open();
 
-    const transport = await TcpTransport.listen({ host: config.bind, port: config.serverPort });
+    const transport = await TcpTransport.listen({ host: config.bind, port: config.serverPort, dialMap: testDialMap() });
     const advertiseHost = config.advertise ?? (config.bind === '0.0.0.0' || config.bind === '::' ? '127.0.0.1' : config.bind);
     const address = `${advertiseHost}:${portOf(transport.address)}`;
     const store = new Store({ datacenter: config.datacenter });

@@ -80,11 +80,18 @@ export class ServerHealth implements LeaderDuty {
         } else {
           const n = (this.failures.get(server.id) ?? 0) + 1;
           this.failures.set(server.id, n);
-          const known = this.facts.get(server.id);
+          // A leader elected while a server was down never pinged it: the catalog remembers it.
+          const known = this.facts.get(server.id) ?? this.fromCatalog(server.id, server.address);
           if (known && n >= FAILURES_BEFORE_CRITICAL) await this.ensure(known, 'critical');
         }
       }),
     );
+  }
+
+  private fromCatalog(id: string, address: string): ServerFacts | undefined {
+    const node = this.store.catalogNodes({}).value.find((n) => n.ID === id);
+    if (!node) return undefined;
+    return { id, address, node: node.Node, datacenter: node.Datacenter, bootstrapExpect: 0 };
   }
 
   private async ensure(facts: ServerFacts, status: 'passing' | 'critical'): Promise<void> {
