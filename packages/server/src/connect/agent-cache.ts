@@ -135,6 +135,8 @@ export class AgentCache {
         this.invalidate(entry.key);
         return;
       }
+      // A fetcher that answers without blocking must not starve the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
       try {
         const next = await fetch(entry.index, signal);
         if (signal.aborted) return;

@@ -99,7 +99,8 @@ export class Mesh {
       key,
       async (minIndex, signal) => {
         const reply = await this.rpc.read<T>(endpoint, args, blockingOptions(opts, minIndex), signal);
-        return { index: reply.result.index, value: reply.result.value };
+        // Consul's rule: an index is never below 1, so a refresh with it blocks instead of spinning.
+        return { index: Math.max(1, reply.result.index), value: reply.result.value };
       },
       get,
     );
