@@ -244,7 +244,7 @@ export class Agent {
   private nodeNameOf(id: string): string {
     if (id === this.nodeId) return this.config.nodeName;
     const node = this.store.catalogNodes({}).value.find((n) => n.ID === id);
-    return node?.Node ?? id;
+    return node?.Node ?? this.joiner.nodeNameOf(id) ?? id;
   }
 
   private clusterOps(): ClusterOps {

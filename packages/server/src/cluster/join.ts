@@ -41,6 +41,11 @@ export class Joiner {
     void tick();
   }
 
+  /** The node name of a server this one has greeted or been greeted by. */
+  nodeNameOf(id: string): string | undefined {
+    return this.known.get(id)?.node;
+  }
+
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);

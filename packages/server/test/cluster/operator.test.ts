@@ -1,0 +1,152 @@
+// Operating a three-server cluster: the Raft configuration, leadership transfer, removing a dead
+// peer, a graceful leave, joining a new server, and catching up by snapshot after compaction.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, spawnAgent, type AgentProcess } from '../support/processes';
+import { ClusterHarness } from './support/cluster-harness';
+
+jest.setTimeout(180_000);
+
+let cluster: ClusterHarness;
+let extra: AgentProcess | null = null;
+afterEach(async () => {
+  if (extra && extra.child.exitCode === null) {
+    extra.child.kill('SIGKILL');
+    await extra.exited;
+  }
+  extra = null;
+  await cluster?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if (await cond()) return true;
+    } catch {
+      // keep polling
+    }
+    await sleep(100);
+  }
+  return false;
+}
+
+interface RaftConfiguration {
+  Servers: { ID: string; Node: string; Address: string; Leader: boolean; Voter: boolean }[];
+  Index: number;
+}
+
+test('configuration, peers, self and members describe the cluster; transfer-leader moves leadership', async () => {
+  cluster = await ClusterHarness.start({ size: 3 });
+  const leader = await cluster.waitForLeader(15_000);
+  const follower = (leader + 1) % 3;
+
+  const conf = (await cluster.http(follower, 'GET', '/v1/operator/raft/configuration')).json<RaftConfiguration>();
+  expect(conf.Servers).toHaveLength(3);
+  expect(conf.Servers.filter((s) => s.Leader)).toHaveLength(1);
+  expect(conf.Servers.every((s) => s.Voter)).toBe(true);
+  expect(conf.Servers.map((s) => s.Node).sort()).toEqual(['s0', 's1', 's2']);
+
+  const peers = (await cluster.http(follower, 'GET', '/v1/status/peers')).json<string[]>();
+  expect(peers.sort()).toEqual(cluster.servers.map((s) => s.serverAddress).sort());
+  const self = (await cluster.http(follower, 'GET', '/v1/agent/self')).json<{ Config: { NodeName: string; Datacenter: string } }>();
+  expect(self.Config).toMatchObject({ NodeName: `s${follower}`, Datacenter: 'dc1' });
+  expect(
+    await waitUntil(async () => {
+      const members = (await cluster.http(follower, 'GET', '/v1/agent/members')).json<{ Name: string; Status: number }[]>();
+      return members.length === 3 && members.every((m) => m.Status === 1);
+    }, 10_000),
+  ).toBe(true);
+
+  // Asked through a follower; the follower forwards it to the leader.
+  const t = await cluster.http(follower, 'POST', '/v1/operator/raft/transfer-leader');
+  expect(t.status).toBe(200);
+  expect(await waitUntil(async () => ((await cluster.leader()) ?? leader) !== leader, 5_000)).toBe(true);
+});
+
+test('a dead server removed from the configuration leaves a cluster of two that still commits', async () => {
+  cluster = await ClusterHarness.start({ size: 3 });
+  const leader = await cluster.waitForLeader(15_000);
+  const victim = (leader + 2) % 3;
+  await cluster.kill(victim, 'SIGKILL');
+  const bad = await cluster.http(leader, 'DELETE', '/v1/operator/raft/peer');
+  expect(bad.status).toBe(400);
+  const r = await cluster.http(leader, 'DELETE', `/v1/operator/raft/peer?address=${cluster.servers[victim].serverAddress}`);
+  expect(r.status).toBe(200);
+  const conf = (await cluster.http(leader, 'GET', '/v1/operator/raft/configuration')).json<RaftConfiguration>();
+  expect(conf.Servers.map((s) => s.Address)).not.toContain(cluster.servers[victim].serverAddress);
+  const w = await cluster.http(leader, 'PUT', '/v1/catalog/register', { Node: 'after-remove', Address: '10.0.0.1' });
+  expect(w.body).toBe('true');
+});
+
+test('a server that leaves is removed from the configuration and the other two keep a quorum', async () => {
+  cluster = await ClusterHarness.start({ size: 3 });
+  const leader = await cluster.waitForLeader(15_000);
+  const leaving = (leader + 1) % 3;
+  const r = await cluster.http(leaving, 'PUT', '/v1/agent/leave');
+  expect(r.status).toBe(200);
+  const remaining = [0, 1, 2].filter((i) => i !== leaving);
+  expect(
+    await waitUntil(async () => {
+      const conf = (await cluster.http(remaining[0], 'GET', '/v1/operator/raft/configuration')).json<RaftConfiguration>();
+      return conf.Servers.length === 2;
+    }, 10_000),
+  ).toBe(true);
+  expect(await waitUntil(async () => !cluster.running(leaving), 10_000)).toBe(true);
+  // Two of two: still a quorum, even if the leader is the one asked to write through.
+  for (const i of remaining) {
+    const w = await cluster.http(i, 'PUT', '/v1/catalog/register', { Node: `after-leave-${i}`, Address: '10.0.0.1' }, { timeoutMs: 10_000 });
+    expect(w.body).toBe('true');
+  }
+});
+
+test('a new server joins through PUT /v1/agent/join and receives the data', async () => {
+  cluster = await ClusterHarness.start({ size: 3 });
+  const leader = await cluster.waitForLeader(15_000);
+  await cluster.http(leader, 'PUT', '/v1/catalog/register', { Node: 'before-join', Address: '10.0.0.1' });
+  const dir = mkdtempSync(join(tmpdir(), 'registry-join-'));
+  const httpPort = await freePort();
+  const serverPort = await freePort();
+  extra = spawnAgent(['-server', '-node', 's3', '-data-dir', join(dir, 'data')], httpPort, serverPort, join(dir, 'agent.log'));
+  const url = extra.url;
+  expect(await waitUntil(async () => (await fetch(`${url}/v1/status/peers`)).status === 200, 15_000)).toBe(true);
+  const j = await fetch(`${url}/v1/agent/join/${cluster.servers[leader].serverAddress}`, { method: 'PUT' });
+  expect(j.status).toBe(200);
+  expect(
+    await waitUntil(async () => {
+      const conf = (await cluster.http(leader, 'GET', '/v1/operator/raft/configuration')).json<RaftConfiguration>();
+      return conf.Servers.length === 4;
+    }, 10_000),
+  ).toBe(true);
+  expect(
+    await waitUntil(async () => {
+      const nodes = (await (await fetch(`${url}/v1/catalog/nodes?stale`)).json()) as { Node: string }[];
+      return nodes.some((n) => n.Node === 'before-join');
+    }, 10_000),
+  ).toBe(true);
+});
+
+test('a server down while the log was compacted catches up by snapshot when it returns', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'registry-snap-'));
+  const config = join(dir, 'raft.json');
+  writeFileSync(config, JSON.stringify({ raft: { snapshot_threshold: 40, trailing_logs: 5 } }));
+  cluster = await ClusterHarness.start({ size: 3, extraArgs: ['-config-file', config] });
+  const leader = await cluster.waitForLeader(15_000);
+  const behind = (leader + 1) % 3;
+  await cluster.kill(behind, 'SIGKILL');
+  for (let i = 0; i < 150; i++) {
+    const w = await cluster.http(leader, 'PUT', '/v1/catalog/register', { Node: `snap-${i}`, Address: '10.0.0.1' });
+    expect(w.body).toBe('true');
+  }
+  await cluster.restart(behind);
+  expect(
+    await waitUntil(async () => {
+      const nodes = (await cluster.http(behind, 'GET', '/v1/catalog/nodes?stale')).json<{ Node: string }[]>().map((n) => n.Node);
+      return Array.from({ length: 150 }, (_, i) => `snap-${i}`).every((n) => nodes.includes(n));
+    }, 20_000),
+  ).toBe(true);
+  expect(cluster.logs(leader) + cluster.logs(behind)).toMatch(/snapshot/i);
+});
