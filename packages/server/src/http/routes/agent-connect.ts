@@ -2,7 +2,7 @@
 // the agent cache (X-Cache, Age), so authorize and roots keep working while servers are unreachable.
 import { parseSpiffeURI, SpiffeIdError } from '@registry/ca';
 import type { IntentionOut } from '@registry/store';
-import type { CacheAnswer, GetOptions } from '../../connect/agent-cache';
+import { cacheWait as blockingGet, setCacheHeaders } from '../../connect/cached-read';
 import { decideIntention } from '../../connect/intention-decision';
 import { contentHash, proxyConfigOf } from '../../connect/local-services';
 import { compileBody } from '../../schemas/validator';
@@ -10,7 +10,7 @@ import { authorizeSchema } from '../../schemas/connect';
 import { effectiveWait } from '../blocking';
 import { badRequest, forbidden, notFound } from '../errors';
 import { single } from '../query-options';
-import { route, type Route, type RouteContext } from '../route';
+import { route, type Route } from '../route';
 import { meshOf } from './connect';
 import type { RouteDeps } from './deps';
 
@@ -18,16 +18,6 @@ interface AuthorizeBody {
   Target?: string;
   ClientCertURI?: string;
   ClientCertSerial?: string;
-}
-
-/** X-Cache and Age, as Consul's agent sets them for cached answers. */
-export function setCacheHeaders(ctx: RouteContext<any>, answer: Pick<CacheAnswer<unknown>, 'hit' | 'ageS'>): void {
-  ctx.meta.headers['X-Cache'] = answer.hit ? 'HIT' : 'MISS';
-  if (answer.hit) ctx.meta.headers.Age = String(answer.ageS);
-}
-
-function blockingGet(ctx: RouteContext<any>): GetOptions {
-  return { minIndex: ctx.opts.minIndex, waitMs: effectiveWait(ctx.opts.waitMs), signal: ctx.signal };
 }
 
 export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {

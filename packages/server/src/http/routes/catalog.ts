@@ -6,6 +6,7 @@ import { route, type Route } from '../route';
 import { compileBody } from '../../schemas/validator';
 import { deregisterSchema, registerSchema } from '../../schemas/catalog';
 import { nearOf, readInto, type RouteDeps } from './deps';
+import { readMaybeCached } from '../../connect/cached-read';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -60,7 +61,7 @@ export function catalogRoutes(deps: RouteDeps): Route<any>[] {
         handle(ctx) {
           const service = ctx.params.service;
           if (!service) throw badRequest('Missing service name');
-          return readInto(deps, ctx, 'catalog.service', {
+          return readMaybeCached(deps, ctx, 'catalog.service', {
             service,
             tags: list(ctx.query, 'tag'),
             nodeMeta: nodeMeta(ctx.query),

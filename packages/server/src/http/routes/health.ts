@@ -3,6 +3,7 @@ import { badRequest } from '../errors';
 import { list, nodeMeta, single } from '../query-options';
 import { route, type Route, type RouteContext } from '../route';
 import { nearOf, readInto, type RouteDeps } from './deps';
+import { readMaybeCached } from '../../connect/cached-read';
 
 const STATES = new Set(['any', 'passing', 'warning', 'critical']);
 
@@ -43,7 +44,7 @@ export function healthRoutes(deps: RouteDeps): Route<any>[] {
         path: `/v1/health/${kind}{/:service}`,
         handle(ctx) {
           if (!ctx.params.service) throw badRequest('Missing service name');
-          return readInto(deps, ctx, 'health.service', {
+          return readMaybeCached(deps, ctx, 'health.service', {
             service: ctx.params.service,
             tags: list(ctx.query, 'tag'),
             nodeMeta: nodeMeta(ctx.query),

@@ -1,0 +1,26 @@
+// `?cached` on the service reads (`/catalog/service`, `/health/service` and their connect forms):
+// answered by the agent cache's background-refreshed entry instead of a server round trip.
+import type { CacheAnswer, GetOptions } from './agent-cache';
+import { effectiveWait } from '../http/blocking';
+import type { RouteContext } from '../http/route';
+import { readInto, type RouteDeps } from '../http/routes/deps';
+
+/** X-Cache and Age, as Consul's agent sets them for cached answers. */
+export function setCacheHeaders(ctx: RouteContext<any>, answer: Pick<CacheAnswer<unknown>, 'hit' | 'ageS'>): void {
+  ctx.meta.headers['X-Cache'] = answer.hit ? 'HIT' : 'MISS';
+  if (answer.hit) ctx.meta.headers.Age = String(answer.ageS);
+}
+
+/** A request's blocking parameters, for a wait on a cache entry. */
+export function cacheWait(ctx: RouteContext<any>): GetOptions {
+  return { minIndex: ctx.opts.minIndex, waitMs: effectiveWait(ctx.opts.waitMs), signal: ctx.signal };
+}
+
+/** readInto, or the agent cache when the request says `?cached`. */
+export async function readMaybeCached<T>(deps: RouteDeps, ctx: RouteContext<any>, endpoint: string, args: unknown): Promise<T> {
+  if (!ctx.opts.cached || !deps.mesh) return readInto<T>(deps, ctx, endpoint, args);
+  const answer = await deps.mesh.cachedRead<T>(endpoint, args, ctx.opts, cacheWait(ctx));
+  ctx.meta.index = answer.index;
+  setCacheHeaders(ctx, answer);
+  return answer.value;
+}
