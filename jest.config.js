@@ -7,4 +7,6 @@ module.exports = {
   moduleNameMapper: { '^@registry/(raft|store|acl|ca|server|cli)$': '<rootDir>/packages/$1/src' },
   testTimeout: 60000,
   maxWorkers: 2,
+  // Cluster tests spawn real servers; if one ever leaves a socket open, CI must still finish.
+  forceExit: true,
 };
