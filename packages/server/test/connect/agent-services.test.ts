@@ -84,6 +84,24 @@ describe('agent service registration', () => {
   });
 });
 
+describe('GET /v1/agent/service/:id', () => {
+  test('one service with a ContentHash; blocking on the hash returns when it changes; unknown is 404', async () => {
+    await register({ Name: 'single', Port: 1 });
+    const r = await http(a.url, 'GET', '/v1/agent/service/single');
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ ID: 'single', Service: 'single', Port: 1 });
+    expect(r.json.ContentHash).toBe(r.headers.get('x-registry-contenthash'));
+    const blocked = http(a.url, 'GET', `/v1/agent/service/single?hash=${r.json.ContentHash}&wait=10s`);
+    await new Promise((res) => setTimeout(res, 100));
+    await register({ Name: 'single', Port: 2 });
+    const changed = await blocked;
+    expect(changed.json.Port).toBe(2);
+    expect(changed.json.ContentHash).not.toBe(r.json.ContentHash);
+    const missing = await http(a.url, 'GET', '/v1/agent/service/nope');
+    expect(missing.status).toBe(404);
+  });
+});
+
 describe('managed proxies', () => {
   const out = join(dir, 'proxy.json');
   // A tiny "proxy": records its identity and stays up.

@@ -2,7 +2,9 @@ import type { IntentionOut } from '@registry/store';
 import { decideIntention } from '../../src/connect/intention-decision';
 import { parseMatchEntry } from '../../src/connect/match-entry';
 import { SignLimiter } from '../../src/connect/sign-limiter';
-import { renewalTime } from '../../src/connect/leaf-fetcher';
+import { leafFetcher, renewalTime } from '../../src/connect/leaf-fetcher';
+import type { CacheAnswer } from '../../src/connect/agent-cache';
+import type { CaRootsOut } from '@registry/store';
 
 function intention(SourceName: string, Action: 'allow' | 'deny', Precedence: number, SourceNS = 'default'): IntentionOut {
   return {
@@ -66,5 +68,67 @@ describe('renewalTime', () => {
     const start = Date.parse(leaf.ValidAfter);
     expect(renewalTime(leaf, () => 0) - start).toBe(6 * 3600_000);
     expect(renewalTime(leaf, () => 1) - start).toBe(9 * 3600_000);
+  });
+});
+
+describe('leafFetcher', () => {
+  const roots = (id: string, index: number): CacheAnswer<CaRootsOut> => ({
+    value: { ActiveRootID: id, TrustDomain: 'c1.registry', Roots: [] }, index, hit: true, ageS: 0,
+  });
+  function setup() {
+    let now = Date.parse('2024-01-01T00:00:00Z');
+    let current = roots('r1', 5);
+    const rootWaits: { minIndex: number; waitMs: number }[] = [];
+    const csrs: string[] = [];
+    let serial = 0;
+    const fetch = leafFetcher('web', {
+      datacenter: 'dc1',
+      now: () => now,
+      random: () => 0.5,
+      roots: async (minIndex, waitMs) => {
+        if (minIndex > 0) {
+          rootWaits.push({ minIndex, waitMs });
+          now += waitMs; // the wait runs out (no root change) unless the test swapped the roots
+        }
+        return current;
+      },
+      sign: async (csrPEM) => {
+        csrs.push(csrPEM);
+        serial++;
+        const after = new Date(now - 60_000).toISOString();
+        const before = new Date(now - 60_000 + 72 * 3600_000).toISOString();
+        return { leaf: { SerialNumber: String(serial), CertPEM: 'PEM', Service: 'web', ServiceURI: 'u', ValidAfter: after, ValidBefore: before }, index: 100 + serial };
+      },
+    });
+    return { fetch, rootWaits, csrs, swapRoots: (id: string, index: number) => (current = roots(id, index)) };
+  }
+  const signal = new AbortController().signal;
+
+  test('the first fetch signs a CSR for the SPIFFE ID at once', async () => {
+    const t = setup();
+    const first = await t.fetch(0, signal);
+    expect(first.index).toBe(101);
+    expect(first.value.PrivateKeyPEM).toContain('EC PRIVATE KEY');
+    expect(t.csrs).toHaveLength(1);
+    expect(t.rootWaits).toEqual([]);
+  });
+
+  test('a refresh waits on the roots until the renewal point (75 % of 72 h here), then renews', async () => {
+    const t = setup();
+    await t.fetch(0, signal);
+    const second = await t.fetch(101, signal);
+    expect(t.rootWaits).toHaveLength(1);
+    expect(t.rootWaits[0]!.minIndex).toBe(5);
+    expect(t.rootWaits[0]!.waitMs).toBe(0.75 * 72 * 3600_000 - 60_000);
+    expect(second.index).toBe(102);
+    expect(t.csrs).toHaveLength(2);
+  });
+
+  test('a root change renews at once', async () => {
+    const t = setup();
+    await t.fetch(0, signal);
+    t.swapRoots('r2', 9);
+    const second = await t.fetch(101, signal);
+    expect(second.index).toBe(102);
   });
 });

@@ -4,12 +4,11 @@ import { parseSpiffeURI, SpiffeIdError } from '@registry/ca';
 import type { IntentionOut } from '@registry/store';
 import { cacheWait as blockingGet, setCacheHeaders } from '../../connect/cached-read';
 import { decideIntention } from '../../connect/intention-decision';
+import { blockOnHash } from '../../connect/hash-blocking';
 import { contentHash, proxyConfigOf } from '../../connect/local-services';
 import { compileBody } from '../../schemas/validator';
 import { authorizeSchema } from '../../schemas/connect';
-import { effectiveWait } from '../blocking';
 import { badRequest, forbidden, notFound } from '../errors';
-import { single } from '../query-options';
 import { route, type Route } from '../route';
 import { meshOf } from './connect';
 import type { RouteDeps } from './deps';
@@ -102,29 +101,10 @@ export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
           const config = proxyConfigOf(proxy, target, mesh.bindAddress);
           return { proxy, target, value: { ...config, ContentHash: contentHash(config) } };
         };
-        let c = current();
-        const isProxyToken = !!ctx.opts.token && ctx.opts.token === c.proxy.managed!.token;
-        if (!isProxyToken && !mesh.authorizer(ctx.opts.token).serviceWrite(c.target.service.Service)) throw forbidden();
-        const hash = single(ctx.query, 'hash');
-        if (hash && hash === c.value.ContentHash) {
-          const deadline = Date.now() + effectiveWait(ctx.opts.waitMs);
-          while (c.value.ContentHash === hash && Date.now() < deadline && !ctx.signal.aborted) {
-            await new Promise<void>((resolve) => {
-              const timer = setTimeout(done, deadline - Date.now());
-              const cancel = mesh.onServicesChange(done);
-              ctx.signal.addEventListener('abort', done);
-              function done() {
-                clearTimeout(timer);
-                cancel();
-                ctx.signal.removeEventListener('abort', done);
-                resolve();
-              }
-            });
-            c = current();
-          }
-        }
-        ctx.meta.headers['X-Registry-ContentHash'] = c.value.ContentHash;
-        return c.value;
+        const first = current();
+        const isProxyToken = !!ctx.opts.token && ctx.opts.token === first.proxy.managed!.token;
+        if (!isProxyToken && !mesh.authorizer(ctx.opts.token).serviceWrite(first.target.service.Service)) throw forbidden();
+        return blockOnHash(mesh, ctx, () => current().value);
       },
     }),
   ];

@@ -1,7 +1,8 @@
 // This agent's services (consul-behaviour Appendix A): register (with Connect proxies, sidecars and
 // managed proxies), deregister, list. Only server agents exist, so services live on the agent's own
 // node; the caller's token is checked here and the catalog is written with the agent's authority.
-import type { ServiceDefinition } from '../../connect/local-services';
+import { contentHash, type ServiceDefinition } from '../../connect/local-services';
+import { blockOnHash } from '../../connect/hash-blocking';
 import { compileBody } from '../../schemas/validator';
 import { agentServiceSchema } from '../../schemas/agent-service';
 import { badRequest, notFound } from '../errors';
@@ -45,11 +46,17 @@ export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/agent/service/:id',
-      handle({ params, opts }) {
+      handle(ctx) {
         const mesh = meshOf(deps);
-        const out = mesh.listServices(mesh.authorizer(opts.token))[params.id!];
-        if (!out) throw notFound(`unknown service ID: ${params.id}`);
-        return out;
+        const authz = mesh.authorizer(ctx.opts.token);
+        const current = () => {
+          const out = mesh.listServices(authz)[ctx.params.id!] as Record<string, unknown> | undefined;
+          // Consul's text for this endpoint, "proxy" and all.
+          if (!out) throw notFound(`unknown proxy service ID: ${ctx.params.id}`);
+          const { CreateIndex: _c, ModifyIndex: _m, ...hashed } = out;
+          return { ...out, ContentHash: contentHash(hashed) };
+        };
+        return blockOnHash(mesh, ctx, current);
       },
     }),
   ];

@@ -1,0 +1,30 @@
+// Hash-based blocking for agent-local endpoints (`?hash=` + `wait`): answer at once when the current
+// ContentHash differs from the client's, else wait for a change to this agent's services or the wait.
+import { effectiveWait } from '../http/blocking';
+import type { RouteContext } from '../http/route';
+import { single } from '../http/query-options';
+import type { Mesh } from './mesh';
+
+export async function blockOnHash<T extends { ContentHash: string }>(mesh: Mesh, ctx: RouteContext<any>, current: () => T): Promise<T> {
+  let value = current();
+  const hash = single(ctx.query, 'hash');
+  if (hash && hash === value.ContentHash) {
+    const deadline = Date.now() + effectiveWait(ctx.opts.waitMs);
+    while (value.ContentHash === hash && Date.now() < deadline && !ctx.signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, deadline - Date.now());
+        const cancel = mesh.onServicesChange(done);
+        ctx.signal.addEventListener('abort', done);
+        function done() {
+          clearTimeout(timer);
+          cancel();
+          ctx.signal.removeEventListener('abort', done);
+          resolve();
+        }
+      });
+      value = current();
+    }
+  }
+  ctx.meta.headers['X-Registry-ContentHash'] = value.ContentHash;
+  return value;
+}
