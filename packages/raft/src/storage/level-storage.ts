@@ -1,6 +1,12 @@
-// The Raft log, hard state and latest snapshot in LevelDB. Every write is one synced batch,
-// so a crash leaves either all or none of it (LevelDB's default is unsynced: an
-// acknowledged entry could otherwise vanish).
+// The Raft log, hard state and latest snapshot in LevelDB. Every write is one atomic batch,
+// so a crash leaves either all or none of it, and every batch is synced (LevelDB's default is
+// unsynced: an acknowledged entry or a granted vote could otherwise vanish).
+//
+// A hard state that only moves the commit index is not written on its own: it waits for the
+// next batch (or close). The commit index need not be durable (etcd syncs only for entries,
+// term or vote — its MustSync): after a crash a server re-learns it from the leader. Writing it
+// separately cost one more fsync per commit on every server, and the driver applies only after
+// the write, so it sat on every write's critical path.
 import { Level } from 'level';
 import { Packr } from 'msgpackr';
 import type { Entry, EntryType, HardState, SnapshotMeta } from '../core/types';
@@ -33,6 +39,11 @@ export class LevelStorage implements RaftStorage {
   private opened: Promise<void> | null = null;
   /** Writes are serialised so the tracked bounds always match the disk. */
   private tail: Promise<void> = Promise.resolve();
+  /** Term and vote of the last hard state handed to append, to tell a commit-only change. */
+  private lastTerm = 0;
+  private lastVote: string | null = null;
+  /** A commit-only hard state not written yet; it rides with the next batch. */
+  private deferredHard: HardState | undefined;
 
   constructor(options: LevelStorageOptions) {
     if ('path' in options) {
@@ -54,17 +65,32 @@ export class LevelStorage implements RaftStorage {
     for await (const [key, value] of this.db.iterator({ gt: LOG, lt: LOG_END })) {
       entries.push(this.decodeEntry(parseInt(key.slice(LOG.length), 16), value));
     }
+    const hardState: HardState = hard ? (this.packr.unpack(hard) as HardState) : { term: 0, vote: null, commit: 0 };
+    this.lastTerm = hardState.term;
+    this.lastVote = hardState.vote;
     return {
-      hardState: hard ? (this.packr.unpack(hard) as HardState) : { term: 0, vote: null, commit: 0 },
+      hardState,
       snapshot: meta && data ? { meta: this.packr.unpack(meta) as SnapshotMeta, data } : undefined,
       entries,
     };
   }
 
   append(hardState: HardState | undefined, entries: Entry[]): Promise<void> {
+    const termOrVote = hardState !== undefined && (hardState.term !== this.lastTerm || hardState.vote !== this.lastVote);
+    if (hardState) {
+      this.lastTerm = hardState.term;
+      this.lastVote = hardState.vote;
+    }
+    if (entries.length === 0 && !termOrVote) {
+      if (hardState) this.deferredHard = hardState;
+      return this.tail;
+    }
+    // Hard states reach us in order: a newer one supersedes the deferred one.
+    const hard = hardState ?? this.deferredHard;
+    this.deferredHard = undefined;
     return this.serialise(async () => {
       const ops: Op[] = [];
-      if (hardState) ops.push({ type: 'put', key: HARD_STATE, value: this.packr.pack(hardState) });
+      if (hard) ops.push({ type: 'put', key: HARD_STATE, value: this.packr.pack(hard) });
       if (entries.length > 0) {
         const first = entries[0].index;
         const last = entries[entries.length - 1].index;
@@ -76,7 +102,7 @@ export class LevelStorage implements RaftStorage {
         if (this.lastIndex === 0 || first < this.firstIndex) this.firstIndex = first;
         this.lastIndex = last;
       }
-      if (ops.length > 0) await this.db.batch(ops, { sync: true });
+      await this.db.batch(ops, { sync: true });
     });
   }
 
@@ -107,6 +133,9 @@ export class LevelStorage implements RaftStorage {
   }
 
   async close(): Promise<void> {
+    const hard = this.deferredHard;
+    this.deferredHard = undefined;
+    if (hard) await this.serialise(() => this.db.batch([{ type: 'put', key: HARD_STATE, value: this.packr.pack(hard) }], { sync: true })).catch(() => undefined);
     await this.tail.catch(() => undefined);
     if (this.owned) await this.owned.close();
   }

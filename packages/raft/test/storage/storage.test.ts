@@ -147,6 +147,26 @@ describe('LevelStorage on disk', () => {
     await again.close();
   });
 
+  test('a hard state that only moves the commit index waits for the next batch, or close', async () => {
+    // A shared database lets the test read what is on disk while the store stays open.
+    const db = new Level<string, Uint8Array>(tempDir(), { valueEncoding: 'view' });
+    const onDisk = async () => (await new LevelStorage({ db, prefix: 'raft' }).load()).hardState;
+    const storage = new LevelStorage({ db, prefix: 'raft' });
+    await storage.load();
+    await storage.append({ term: 2, vote: 'a', commit: 0 }, range(1, 3, 2));
+    await storage.append({ term: 2, vote: 'a', commit: 2 }, []);
+    expect(await onDisk()).toEqual({ term: 2, vote: 'a', commit: 0 });
+    await storage.append(undefined, range(4, 4, 2));
+    expect(await onDisk()).toEqual({ term: 2, vote: 'a', commit: 2 });
+    // A new term or vote is written (and synced) at once, entries or not.
+    await storage.append({ term: 3, vote: null, commit: 2 }, []);
+    expect(await onDisk()).toEqual({ term: 3, vote: null, commit: 2 });
+    await storage.append({ term: 3, vote: null, commit: 4 }, []);
+    await storage.close();
+    expect(await onDisk()).toEqual({ term: 3, vote: null, commit: 4 });
+    await db.close();
+  });
+
   test('a store inside a shared database keeps to its prefix and leaves the database open', async () => {
     const db = new Level<string, string>(tempDir());
     await db.put('node-id', 'abc');
