@@ -38,6 +38,11 @@ interface ForwardedApply {
   cmd: Command;
   token: string | undefined;
   internal: boolean;
+  /**
+   * Wall-clock ms after which the sender has given up. A forwarded write held up in the network
+   * (a partition that heals later) must not be applied after its client was told it failed.
+   */
+  expiresAt?: number;
 }
 
 interface ForwardedRead {
@@ -84,7 +89,8 @@ export class Rpc {
         const leader = this.raft.leader();
         if (leader) {
           try {
-            const env = (await this.transport.call(leader.address, 'rpc.apply', req, FORWARD_TIMEOUT_MS)) as Envelope;
+            const forwarded: ForwardedApply = { ...req, expiresAt: Date.now() + FORWARD_TIMEOUT_MS };
+            const env = (await this.transport.call(leader.address, 'rpc.apply', forwarded, FORWARD_TIMEOUT_MS)) as Envelope;
             if (env.ok || !('retry' in env)) return fromEnvelope(env);
           } catch (err) {
             // The leader went away mid-call; the write may or may not have committed, as with any
@@ -154,6 +160,9 @@ export class Rpc {
 
   private async applyHere(req: ForwardedApply): Promise<Envelope> {
     if (!this.raft.isLeader()) return { ok: false, retry: true, message: NO_LEADER };
+    if (req.expiresAt !== undefined && Date.now() > req.expiresAt) {
+      return toEnvelope(serverError('request expired before it reached the leader'));
+    }
     const { cmd } = req;
     try {
       if (!req.internal) authorizeCommand(cmd, this.acl.resolve(req.token), this.store, this.acl.enabled);
