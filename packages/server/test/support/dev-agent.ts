@@ -14,7 +14,8 @@ export async function startDevAgent(patch: (c: AgentConfig) => void = () => unde
   const url = `http://127.0.0.1:${agent.httpPort}`;
   await waitFor(async () => (await (await fetch(`${url}/v1/status/leader`)).json()) !== '', 10_000);
   // Ready once the leader has put this agent's own node in the catalog.
-  await waitFor(async () => (await (await fetch(`${url}/v1/catalog/node/${config.nodeName}`)).json()) !== null, 10_000);
+  // (Asked of the store itself: under default_policy=deny an anonymous HTTP read would not see it.)
+  await waitFor(() => agent.store.catalogNode(config.nodeName).value !== null, 10_000);
   return { agent, url, stop: () => agent.stop() };
 }
 
