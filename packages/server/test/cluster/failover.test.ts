@@ -1,6 +1,7 @@
 // Three real servers on loopback. Clients write through every server while the leader is killed
 // with SIGKILL, round after round: a new leader is elected, writes continue, the killed server
 // comes back and catches up, and no acknowledged write is missing from any server.
+import { eventually, sleep } from '../support/wait';
 import { ClusterHarness } from './support/cluster-harness';
 
 jest.setTimeout(180_000);
@@ -10,25 +11,12 @@ afterEach(async () => {
   await cluster?.stop();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function nodesOn(c: ClusterHarness, i: number): Promise<Set<string>> {
   const r = await c.http(i, 'GET', '/v1/catalog/nodes?stale', undefined, { timeoutMs: 5_000 });
   return new Set(r.json<{ Node: string }[]>().map((n) => n.Node));
 }
 
-async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if (await cond()) return true;
-    } catch {
-      // a server may be restarting
-    }
-    await sleep(100);
-  }
-  return false;
-}
 
 test('SIGKILL of the leader, three rounds: writes continue and no acknowledged write is lost', async () => {
   cluster = await ClusterHarness.start({ size: 3 });
@@ -59,8 +47,8 @@ test('SIGKILL of the leader, three rounds: writes continue and no acknowledged w
     const killedAt = Date.now();
     // A new leader within 10 s (survivors name the dead one until their election timeout), and
     // writes acknowledged after the kill.
-    expect(await waitUntil(async () => ((await cluster.leader()) ?? leader) !== leader, 10_000)).toBe(true);
-    expect(await waitUntil(async () => acked.length > before + 5, 10_000)).toBe(true);
+    expect(await eventually(async () => ((await cluster.leader()) ?? leader) !== leader, 10_000)).toBe(true);
+    expect(await eventually(async () => acked.length > before + 5, 10_000)).toBe(true);
     expect(Date.now() - killedAt).toBeLessThan(15_000);
     await cluster.restart(leader);
   }
@@ -71,7 +59,7 @@ test('SIGKILL of the leader, three rounds: writes continue and no acknowledged w
 
   // Every server, including each restarted one, holds every acknowledged write.
   for (const i of [0, 1, 2]) {
-    const caughtUp = await waitUntil(async () => {
+    const caughtUp = await eventually(async () => {
       const nodes = await nodesOn(cluster, i);
       return acked.every((n) => nodes.has(n));
     }, 20_000);
@@ -87,7 +75,7 @@ test('SIGTERM of the leader hands leadership over before it exits', async () => 
   const leader = await cluster.waitForLeader(15_000);
   await cluster.kill(leader, 'SIGTERM');
   expect(cluster.logs(leader)).toMatch(/leadership transferred before shutdown/);
-  expect(await waitUntil(async () => ((await cluster.leader()) ?? leader) !== leader, 5_000)).toBe(true);
+  expect(await eventually(async () => ((await cluster.leader()) ?? leader) !== leader, 5_000)).toBe(true);
   const next = (await cluster.leader())!;
   const w = await cluster.http(next, 'PUT', '/v1/catalog/register', { Node: 'after-term', Address: '10.0.0.2' });
   expect(w.body).toBe('true');
@@ -100,13 +88,13 @@ test('servers register themselves; a dead server turns critical and passing agai
   const node = `s${victim}`;
   const serf = async () =>
     (await cluster.http(leader, 'GET', `/v1/health/node/${node}`)).json<{ CheckID: string; Status: string }[]>().find((c) => c.CheckID === 'serfHealth')?.Status;
-  expect(await waitUntil(async () => (await serf()) === 'passing', 10_000)).toBe(true);
+  expect(await eventually(async () => (await serf()) === 'passing', 10_000)).toBe(true);
   const svc = await cluster.http(leader, 'GET', '/v1/catalog/service/registry');
   expect(svc.json<unknown[]>()).toHaveLength(3);
   await cluster.kill(victim, 'SIGKILL');
-  expect(await waitUntil(async () => (await serf()) === 'critical', 10_000)).toBe(true);
+  expect(await eventually(async () => (await serf()) === 'critical', 10_000)).toBe(true);
   const members = (await cluster.http(leader, 'GET', '/v1/agent/members')).json<{ Name: string; Status: number }[]>();
   expect(members.find((m) => m.Name === node)?.Status).toBe(4);
   await cluster.restart(victim);
-  expect(await waitUntil(async () => (await serf()) === 'passing', 15_000)).toBe(true);
+  expect(await eventually(async () => (await serf()) === 'passing', 15_000)).toBe(true);
 });

@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, spawnAgent, type AgentProcess } from '../support/processes';
+import { eventually } from '../support/wait';
 import { ClusterHarness } from './support/cluster-harness';
 
 jest.setTimeout(180_000);
@@ -19,20 +20,7 @@ afterEach(async () => {
   await cluster?.stop();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if (await cond()) return true;
-    } catch {
-      // keep polling
-    }
-    await sleep(100);
-  }
-  return false;
-}
 
 interface RaftConfiguration {
   Servers: { ID: string; Node: string; Address: string; Leader: boolean; Voter: boolean }[];
@@ -55,7 +43,7 @@ test('configuration, peers, self and members describe the cluster; transfer-lead
   const self = (await cluster.http(follower, 'GET', '/v1/agent/self')).json<{ Config: { NodeName: string; Datacenter: string } }>();
   expect(self.Config).toMatchObject({ NodeName: `s${follower}`, Datacenter: 'dc1' });
   expect(
-    await waitUntil(async () => {
+    await eventually(async () => {
       const members = (await cluster.http(follower, 'GET', '/v1/agent/members')).json<{ Name: string; Status: number }[]>();
       return members.length === 3 && members.every((m) => m.Status === 1);
     }, 10_000),
@@ -64,7 +52,7 @@ test('configuration, peers, self and members describe the cluster; transfer-lead
   // Asked through a follower; the follower forwards it to the leader.
   const t = await cluster.http(follower, 'POST', '/v1/operator/raft/transfer-leader');
   expect(t.status).toBe(200);
-  expect(await waitUntil(async () => ((await cluster.leader()) ?? leader) !== leader, 5_000)).toBe(true);
+  expect(await eventually(async () => ((await cluster.leader()) ?? leader) !== leader, 5_000)).toBe(true);
 });
 
 test('a dead server removed from the configuration leaves a cluster of two that still commits', async () => {
@@ -90,12 +78,12 @@ test('a server that leaves is removed from the configuration and the other two k
   expect(r.status).toBe(200);
   const remaining = [0, 1, 2].filter((i) => i !== leaving);
   expect(
-    await waitUntil(async () => {
+    await eventually(async () => {
       const conf = (await cluster.http(remaining[0], 'GET', '/v1/operator/raft/configuration')).json<RaftConfiguration>();
       return conf.Servers.length === 2;
     }, 10_000),
   ).toBe(true);
-  expect(await waitUntil(async () => !cluster.running(leaving), 10_000)).toBe(true);
+  expect(await eventually(async () => !cluster.running(leaving), 10_000)).toBe(true);
   // Two of two: still a quorum, even if the leader is the one asked to write through.
   for (const i of remaining) {
     const w = await cluster.http(i, 'PUT', '/v1/catalog/register', { Node: `after-leave-${i}`, Address: '10.0.0.1' }, { timeoutMs: 10_000 });
@@ -112,17 +100,17 @@ test('a new server joins through PUT /v1/agent/join and receives the data', asyn
   const serverPort = await freePort();
   extra = spawnAgent(['-server', '-node', 's3', '-data-dir', join(dir, 'data')], httpPort, serverPort, join(dir, 'agent.log'));
   const url = extra.url;
-  expect(await waitUntil(async () => (await fetch(`${url}/v1/status/peers`)).status === 200, 15_000)).toBe(true);
+  expect(await eventually(async () => (await fetch(`${url}/v1/status/peers`)).status === 200, 15_000)).toBe(true);
   const j = await fetch(`${url}/v1/agent/join/${cluster.servers[leader].serverAddress}`, { method: 'PUT' });
   expect(j.status).toBe(200);
   expect(
-    await waitUntil(async () => {
+    await eventually(async () => {
       const conf = (await cluster.http(leader, 'GET', '/v1/operator/raft/configuration')).json<RaftConfiguration>();
       return conf.Servers.length === 4;
     }, 10_000),
   ).toBe(true);
   expect(
-    await waitUntil(async () => {
+    await eventually(async () => {
       const nodes = (await (await fetch(`${url}/v1/catalog/nodes?stale`)).json()) as { Node: string }[];
       return nodes.some((n) => n.Node === 'before-join');
     }, 10_000),
@@ -143,7 +131,7 @@ test('a server down while the log was compacted catches up by snapshot when it r
   }
   await cluster.restart(behind);
   expect(
-    await waitUntil(async () => {
+    await eventually(async () => {
       const nodes = (await cluster.http(behind, 'GET', '/v1/catalog/nodes?stale')).json<{ Node: string }[]>().map((n) => n.Node);
       return Array.from({ length: 150 }, (_, i) => `snap-${i}`).every((n) => nodes.includes(n));
     }, 20_000),

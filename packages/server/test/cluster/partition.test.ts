@@ -1,6 +1,7 @@
 // Partitions through per-link TCP proxies: the majority keeps committing, the cut-off server
 // commits nothing and answers stale reads with KnownLeader false, and after healing it converges.
 // Then a linearizability check of writes and consistent reads under partitions and kills.
+import { eventually, sleep } from '../support/wait';
 import { ClusterHarness } from './support/cluster-harness';
 import { checkLinearizable, HistoryRecorder } from './support/linearizability';
 
@@ -11,20 +12,7 @@ afterEach(async () => {
   await cluster?.stop();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if (await cond()) return true;
-    } catch {
-      // keep polling
-    }
-    await sleep(100);
-  }
-  return false;
-}
 
 test('an isolated follower commits nothing, reads stale with KnownLeader false, and converges after healing', async () => {
   cluster = await ClusterHarness.start({ size: 3, proxied: true });
@@ -48,7 +36,7 @@ test('an isolated follower commits nothing, reads stale with KnownLeader false, 
   expect(lonely === null || lonely.status >= 500).toBe(true);
   // It answers stale reads from its own state and says it knows no leader.
   expect(
-    await waitUntil(async () => {
+    await eventually(async () => {
       const r = await cluster.http(minority, 'GET', '/v1/catalog/nodes?stale', undefined, { timeoutMs: 3_000 });
       return r.status === 200 && r.headers['x-registry-knownleader'] === 'false';
     }, 10_000),
@@ -61,7 +49,7 @@ test('an isolated follower commits nothing, reads stale with KnownLeader false, 
 
   cluster.heal();
   expect(
-    await waitUntil(async () => {
+    await eventually(async () => {
       const nodes = (await cluster.http(minority, 'GET', '/v1/catalog/nodes?stale')).json<{ Node: string }[]>().map((n) => n.Node);
       return majority.every((i) => nodes.includes(`during-cut-${i}`));
     }, 20_000),
@@ -80,13 +68,13 @@ test('a server that has never heard from a leader refuses stale reads with 500',
   cluster.partition([0], [1, 2]);
   await cluster.restart(0);
   let r: Awaited<ReturnType<ClusterHarness['http']>> | undefined;
-  await waitUntil(async () => {
+  await eventually(async () => {
     r = await cluster.http(0, 'GET', '/v1/catalog/nodes?stale', undefined, { timeoutMs: 5_000 });
     return true;
   }, 15_000);
   expect(r).toBeDefined();
-  expect(r!.status).toBe(500);
-  expect(r.body).toBe('No cluster leader');
+  expect(r?.status).toBe(500);
+  expect(r?.body).toBe('No cluster leader');
 });
 
 test('writes and consistent reads stay linearizable through partitions and a leader kill', async () => {

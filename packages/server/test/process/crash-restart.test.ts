@@ -65,6 +65,6 @@ test('every acknowledged write survives SIGKILL and restart', async () => {
   const lost = acked.filter((n) => !nodes.has(n));
   expect(lost).toEqual([]);
   // And the node identity is kept across restarts.
-  const self = await (await fetch(`${proc.url}/v1/agent/self`)).json();
+  const self = (await (await fetch(`${proc.url}/v1/agent/self`)).json()) as { Config: { NodeName: string } };
   expect(self.Config.NodeName).toBe('crashy');
 });
