@@ -10,6 +10,7 @@ import type { CaInitializeCommand, CaPruneCommand, CaRotateCommand, CaSerialsCom
 import type { SessionCreateCommand, SessionDestroyCommand } from './sessions/session-commands';
 import type { KvApplyCommand, KvTxnCommand } from './kv/kv-commands';
 import type { QueryDeleteCommand, QuerySetCommand } from './queries/query-commands';
+import type { AreaCreateCommand, AreaDeleteCommand, AreaServersCommand, AreaUpdateCommand } from './areas/area-commands';
 
 export interface CoordinateUpdate {
   Node: string;
@@ -33,7 +34,11 @@ export type Command =
   | ({ type: 'ca.rotate' } & CaRotateCommand)
   | ({ type: 'ca.set-config' } & CaSetConfigCommand)
   | ({ type: 'ca.serials' } & CaSerialsCommand)
-  | ({ type: 'ca.prune' } & CaPruneCommand);
+  | ({ type: 'ca.prune' } & CaPruneCommand)
+  | ({ type: 'area.create' } & AreaCreateCommand)
+  | ({ type: 'area.update' } & AreaUpdateCommand)
+  | ({ type: 'area.delete' } & AreaDeleteCommand)
+  | ({ type: 'area.servers' } & AreaServersCommand);
 
 export type CommandType = Command['type'];
 

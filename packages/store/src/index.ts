@@ -54,3 +54,5 @@ export type { QueryDefinition, QueryRecord, QueryTemplate, ServiceQuery as Prepa
 export { isTemplate, QUERIES } from './queries/query-records';
 export type { Resolution as QueryResolution } from './queries/query-reads';
 export type { QuerySetResult } from './queries/query-commands';
+export { AREAS, AREA_SERVERS, type AreaInput, type AreaOut, type AreaServer, type AreaServers } from './areas/area-records';
+export type { AreaCreateCommand, AreaUpdateCommand, AreaDeleteCommand, AreaServersCommand, AreaUpdateResult } from './areas/area-commands';

@@ -12,6 +12,7 @@ import { QueryTable, type QueryTableDump } from './queries/query-table';
 import { AclTable, type AclTableDump } from './acl/acl-table';
 import { IntentionTable, type IntentionTableDump } from './intentions/intention-table';
 import { CaTable, type CaTableDump } from './ca/ca-table';
+import { AreaTable, type AreaTableDump } from './areas/area-table';
 
 export interface StateDump {
   sessions?: SessionTableDump;
@@ -22,6 +23,7 @@ export interface StateDump {
   acl?: AclTableDump;
   intentions?: IntentionTableDump;
   ca?: CaTableDump;
+  areas?: AreaTableDump;
 }
 
 export class State {
@@ -39,6 +41,7 @@ export class State {
   sessions = new SessionTable();
   kv = new KvTable();
   queries = new QueryTable();
+  areas = new AreaTable();
 
   /**
    * Rules that follow any write, inside the same apply: sessions whose node or checks went away or
@@ -69,7 +72,7 @@ export class State {
   }
 
   dump(): StateDump {
-    return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump(), acl: this.acl.dump(), intentions: this.intentions.dump(), ca: this.ca.dump(), sessions: this.sessions.dump(), kv: this.kv.dump(), queries: this.queries.dump() };
+    return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump(), acl: this.acl.dump(), intentions: this.intentions.dump(), ca: this.ca.dump(), sessions: this.sessions.dump(), kv: this.kv.dump(), queries: this.queries.dump(), areas: this.areas.dump() };
   }
 
   static load(datacenter: string, dump: StateDump): State {
@@ -80,6 +83,7 @@ export class State {
     state.sessions = SessionTable.load(dump.sessions);
     state.kv = KvTable.load(dump.kv);
     state.queries = QueryTable.load(dump.queries);
+    state.areas = AreaTable.load(dump.areas);
     return state;
   }
 
@@ -87,6 +91,7 @@ export class State {
     const problems = this.catalog.invariants();
     problems.push(...this.acl.invariants());
     problems.push(...this.sessions.invariants(), ...this.kv.invariants(), ...this.queries.invariants());
+    problems.push(...this.areas.invariants());
     for (const k of this.coordinates.nodeKeys()) {
       if (!this.catalog.node(k)) problems.push(`coordinate for missing node ${k}`);
     }

@@ -33,6 +33,8 @@ import { kvEntryOut } from './kv/kv-records';
 import type { KvOp } from './kv/kv-ops';
 import { queryGet, queryList, resolveQuery, type Resolution } from './queries/query-reads';
 import type { QueryRecord } from './queries/query-records';
+import { areaGet, areaList, areaServerList } from './areas/area-reads';
+import type { AreaOut, AreaServers } from './areas/area-records';
 
 export interface StoreOptions {
   /** Stamped on every node registered here. Default "dc1". */
@@ -343,6 +345,22 @@ export class Store {
   /** What execute/explain of `idOrName` runs (by ID, exact name, then longest template prefix). */
   queryResolve(idOrName: string): QueryResult<Resolution> {
     return resolveQuery(this.state.queries, this.indexes, idOrName);
+  }
+
+  // ---- network areas ----
+
+  areaList(): QueryResult<AreaOut[]> {
+    return areaList(this.state.areas, this.indexes);
+  }
+
+  /** One area, or null when unknown. */
+  areaGet(id: string): QueryResult<AreaOut | null> {
+    return areaGet(this.state.areas, this.indexes, id);
+  }
+
+  /** Every area with the peer servers learned through it (server-side: forwarding, pings, members). */
+  areaServers(): QueryResult<AreaServers[]> {
+    return areaServerList(this.state.areas, this.indexes);
   }
 
   /** Broken invariants, [] when the store is consistent (for tests and fuzzing). */

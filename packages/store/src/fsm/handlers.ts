@@ -12,6 +12,7 @@ import { caInitialize, caPrune, caRotate, caSerials, caSetConfig } from '../ca/c
 import { sessionCreate, sessionDestroy } from '../sessions/session-commands';
 import { kvApply, kvTxn } from '../kv/kv-commands';
 import { queryDelete, querySet } from '../queries/query-commands';
+import { areaCreate, areaDelete, areaServers, areaUpdate } from '../areas/area-commands';
 
 type HandlerTable = { [T in CommandType]: CommandHandler<Extract<Command, { type: T }>> };
 
@@ -42,6 +43,10 @@ export const handlers: HandlerTable = {
   'ca.set-config': caSetConfig,
   'ca.serials': caSerials,
   'ca.prune': caPrune,
+  'area.create': areaCreate,
+  'area.update': areaUpdate,
+  'area.delete': areaDelete,
+  'area.servers': areaServers,
 };
 
 export function handlerFor(type: unknown): CommandHandler<Command> | undefined {
