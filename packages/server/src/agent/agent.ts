@@ -23,6 +23,8 @@ import { LeaderDuties } from './leader-duties';
 import { Mesh } from '../connect/mesh';
 import { installSessions } from '../sessions/install';
 import type { SessionRenewer } from '../sessions/session-ttl';
+import type { AgentChecks } from '../checks/agent-checks';
+import { installAgentChecks } from '../checks/install';
 import { createLogger, type Logger } from './logger';
 import { loadOrCreateNodeId } from './node-id';
 import { storeStateMachine } from './store-fsm';
@@ -52,6 +54,8 @@ export class Agent {
   mesh: Mesh | undefined;
   /** Session TTL timers and renewals (set once during start). */
   sessions: SessionRenewer | undefined;
+  /** This agent's checks and the persistence of its services (set once during start). */
+  checks: AgentChecks | undefined;
   /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
   readonly stopped: Promise<void>;
   private markStopped!: () => void;
@@ -128,6 +132,7 @@ export class Agent {
       logger.info({ leader: leader?.address ?? null, term: raft.term() }, leader ? 'cluster leader known' : 'no cluster leader');
     });
 
+    agent.checks = installAgentChecks({ config, dataDir, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }) });
     await agent.listenHttp();
     logger.info(
       { node: config.nodeName, id: nodeId, datacenter: config.datacenter, http: agent.httpAddress, server: address },
@@ -162,6 +167,7 @@ export class Agent {
     }
     this.joiner.stop();
     this.leaderDuties.stop();
+    this.checks?.stop();
     this.mesh?.stop();
     if (this.http) {
       const http = this.http;
@@ -185,6 +191,7 @@ export class Agent {
       cluster: this.clusterOps(),
       mesh: this.mesh,
       sessions: this.sessions,
+      checks: this.checks,
     };
     const routes = allRoutes(deps);
     const app = createApp(routes, {

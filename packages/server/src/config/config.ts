@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseDuration } from '../http/durations';
+import { agentDefinitionsOf, type AgentDefinitions } from '../checks/config-definitions';
 
 export type DefaultPolicy = 'allow' | 'deny';
 
@@ -45,6 +46,16 @@ export interface AgentConfig {
   raft: { tickMs: number; electionTicks: number; snapshotThreshold: number; trailingLogs: number };
   /** Smallest session TTL in ms: 10 s, lowered only by the test knob `session_ttl_min` (with -dev). */
   sessionTtlMinMs: number;
+  /** Services and checks defined in config files (`service`, `services`, `check`, `checks`). */
+  definitions: AgentDefinitions;
+  checks: {
+    /** Output-only changes reach the catalog at most this often (`check_update_interval`, 5 min). */
+    updateIntervalMs: number;
+    /** Shortest HTTP/TCP interval: 1 s, lowered only by the test knob `check_interval_min` (with -dev). */
+    intervalMinMs: number;
+    /** Shortest DeregisterCriticalServiceAfter: 1 min, lowered only by the test knob `check_deregister_min` (with -dev). */
+    deregisterMinMs: number;
+  };
 }
 
 export function defaultConfig(): AgentConfig {
@@ -68,6 +79,8 @@ export function defaultConfig(): AgentConfig {
     translateWanAddrs: false,
     raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, trailingLogs: 10240 },
     sessionTtlMinMs: 10_000,
+    definitions: { services: [], checks: [] },
+    checks: { updateIntervalMs: 300_000, intervalMinMs: 1_000, deregisterMinMs: 60_000 },
   };
 }
 
@@ -160,6 +173,18 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
     if (ms === undefined || ms <= 0) throw new Error(`${source}: session_ttl_min must be a positive duration such as "1s"`);
     out.sessionTtlMinMs = ms;
   }
+  for (const [key, field, min] of [
+    ['check_update_interval', 'updateIntervalMs', 0],
+    ['check_interval_min', 'intervalMinMs', 1],
+    ['check_deregister_min', 'deregisterMinMs', 1],
+  ] as const) {
+    if (file[key] === undefined) continue;
+    const ms = typeof file[key] === 'string' ? parseDuration(file[key]) : undefined;
+    if (ms === undefined || ms < min) throw new Error(`${source}: ${key} must be a duration such as "1s"`);
+    out.checks[field] = ms;
+  }
+  const defs = agentDefinitionsOf(file, source);
+  out.definitions = { services: [...out.definitions.services, ...defs.services], checks: [...out.definitions.checks, ...defs.checks] };
   const raft = file.raft as Json | undefined;
   if (raft) {
     for (const [k, key] of [
@@ -218,4 +243,8 @@ export function validateConfig(cfg: AgentConfig): void {
   }
   if (cfg.bootstrapExpect < 0) throw new Error('-bootstrap-expect must be ≥ 0');
   if (cfg.sessionTtlMinMs !== 10_000 && !cfg.dev) throw new Error('session_ttl_min is a test knob: it is accepted only with -dev');
+  const floors = defaultConfig().checks;
+  if (!cfg.dev && (cfg.checks.intervalMinMs !== floors.intervalMinMs || cfg.checks.deregisterMinMs !== floors.deregisterMinMs)) {
+    throw new Error('check_interval_min and check_deregister_min are test knobs: they are accepted only with -dev');
+  }
 }

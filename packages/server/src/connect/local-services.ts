@@ -4,23 +4,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { RegisterRequest, ServiceRequest } from '@registry/store';
 import { badRequest } from '../http/errors';
+import type { AgentCheckDefinition } from '../schemas/agent-check';
+import { catalogCheckOf, checkSpecOf, isCheckStatus, type CheckSpec } from '../checks/check-spec';
 
 export const CONNECT_PROXY = 'connect-proxy';
 const SIDECAR_PORTS: [number, number] = [21000, 21255];
 const MANAGED_PORTS: [number, number] = [20000, 20255];
 
-export interface AgentCheckDefinition {
-  CheckID?: string;
-  ID?: string;
-  Name?: string;
-  Status?: string;
-  Notes?: string;
-  TTL?: string;
-  HTTP?: string;
-  TCP?: string;
-  Interval?: string;
-  Timeout?: string;
-}
+export type { AgentCheckDefinition } from '../schemas/agent-check';
 
 /** `PUT /v1/agent/service/register` body (ServiceDefinition), keys already canonicalised. */
 export interface ServiceDefinition {
@@ -47,7 +38,8 @@ export interface ServiceDefinition {
 /** A service held by this agent, in the catalog's request shape. */
 export interface LocalService {
   service: ServiceRequest & { ID: string; Service: string };
-  checks: { CheckID: string; Name: string; Status: string; Notes: string }[];
+  /** Its checks, as defined (run by the agent's checks; registered here with their initial status). */
+  checks: CheckSpec[];
   /** For a managed proxy: what runs it. */
   managed?: { targetId: string; execMode: string; command: string[]; token: string; config: Record<string, unknown>; upstreams: unknown[] };
   /** The service this one was derived from (sidecar or managed proxy), removed with it. */
@@ -66,11 +58,12 @@ function validateWeights(w: ServiceDefinition['Weights']): void {
 
 function checksOf(def: ServiceDefinition, id: string, name: string): LocalService['checks'] {
   const defs = [...(def.Check ? [def.Check] : []), ...(def.Checks ?? [])];
+  for (const c of defs) {
+    if (c.Status && !isCheckStatus(c.Status)) throw badRequest("Status for checks must 'passing', 'warning', 'critical'");
+  }
   return defs.map((c, i) => {
-    const status = c.Status || 'critical';
-    if (!['passing', 'warning', 'critical'].includes(status)) throw badRequest("Status for checks must 'passing', 'warning', 'critical'");
     const checkId = c.CheckID || c.ID || (defs.length > 1 ? `service:${id}:${i + 1}` : `service:${id}`);
-    return { CheckID: checkId, Name: c.Name || `Service '${name}' check`, Status: status, Notes: c.Notes ?? '' };
+    return checkSpecOf(c, { CheckID: checkId, Name: c.Name || `Service '${name}' check`, ServiceID: id });
   });
 }
 
@@ -190,7 +183,7 @@ export function registerRequestOf(s: LocalService, node: string): RegisterReques
     Node: node,
     SkipNodeUpdate: true,
     Service: s.service,
-    Checks: s.checks.map((c) => ({ ...c, ServiceID: s.service.ID })),
+    Checks: s.checks.map((c) => catalogCheckOf(c, node, c.Status, '')),
   };
 }
 

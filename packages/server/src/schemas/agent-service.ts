@@ -2,16 +2,13 @@
 // aliases accepted through key canonicalisation.
 import type { SchemaNode } from './canonical-keys';
 import { proxySchema } from './catalog';
+import { checkDefinitionSchema } from './agent-check';
 
 const str = { type: 'string' } as const;
 const strList = { type: ['array', 'null'], items: str } as const;
 
-const checkSchema: SchemaNode = {
-  type: 'object',
-  properties: {
-    CheckID: str, ID: str, Name: str, Status: str, Notes: str, TTL: str, HTTP: str, TCP: str, Interval: str, Timeout: str,
-  },
-};
+// The full check definition (TTL, HTTP, TCP and their options), shared with /v1/agent/check/register.
+const checkSchema: SchemaNode = { ...checkDefinitionSchema, type: 'object' };
 
 const managedProxySchema: SchemaNode = {
   type: ['object', 'null'],

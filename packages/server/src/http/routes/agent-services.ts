@@ -18,7 +18,9 @@ export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
       body: compileBody<ServiceDefinition>(agentServiceSchema),
       async handle({ body, opts }) {
         const mesh = meshOf(deps);
-        await mesh.registerService(body, mesh.authorizer(opts.token));
+        // Through the agent's checks when wired: they run the service's checks and persist it.
+        if (deps.checks) await deps.checks.registerService(body, mesh.authorizer(opts.token));
+        else await mesh.registerService(body, mesh.authorizer(opts.token));
         return undefined;
       },
     }),
@@ -29,7 +31,8 @@ export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
         const id = params.id;
         if (!id) throw badRequest('Missing service ID');
         const mesh = meshOf(deps);
-        const found = await mesh.deregisterService(id, mesh.authorizer(opts.token));
+        const authz = mesh.authorizer(opts.token);
+        const found = deps.checks ? await deps.checks.deregisterService(id, authz) : await mesh.deregisterService(id, authz);
         // Consul: unknown IDs are fine with ACLs off, an error with them on.
         if (!found && mesh.intentionDefaults().aclsEnabled) throw badRequest(`Unknown service ${JSON.stringify(id)}`);
         return undefined;

@@ -4,6 +4,7 @@ import type { Rpc, ReadReply } from '../../rpc/rpc';
 import type { RouteContext } from '../route';
 import type { Mesh } from '../../connect/mesh';
 import type { SessionRenewer } from '../../sessions/session-ttl';
+import type { AgentChecks } from '../../checks/agent-checks';
 
 export interface AgentFacts {
   nodeName: string;
@@ -33,6 +34,8 @@ export interface RouteDeps {
   mesh?: Mesh;
   /** Session TTL renewals (restarted on the leader) and the TTL floor. */
   sessions?: SessionRenewer;
+  /** This agent's checks (runners, TTL updates) and the persistence of its services and checks. */
+  checks?: AgentChecks;
 }
 
 /** Run a read for a route and copy its index and leader headers onto the response. */

@@ -9,13 +9,14 @@ import { intentionRoutes } from './intentions';
 import { connectRoutes } from './connect';
 import { agentConnectRoutes } from './agent-connect';
 import { agentServiceRoutes } from './agent-services';
+import { agentCheckRoutes } from './agent-checks';
 import { sessionRoutes } from './session';
 import { kvRoutes } from './kv';
 import { txnRoutes } from './txn';
 import { queryRoutes } from './query';
 
 export function allRoutes(deps: RouteDeps): Route<any>[] {
-  return [...catalogRoutes(deps), ...healthRoutes(deps), ...statusRoutes(deps), ...intentionRoutes(deps), ...connectRoutes(deps), ...agentConnectRoutes(deps), ...agentServiceRoutes(deps), ...aclRoutes(deps), ...sessionRoutes(deps), ...kvRoutes(deps), ...txnRoutes(deps), ...queryRoutes(deps)];
+  return [...catalogRoutes(deps), ...healthRoutes(deps), ...statusRoutes(deps), ...intentionRoutes(deps), ...connectRoutes(deps), ...agentConnectRoutes(deps), ...agentServiceRoutes(deps), ...agentCheckRoutes(deps), ...aclRoutes(deps), ...sessionRoutes(deps), ...kvRoutes(deps), ...txnRoutes(deps), ...queryRoutes(deps)];
 }
 
 /**

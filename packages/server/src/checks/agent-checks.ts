@@ -1,0 +1,393 @@
+// The agent's own checks (Consul's agent/local state for checks): registered through
+// /v1/agent/check/register or inside a service definition, run here (TTL, HTTP, TCP), their
+// results written to the catalog only when they change, and — with the agent's services — kept on
+// disk so a restart brings them back. Services are registered through the mesh (which owns the
+// service side); this class wraps those calls to start, stop and persist the services' checks.
+import { Authorizer } from '@registry/acl';
+import type { Command, Store } from '@registry/store';
+import type { Logger } from '../agent/logger';
+import type { Mesh } from '../connect/mesh';
+import { servicesFromDefinition, type LocalService, type ServiceDefinition } from '../connect/local-services';
+import { badRequest, forbidden, HttpError } from '../http/errors';
+import type { AgentCheckDefinition } from '../schemas/agent-check';
+import { CatalogSync, type CheckState } from './catalog-sync';
+import { capOutput } from './check-output';
+import { startIntervalRunner, startTtlTimer, type Runner, type TtlTimer } from './check-runner';
+import { catalogCheckOf, isCheckStatus, standaloneCheckSpec, type CheckSpec, type CheckStatus } from './check-spec';
+import { ConcurrencyLimit } from './concurrency-limit';
+import type { LocalStateFiles } from './local-state-files';
+import { httpProbe, tcpProbe } from './probes';
+
+export const TTL_EXPIRED = 'TTL expired';
+
+export interface CheckFloors {
+  /** Shortest interval an HTTP/TCP check runs on (Consul: 1 s). */
+  intervalMinMs: number;
+  /** Shortest DeregisterCriticalServiceAfter honoured (Consul: 1 min). */
+  deregisterMinMs: number;
+}
+
+export interface AgentChecksDeps {
+  node: string;
+  mesh: Mesh;
+  store: Store;
+  /** Writes with the agent's own authority (the caller's token has been checked here). */
+  apply: (cmd: Command) => Promise<unknown>;
+  aclsEnabled: boolean;
+  /** Where definitions are kept across restarts (undefined: nowhere). */
+  files: LocalStateFiles | undefined;
+  floors: CheckFloors;
+  /** Output-only changes reach the catalog at most this often (Consul's check_update_interval). */
+  outputIntervalMs: number;
+  /** Probes in flight at once. */
+  maxConcurrentProbes: number;
+  logger: Logger;
+}
+
+/** How a check came to be: part of a service definition, or registered on its own. */
+type Origin = 'service' | 'check';
+
+interface Tracked {
+  spec: CheckSpec;
+  origin: Origin;
+  status: CheckStatus;
+  output: string;
+  runner: Runner | TtlTimer;
+  criticalTimer: NodeJS.Timeout | undefined;
+}
+
+/** A state to start from instead of the definition's (on restart), with the TTL left. */
+interface StartState extends CheckState {
+  status: CheckStatus;
+  ttlLeftMs?: number;
+}
+
+const RETRY_MS = 1_000;
+const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+export class AgentChecks {
+  private readonly checks = new Map<string, Tracked>();
+  private readonly sync: CatalogSync;
+  private readonly limiter: ConcurrencyLimit;
+  private stopped = false;
+
+  constructor(private readonly deps: AgentChecksDeps) {
+    this.sync = new CatalogSync({ node: deps.node, apply: deps.apply, outputIntervalMs: deps.outputIntervalMs, retryMs: RETRY_MS, logger: deps.logger });
+    this.limiter = new ConcurrencyLimit(deps.maxConcurrentProbes);
+  }
+
+  /** Catalog writes made for check results since start (a steady check makes none). */
+  get resultWrites(): number {
+    return this.sync.writes;
+  }
+
+  // ---- services (through the mesh) ----
+
+  async registerService(def: ServiceDefinition, authz: Authorizer, persist = true, start: Map<string, StartState> = new Map()): Promise<void> {
+    const mainId = def.ID || def.Name || '';
+    const before = this.family(mainId);
+    const paused = await this.pause((t) => t.origin === 'service' && before.has(t.spec.ServiceID));
+    let ok = false;
+    try {
+      await this.deps.mesh.registerService(def, authz);
+      ok = true;
+    } finally {
+      for (const id of this.family(mainId)) {
+        const s = this.deps.mesh.localService(id)!;
+        for (const spec of s.checks) {
+          const initial: StartState = { status: spec.Status, output: '' };
+          if (ok) {
+            const from = start.get(spec.CheckID);
+            // The mesh wrote the definition's status; a restored output still has to follow.
+            this.track(spec, 'service', from ?? initial, from && from.output !== '' ? undefined : initial);
+          } else {
+            const was = paused.get(spec.CheckID);
+            this.track(spec, 'service', was ?? initial, undefined);
+          }
+        }
+      }
+      await this.dropOrphans();
+    }
+    if (persist && this.deps.files) await this.deps.files.saveService(mainId, def);
+  }
+
+  /** false when the agent has no such service. */
+  async deregisterService(id: string, authz: Authorizer): Promise<boolean> {
+    const s = this.deps.mesh.localService(id);
+    if (!s) return false;
+    if (!authz.serviceWrite(s.service.Service)) throw forbidden();
+    const family = this.family(id);
+    await this.pause((t) => family.has(t.spec.ServiceID));
+    const found = await this.deps.mesh.deregisterService(id, authz);
+    await this.dropOrphans();
+    await this.deps.files?.removeService(id);
+    return found;
+  }
+
+  // ---- checks ----
+
+  async registerCheck(def: AgentCheckDefinition, authz: Authorizer, persist = true, start?: StartState): Promise<void> {
+    const spec = this.checkOf(def);
+    const service = spec.ServiceID ? this.deps.mesh.localService(spec.ServiceID) : undefined;
+    // As Consul: a check on an unknown service needs node:write, then fails on the missing service.
+    this.authorize(authz, service?.service.Service ?? '');
+    const existing = this.checks.get(spec.CheckID);
+    if (existing) this.authorize(authz, this.serviceNameOf(existing.spec));
+    if (spec.ServiceID && !service) throw badRequest(`ServiceID ${JSON.stringify(spec.ServiceID)} does not exist`);
+    await this.pause((t) => t.spec.CheckID === spec.CheckID);
+    const state: StartState = start ?? { status: spec.Status, output: '' };
+    await this.deps.apply({
+      type: 'catalog.register',
+      req: { Node: this.deps.node, SkipNodeUpdate: true, Check: catalogCheckOf(spec, this.deps.node, state.status, state.output) },
+    });
+    this.track(spec, 'check', state, state);
+    if (persist && this.deps.files) await this.deps.files.saveCheck(spec.CheckID, def);
+  }
+
+  async deregisterCheck(id: string, authz: Authorizer): Promise<void> {
+    const t = this.known(id);
+    if (!t) return;
+    this.authorize(authz, this.serviceNameOf(t.spec));
+    await this.pause((c) => c.spec.CheckID === id);
+    await this.deps.apply({ type: 'catalog.deregister', req: { Node: this.deps.node, CheckID: id } });
+    await this.deps.files?.removeCheck(id);
+  }
+
+  /** pass/warn/fail/update: set a TTL check's status and output, and restart its countdown. */
+  async updateTtl(id: string, status: CheckStatus, output: string, authz: Authorizer): Promise<void> {
+    const t = this.known(id);
+    if (t) this.authorize(authz, this.serviceNameOf(t.spec));
+    if (!t || t.spec.kind.type !== 'ttl') throw badRequest(`CheckID ${JSON.stringify(id)} does not have associated TTL`);
+    const capped = capOutput(output);
+    (t.runner as TtlTimer).refresh();
+    this.setResult(t, status, capped);
+    await this.deps.files?.saveCheckState({ CheckID: id, Status: status, Output: capped, Expires: Date.now() + t.spec.kind.ttlMs });
+  }
+
+  /** `GET /v1/agent/checks`: CheckID → HealthCheck, only what the token may read. */
+  list(authz: Authorizer): Record<string, unknown> {
+    const node = this.deps.node;
+    const rows = new Map(this.deps.store.healthNode(node).value.map((c) => [c.CheckID, c]));
+    const out: Record<string, unknown> = {};
+    for (const id of [...this.checks.keys()].sort(byId)) {
+      const t = this.checks.get(id)!;
+      const service = t.spec.ServiceID ? this.deps.mesh.localService(t.spec.ServiceID) : undefined;
+      if (service ? !authz.serviceRead(service.service.Service) : !authz.nodeRead(node)) continue;
+      const row = rows.get(id);
+      out[id] = {
+        Node: node,
+        CheckID: id,
+        Name: t.spec.Name,
+        Status: t.status,
+        Notes: t.spec.Notes,
+        Output: t.output,
+        ServiceID: t.spec.ServiceID,
+        ServiceName: service?.service.Service ?? '',
+        ServiceTags: service?.service.Tags ?? [],
+        Definition: row?.Definition ?? catalogCheckOf(t.spec, node, t.status, t.output).Definition,
+        CreateIndex: row?.CreateIndex ?? 0,
+        ModifyIndex: row?.ModifyIndex ?? 0,
+      };
+    }
+    return out;
+  }
+
+  // ---- start and stop ----
+
+  /**
+   * Bring back what this agent had: services and checks from its config, then those persisted in
+   * the data dir (a persisted one with the same ID as a config one is skipped). Runs once the
+   * agent's node is in the catalog; a write that fails for want of a leader is retried.
+   */
+  async restore(config: { services: ServiceDefinition[]; checks: AgentCheckDefinition[] }): Promise<void> {
+    const files = this.deps.files;
+    const persistedServices = files ? await files.loadServices() : [];
+    const persistedChecks = files ? await files.loadChecks() : [];
+    if (config.services.length + config.checks.length + persistedServices.length + persistedChecks.length === 0) return;
+    while (!this.stopped && !this.deps.store.catalogNode(this.deps.node).value) await sleep(100);
+    if (this.stopped) return;
+    const all = Authorizer.allowAll();
+    const configServiceIds = new Set(config.services.map((d) => d.ID || d.Name || ''));
+    const services = [...config.services.map((d) => [d, false] as const), ...persistedServices.filter((d) => !configServiceIds.has(d.ID || d.Name || '')).map((d) => [d, true] as const)];
+    for (const [def] of services) {
+      await this.retrying(`service ${def.ID || def.Name}`, async () => {
+        const start = await this.restoredStates(this.serviceCheckSpecs(def));
+        await this.registerService(withStatuses(def, start), all, false, start);
+      });
+    }
+    const configCheckIds = new Set(config.checks.map((d) => d.CheckID || d.ID || d.Name || ''));
+    const checks = [...config.checks, ...persistedChecks.filter((d) => !configCheckIds.has(d.CheckID || d.ID || d.Name || ''))];
+    for (const def of checks) {
+      await this.retrying(`check ${def.CheckID || def.ID || def.Name}`, async () => {
+        const start = (await this.restoredStates([this.checkOf(def)])).values().next().value;
+        await this.registerCheck(def, all, false, start);
+      });
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const t of this.checks.values()) this.halt(t);
+    this.checks.clear();
+    this.sync.stop();
+  }
+
+  // ---- inside ----
+
+  private checkOf(def: AgentCheckDefinition): CheckSpec {
+    return standaloneCheckSpec(def);
+  }
+
+  /** The checks a service definition makes (main service only), without registering anything. */
+  private serviceCheckSpecs(def: ServiceDefinition): CheckSpec[] {
+    try {
+      return servicesFromDefinition(def, new Map(), { allowManagedApiRegistration: true })[0]?.checks ?? [];
+    } catch {
+      return []; // registration will report the problem
+    }
+  }
+
+  /** What each check resumes with after a restart: a TTL check's unexpired saved state; for HTTP/TCP, the catalog's row. */
+  private async restoredStates(specs: CheckSpec[]): Promise<Map<string, StartState>> {
+    const out = new Map<string, StartState>();
+    const rows = new Map(this.deps.store.healthNode(this.deps.node).value.map((c) => [c.CheckID, c]));
+    for (const spec of specs) {
+      if (spec.kind.type === 'ttl') {
+        const saved = await this.deps.files?.loadCheckState(spec.CheckID);
+        const left = saved ? saved.Expires - Date.now() : 0;
+        if (saved && left > 0 && isCheckStatus(saved.Status)) out.set(spec.CheckID, { status: saved.Status, output: saved.Output, ttlLeftMs: left });
+      } else {
+        const row = rows.get(spec.CheckID);
+        if (row && isCheckStatus(row.Status)) out.set(spec.CheckID, { status: row.Status, output: row.Output });
+      }
+    }
+    return out;
+  }
+
+  private async retrying(what: string, attempt: () => Promise<void>): Promise<void> {
+    for (let tries = 1; !this.stopped; tries++) {
+      try {
+        await attempt();
+        return;
+      } catch (err) {
+        const status = err instanceof HttpError ? err.status : 500;
+        if (status < 500 || tries >= 30) {
+          this.deps.logger.error({ what, err: (err as Error).message }, 'could not restore agent state');
+          return;
+        }
+        await sleep(RETRY_MS);
+      }
+    }
+  }
+
+  private authorize(authz: Authorizer, serviceName: string): void {
+    const ok = serviceName ? authz.serviceWrite(serviceName) : authz.nodeWrite(this.deps.node);
+    if (!ok) throw forbidden();
+  }
+
+  private serviceNameOf(spec: CheckSpec): string {
+    return spec.ServiceID ? (this.deps.mesh.localService(spec.ServiceID)?.service.Service ?? '') : '';
+  }
+
+  /** A check this agent runs; unknown → undefined, or 400 `Unknown check` with ACLs on (Consul). */
+  private known(id: string): Tracked | undefined {
+    const t = this.checks.get(id);
+    if (!t && this.deps.aclsEnabled) throw badRequest(`Unknown check ${JSON.stringify(id)}`);
+    return t;
+  }
+
+  /** The local service `id` and those derived from it (sidecar, managed proxy). */
+  private family(id: string): Set<string> {
+    const out = new Set<string>();
+    for (const sid of Object.keys(this.deps.mesh.listServices(Authorizer.allowAll()))) {
+      const s: LocalService | undefined = this.deps.mesh.localService(sid);
+      if (sid === id || s?.parentId === id) out.add(sid);
+    }
+    return out;
+  }
+
+  private track(spec: CheckSpec, origin: Origin, state: StartState, synced: CheckState | undefined): void {
+    const old = this.checks.get(spec.CheckID);
+    if (old) this.halt(old);
+    const t: Tracked = { spec, origin, status: state.status, output: state.output, runner: { stop() {} }, criticalTimer: undefined };
+    this.checks.set(spec.CheckID, t);
+    this.sync.track(spec, { status: state.status, output: state.output }, synced);
+    const kind = spec.kind;
+    if (kind.type === 'ttl') {
+      t.runner = startTtlTimer(kind.ttlMs, () => this.setResult(t, 'critical', TTL_EXPIRED), state.ttlLeftMs ?? kind.ttlMs);
+    } else {
+      const probe = kind.type === 'http' ? () => httpProbe(kind) : () => tcpProbe(kind);
+      const interval = Math.max(kind.intervalMs, this.deps.floors.intervalMinMs);
+      t.runner = startIntervalRunner(interval, probe, (r) => this.setResult(t, r.status, r.output), this.limiter);
+    }
+    this.watchCritical(t);
+  }
+
+  private setResult(t: Tracked, status: CheckStatus, output: string): void {
+    if (this.checks.get(t.spec.CheckID) !== t) return; // replaced or removed meanwhile
+    t.status = status;
+    t.output = output;
+    this.sync.set(t.spec.CheckID, { status, output });
+    this.watchCritical(t);
+  }
+
+  /** DeregisterCriticalServiceAfter: a service check critical for that long takes its service away. */
+  private watchCritical(t: Tracked): void {
+    const after = t.spec.deregisterAfterMs;
+    if (!after || !t.spec.ServiceID) return;
+    if (t.status !== 'critical') {
+      clearTimeout(t.criticalTimer);
+      t.criticalTimer = undefined;
+      return;
+    }
+    if (t.criticalTimer) return;
+    t.criticalTimer = setTimeout(() => {
+      if (this.checks.get(t.spec.CheckID) !== t || t.status !== 'critical') return;
+      this.deps.logger.info({ check: t.spec.CheckID, service: t.spec.ServiceID }, 'check critical too long; deregistering its service');
+      this.deregisterService(t.spec.ServiceID, Authorizer.allowAll()).catch((err: Error) => {
+        this.deps.logger.warn({ service: t.spec.ServiceID, err: err.message }, 'deregistering a critical service failed');
+        t.criticalTimer = undefined;
+        this.watchCritical(t);
+      });
+    }, Math.max(after, this.deps.floors.deregisterMinMs));
+    t.criticalTimer.unref();
+  }
+
+  private halt(t: Tracked): void {
+    t.runner.stop();
+    clearTimeout(t.criticalTimer);
+  }
+
+  /** Stop and forget the checks matching `which`, once none of their writes is in flight; returns their last states. */
+  private async pause(which: (t: Tracked) => boolean): Promise<Map<string, StartState>> {
+    const out = new Map<string, StartState>();
+    for (const [id, t] of [...this.checks]) {
+      if (!which(t)) continue;
+      this.halt(t);
+      this.checks.delete(id);
+      out.set(id, { status: t.status, output: t.output });
+      await this.sync.untrack(id);
+    }
+    return out;
+  }
+
+  /** Checks whose service is gone (the catalog dropped them with it) are forgotten here too. */
+  private async dropOrphans(): Promise<void> {
+    const orphans = await this.pause((t) => t.spec.ServiceID !== '' && !this.deps.mesh.localService(t.spec.ServiceID));
+    for (const id of orphans.keys()) await this.deps.files?.removeCheck(id);
+  }
+}
+
+/** A service definition whose checks start from the given statuses (by the IDs they will get). */
+function withStatuses(def: ServiceDefinition, start: Map<string, StartState>): ServiceDefinition {
+  if (start.size === 0) return def;
+  const defs = [...(def.Check ? [def.Check] : []), ...(def.Checks ?? [])];
+  const specs = servicesFromDefinition(def, new Map(), { allowManagedApiRegistration: true })[0]!.checks;
+  const patched = defs.map((c, i) => {
+    const s = start.get(specs[i]!.CheckID);
+    return s ? { ...c, Status: s.status } : c;
+  });
+  return def.Check ? { ...def, Check: patched[0], Checks: def.Checks ? patched.slice(1) : def.Checks } : { ...def, Checks: patched };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());

@@ -1,0 +1,133 @@
+// Anti-entropy for check results: the catalog learns a check's status and output only when they
+// differ from what it was last told, so a steady check costs no Raft write. A status change is
+// written at once; a change of output alone waits until `outputIntervalMs` after the last write
+// (Consul's check_update_interval). A failed write (no leader) is retried.
+import type { Command } from '@registry/store';
+import type { Logger } from '../agent/logger';
+import { catalogCheckOf, type CheckSpec } from './check-spec';
+
+export interface CheckState {
+  status: string;
+  output: string;
+}
+
+interface Entry {
+  spec: CheckSpec;
+  desired: CheckState;
+  /** What the catalog holds as far as this agent knows. */
+  synced: CheckState | undefined;
+  lastWriteAt: number;
+  inFlight: Promise<void> | undefined;
+  timer: NodeJS.Timeout | undefined;
+  /** After a failed write, none before this time. */
+  retryAt: number;
+  removed: boolean;
+}
+
+export interface CatalogSyncOptions {
+  node: string;
+  apply: (cmd: Command) => Promise<unknown>;
+  outputIntervalMs: number;
+  retryMs: number;
+  logger: Logger;
+  now?: () => number;
+}
+
+const same = (a: CheckState | undefined, b: CheckState) => a !== undefined && a.status === b.status && a.output === b.output;
+
+export class CatalogSync {
+  private readonly entries = new Map<string, Entry>();
+  private readonly now: () => number;
+  /** Writes made (for tests and stats). */
+  writes = 0;
+
+  constructor(private readonly opts: CatalogSyncOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Follow a check whose catalog row is known to hold `synced` (undefined: unknown, write it). */
+  track(spec: CheckSpec, desired: CheckState, synced: CheckState | undefined): void {
+    const old = this.entries.get(spec.CheckID);
+    if (old) this.drop(old);
+    const entry: Entry = { spec, desired, synced, lastWriteAt: synced ? this.now() : 0, inFlight: undefined, timer: undefined, retryAt: 0, removed: false };
+    this.entries.set(spec.CheckID, entry);
+    this.kick(entry);
+  }
+
+  set(checkId: string, state: CheckState): void {
+    const entry = this.entries.get(checkId);
+    if (!entry) return;
+    entry.desired = state;
+    this.kick(entry);
+  }
+
+  /** Stop following a check; resolves once no write of it is in flight any more. */
+  async untrack(checkId: string): Promise<void> {
+    const entry = this.entries.get(checkId);
+    if (!entry) return;
+    this.entries.delete(checkId);
+    this.drop(entry);
+    await entry.inFlight;
+  }
+
+  stop(): void {
+    for (const e of this.entries.values()) this.drop(e);
+    this.entries.clear();
+  }
+
+  private drop(entry: Entry): void {
+    entry.removed = true;
+    clearTimeout(entry.timer);
+    entry.timer = undefined;
+  }
+
+  private later(entry: Entry, delayMs: number): void {
+    if (entry.timer) return;
+    entry.timer = setTimeout(() => {
+      entry.timer = undefined;
+      this.kick(entry);
+    }, Math.max(0, delayMs));
+    entry.timer.unref();
+  }
+
+  private kick(entry: Entry): void {
+    if (entry.removed || entry.inFlight) return;
+    const want = entry.desired;
+    if (same(entry.synced, want)) return;
+    if (this.now() < entry.retryAt) {
+      this.later(entry, entry.retryAt - this.now());
+      return;
+    }
+    if (entry.synced && entry.synced.status === want.status && this.opts.outputIntervalMs > 0) {
+      const due = entry.lastWriteAt + this.opts.outputIntervalMs;
+      if (this.now() < due) {
+        this.later(entry, due - this.now());
+        return;
+      }
+    }
+    clearTimeout(entry.timer);
+    entry.timer = undefined;
+    const sent = { ...want };
+    const cmd: Command = {
+      type: 'catalog.register',
+      req: { Node: this.opts.node, SkipNodeUpdate: true, Check: catalogCheckOf(entry.spec, this.opts.node, sent.status, sent.output) },
+    };
+    this.writes++;
+    entry.inFlight = this.opts
+      .apply(cmd)
+      .then(
+        () => {
+          entry.synced = sent;
+          entry.lastWriteAt = this.now();
+        },
+        (err: Error) => {
+          this.opts.logger.warn({ check: entry.spec.CheckID, err: err.message }, 'check sync failed; retrying');
+          entry.retryAt = this.now() + this.opts.retryMs;
+        },
+      )
+      .finally(() => {
+        entry.inFlight = undefined;
+        this.kick(entry);
+      });
+  }
+}

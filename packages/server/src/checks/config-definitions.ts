@@ -1,0 +1,55 @@
+// Services and checks defined in a config file, as Consul allows: `service` (one) or `services`
+// (a list), `check` or `checks`, with the same fields and key spellings as the HTTP API. They are
+// validated when the config is read, so a bad definition stops the agent from starting.
+import { servicesFromDefinition, type ServiceDefinition } from '../connect/local-services';
+import { HttpError } from '../http/errors';
+import type { AgentCheckDefinition } from '../schemas/agent-check';
+import { checkRegisterSchema } from '../schemas/agent-check';
+import { agentServiceSchema } from '../schemas/agent-service';
+import { compileBody } from '../schemas/validator';
+import { standaloneCheckSpec } from './check-spec';
+
+export interface AgentDefinitions {
+  services: ServiceDefinition[];
+  checks: AgentCheckDefinition[];
+}
+
+const serviceBody = compileBody<ServiceDefinition>(agentServiceSchema, 'invalid service definition');
+const checkBody = compileBody<AgentCheckDefinition>(checkRegisterSchema, 'invalid check definition');
+
+function listOf(file: Record<string, unknown>, one: string, many: string, source: string): unknown[] {
+  const out: unknown[] = [];
+  if (file[one] !== undefined) out.push(file[one]);
+  if (file[many] !== undefined) {
+    if (!Array.isArray(file[many])) throw new Error(`${source}: ${many} must be an array`);
+    out.push(...(file[many] as unknown[]));
+  }
+  return out;
+}
+
+function valid<T>(what: string, run: () => T): T {
+  try {
+    return run();
+  } catch (err) {
+    throw new Error(`${what}: ${err instanceof HttpError ? err.message : (err as Error).message}`);
+  }
+}
+
+export function agentDefinitionsOf(file: Record<string, unknown>, source: string): AgentDefinitions {
+  const services = listOf(file, 'service', 'services', source).map((raw, i) =>
+    valid(`${source}: services[${i}]`, () => {
+      const def = serviceBody(raw);
+      // Managed proxies in a config file are allowed (Consul refuses them only through the API).
+      servicesFromDefinition(def, new Map(), { allowManagedApiRegistration: true });
+      return def;
+    }),
+  );
+  const checks = listOf(file, 'check', 'checks', source).map((raw, i) =>
+    valid(`${source}: checks[${i}]`, () => {
+      const def = checkBody(raw);
+      standaloneCheckSpec(def);
+      return def;
+    }),
+  );
+  return { services, checks };
+}

@@ -1,0 +1,77 @@
+// This agent's checks (consul-behaviour Appendix A): register, deregister, TTL pass/warn/fail and
+// update, list. The caller's token is checked here (node:write for node checks, service:write for
+// service checks); the catalog is written with the agent's authority.
+import type { AgentChecks } from '../../checks/agent-checks';
+import { isCheckStatus, type CheckStatus } from '../../checks/check-spec';
+import { checkRegisterSchema, checkUpdateSchema, type AgentCheckDefinition, type CheckUpdateBody } from '../../schemas/agent-check';
+import { compileBody } from '../../schemas/validator';
+import { badRequest } from '../errors';
+import { single } from '../query-options';
+import { route, type Route } from '../route';
+import type { RouteDeps } from './deps';
+
+const TTL_VERBS: [string, CheckStatus][] = [
+  ['pass', 'passing'],
+  ['warn', 'warning'],
+  ['fail', 'critical'],
+];
+
+export function agentCheckRoutes(deps: RouteDeps): Route<any>[] {
+  const checks = (): AgentChecks => {
+    if (!deps.checks) throw new Error('agent checks are not wired into this agent');
+    return deps.checks;
+  };
+  const authz = (token: string | undefined) => deps.rpc.aclResolver.resolve(token);
+  const checkId = (params: Record<string, string>) => {
+    if (!params.id) throw badRequest('Missing check ID');
+    return params.id;
+  };
+  return [
+    route<AgentCheckDefinition>({
+      method: 'PUT',
+      path: '/v1/agent/check/register',
+      body: compileBody<AgentCheckDefinition>(checkRegisterSchema),
+      async handle({ body, opts }) {
+        await checks().registerCheck(body, authz(opts.token));
+        return undefined;
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/v1/agent/check/deregister{/:id}',
+      async handle({ params, opts }) {
+        await checks().deregisterCheck(checkId(params), authz(opts.token));
+        return undefined;
+      },
+    }),
+    ...TTL_VERBS.map(([verb, status]) =>
+      route({
+        method: 'PUT',
+        path: `/v1/agent/check/${verb}{/:id}`,
+        async handle({ params, query, opts }) {
+          await checks().updateTtl(checkId(params), status, single(query, 'note') ?? '', authz(opts.token));
+          return undefined;
+        },
+      }),
+    ),
+    route<CheckUpdateBody>({
+      method: 'PUT',
+      path: '/v1/agent/check/update{/:id}',
+      body: compileBody<CheckUpdateBody>(checkUpdateSchema),
+      async handle({ params, body, opts }) {
+        const id = checkId(params);
+        const status = body.Status ?? '';
+        if (!isCheckStatus(status)) throw badRequest(`Invalid check status: '${status}'`);
+        await checks().updateTtl(id, status, body.Output ?? '', authz(opts.token));
+        return undefined;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/agent/checks',
+      handle({ opts }) {
+        return checks().list(authz(opts.token));
+      },
+    }),
+  ];
+}
