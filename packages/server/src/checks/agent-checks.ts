@@ -107,6 +107,8 @@ export class AgentChecks {
         }
       }
       await this.dropOrphans();
+      // A check the new definition no longer has leaves no saved TTL state behind.
+      for (const checkId of paused.keys()) if (!this.checks.has(checkId)) await this.deps.files?.removeCheckState(checkId);
     }
     if (persist && this.deps.files) await this.deps.files.saveService(mainId, def);
   }
@@ -117,10 +119,12 @@ export class AgentChecks {
     if (!s) return false;
     if (!authz.serviceWrite(s.service.Service)) throw forbidden();
     const family = this.family(id);
-    await this.pause((t) => family.has(t.spec.ServiceID));
+    const gone = await this.pause((t) => family.has(t.spec.ServiceID));
     const found = await this.deps.mesh.deregisterService(id, authz);
     await this.dropOrphans();
     await this.deps.files?.removeService(id);
+    // The catalog dropped the service's checks with it: so do the files (definitions, TTL states).
+    for (const checkId of gone.keys()) await this.deps.files?.removeCheck(checkId);
     return found;
   }
 
