@@ -184,6 +184,23 @@ const CASES: Case[] = [
   // The agent answers 404 (as for an unknown ID) where Consul answers 403; either way nothing is shown.
   { route: 'GET /v1/agent/service/:id', url: '/v1/agent/service/web-agent', status: [200, 200, 200, 'hidden'] },
 
+  // ---- agent checks (service:write on the check's service; node:write on the agent's node for node checks) ----
+  { route: 'PUT /v1/agent/check/register', url: '/v1/agent/check/register', body: () => ({ Name: unique('walk-check'), ServiceID: 'web-agent', TTL: '10m' }), status: WEB_WRITERS },
+  {
+    route: 'PUT /v1/agent/check/deregister{/:id}',
+    url: async () => {
+      const name = unique('walk-gone');
+      await mgmt('PUT', '/v1/agent/check/register', { Name: name, ServiceID: 'web-agent', TTL: '10m' });
+      return `/v1/agent/check/deregister/${name}`;
+    },
+    status: WEB_WRITERS,
+  },
+  { route: 'PUT /v1/agent/check/pass{/:id}', url: '/v1/agent/check/pass/web-ttl?note=ok', status: WEB_WRITERS },
+  { route: 'PUT /v1/agent/check/warn{/:id}', url: '/v1/agent/check/warn/web-ttl', status: WEB_WRITERS },
+  { route: 'PUT /v1/agent/check/fail{/:id}', url: '/v1/agent/check/fail/web-ttl', status: WEB_WRITERS },
+  { route: 'PUT /v1/agent/check/update{/:id}', url: '/v1/agent/check/update/node-ttl', body: { Status: 'passing', Output: 'ok' }, status: MANAGERS },
+  { route: 'GET /v1/agent/checks', url: '/v1/agent/checks', status: ALL, sees: (w, all) => filterMap(all, (_id, c) => checkVisible(w, c)) },
+
   // ---- sessions (session:read/write on the node) ----
   { route: 'PUT /v1/session/create', url: '/v1/session/create', body: { Node: 'n1', Checks: [] }, status: MANAGERS },
   { route: 'PUT /v1/session/destroy{/:id}', url: async () => `/v1/session/destroy/${await newSession()}`, status: MANAGERS },
@@ -254,6 +271,9 @@ beforeAll(async () => {
   await mgmt('PUT', '/v1/kv/app/config', 'x');
   await mgmt('PUT', '/v1/agent/service/register', { Name: 'web', ID: 'web-agent' });
   await mgmt('PUT', '/v1/agent/service/register', { Name: 'db', ID: 'db-agent' });
+  await mgmt('PUT', '/v1/agent/check/register', { Name: 'web-ttl', ServiceID: 'web-agent', TTL: '10m' });
+  await mgmt('PUT', '/v1/agent/check/register', { Name: 'db-ttl', ServiceID: 'db-agent', TTL: '10m' });
+  await mgmt('PUT', '/v1/agent/check/register', { Name: 'node-ttl', TTL: '10m' });
   ids.intentionToWeb = await newIntention('db', 'web');
   await newIntention('web', 'db');
   ids.session = await newSession();
