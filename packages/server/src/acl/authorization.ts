@@ -50,7 +50,15 @@ export function authorizeCommand(cmd: Command, authz: Authorizer, store: Store, 
     case 'acl.policy-delete':
       if (!authz.aclWrite()) throw forbidden();
       return;
+    // Clients' updates (PUT /v1/coordinate/update) need node:write; servers' own are internal.
     case 'coordinate.update':
+      for (const u of cmd.updates ?? []) if (!authz.nodeWrite(u.Node)) throw forbidden();
+      return;
+    case 'area.create':
+    case 'area.update':
+    case 'area.delete':
+    case 'area.servers':
+      if (!authz.operatorWrite()) throw forbidden();
       return;
     case 'session.create':
       authorizeSessionCreate(cmd.session.Node, authz);

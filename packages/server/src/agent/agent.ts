@@ -28,6 +28,7 @@ import { installAgentChecks } from '../checks/install';
 import { createLogger, type Logger } from './logger';
 import { loadOrCreateNodeId } from './node-id';
 import { storeStateMachine } from './store-fsm';
+import { installAreas, type Areas } from '../areas/install';
 
 export const VERSION = '0.1.0';
 
@@ -54,6 +55,8 @@ export class Agent {
   mesh: Mesh | undefined;
   /** Session TTL timers and renewals (set once during start). */
   sessions: SessionRenewer | undefined;
+  /** Network areas: links to other datacenters, `?dc=` forwarding, coordinates (set once during start). */
+  areas: Areas | undefined;
   /** This agent's checks and the persistence of its services (set once during start). */
   checks: AgentChecks | undefined;
   /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
@@ -121,6 +124,7 @@ export class Agent {
     agent.registerRpc();
     agent.mesh = mesh;
     agent.sessions = installSessions({ store, raft, transport, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }) });
+    agent.areas = installAreas({ self, version: VERSION, raft, store, rpc, transport, leaderDuties, translateWanAddrs: config.translateWanAddrs, logger: logger.child({ module: 'agent.areas' }) });
 
     raft.start();
     if (config.bootstrapExpect === 1 && raft.configuration().length === 0) {
@@ -169,6 +173,7 @@ export class Agent {
     this.leaderDuties.stop();
     this.checks?.stop();
     this.mesh?.stop();
+    this.areas?.stop();
     if (this.http) {
       const http = this.http;
       await new Promise<void>((resolve) => {
@@ -193,7 +198,7 @@ export class Agent {
       sessions: this.sessions,
       checks: this.checks,
     };
-    const routes = allRoutes(deps);
+    const routes = allRoutes(deps, this.areas?.routes);
     const app = createApp(routes, {
       datacenter: this.config.datacenter,
       defaultToken: () => this.config.acl.tokens.default,
@@ -310,6 +315,7 @@ export class Agent {
           Version: VERSION,
         },
         Member: this.memberOf({ id: this.nodeId, address: this.self.address }, true),
+        Coord: this.areas?.coordinate() ?? null,
         Stats: { raft: raft.stats() },
       }),
     };

@@ -7,6 +7,8 @@ import type { ReadEndpoint } from './read-context';
 import { sessionReads } from './session-reads';
 import { kvReads } from './kv-reads';
 import { queryReads } from './query-reads';
+import { areaReads } from './area-reads';
+import { coordinateReads } from './coordinate-reads';
 
 /** Every read endpoint by name: the name is what a forwarded read carries to the leader. */
 export const readEndpoints: Record<string, ReadEndpoint> = {
@@ -18,6 +20,8 @@ export const readEndpoints: Record<string, ReadEndpoint> = {
   ...sessionReads,
   ...kvReads,
   ...queryReads,
+  ...areaReads,
+  ...coordinateReads,
 };
 
 export type { ReadContext, ReadEndpoint } from './read-context';

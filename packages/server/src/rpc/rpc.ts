@@ -5,12 +5,13 @@
 import { CommandError, encodeCommand, type Command, type Store } from '@registry/store';
 import { LeadershipLostError, NotLeaderError, type RaftNode, type Transport } from '@registry/raft';
 import { blockingQuery, effectiveWait, type QueryResult } from '../http/blocking';
-import { HttpError, NO_LEADER, NO_PATH_TO_DC, badRequest, serverError } from '../http/errors';
+import { HttpError, NO_LEADER, badRequest, serverError } from '../http/errors';
 import type { QueryOptions } from '../http/query-options';
 import type { ReadEndpoint } from '../endpoints';
 import { allowAllResolver, authorizeCommand, type AclResolver } from '../acl/authorization';
 import { fromEnvelope, toEnvelope, type Envelope } from './envelope';
 import { lockDelayVerdict } from '../sessions/lock-delay-gate';
+import { noRemoteDatacenters, type RemoteDatacenters } from '../areas/remote-datacenters';
 
 /** How long a write waits for a leader to exist before answering `No cluster leader` (Consul: 7 s). */
 const LEADER_WAIT_MS = 7_000;
@@ -66,6 +67,13 @@ export class Rpc {
     transport.handle('rpc.read', (body) => this.readHere(body as ForwardedRead));
   }
 
+  /** Other datacenters (network areas): every request for a `dc` other than this one goes there. */
+  private remote: RemoteDatacenters = noRemoteDatacenters;
+
+  setRemoteDatacenters(remote: RemoteDatacenters): void {
+    this.remote = remote;
+  }
+
   /** Swap the ACL resolver (the agent installs the real one once the store exists). */
   setAclResolver(acl: AclResolver): void {
     this.acl = acl;
@@ -78,7 +86,8 @@ export class Rpc {
 
   /** Commit `cmd` through Raft (on the leader, wherever this server is) and return the FSM's result. */
   async apply(cmd: Command, options: ApplyOptions = {}): Promise<unknown> {
-    this.checkDatacenter(options.datacenter ?? this.datacenter);
+    const dc = options.datacenter ?? this.datacenter;
+    if (dc !== this.datacenter) return this.remote.apply(dc, cmd, options);
     const req: ForwardedApply = { cmd, token: options.token, internal: options.internal ?? false };
     const deadline = Date.now() + LEADER_WAIT_MS;
     for (;;) {
@@ -109,7 +118,7 @@ export class Rpc {
    * `signal` aborts a blocked query when the client goes away.
    */
   async read<T = unknown>(name: string, args: unknown, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<T>> {
-    this.checkDatacenter(opts.datacenter);
+    if (opts.datacenter !== this.datacenter) return this.remote.read<T>(opts.datacenter, name, args, opts, signal);
     const run = this.runner(name, args, opts.token);
     switch (opts.consistency) {
       case 'stale': {
@@ -207,10 +216,6 @@ export class Rpc {
   private lastContact(): number {
     const ms = this.raft.lastContactMs();
     return Number.isFinite(ms) ? Math.max(0, Math.floor(ms)) : 0;
-  }
-
-  private checkDatacenter(dc: string): void {
-    if (dc !== this.datacenter) throw serverError(NO_PATH_TO_DC);
   }
 
   private leaderChange(maxMs: number): Promise<void> {

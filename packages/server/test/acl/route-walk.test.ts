@@ -50,6 +50,8 @@ const NODE = 'acl-agent';
 const UNKNOWN = 'deadbeef-0000-4000-8000-000000000000';
 const SPIFFE_DB = 'spiffe://11111111-2222-3333-4444-555555555555.registry/ns/default/dc/dc1/svc/db';
 
+const COORD = { Vec: [0.001, 0, 0, 0, 0, 0, 0, 0], Error: 1.5, Adjustment: 0, Height: 0.0001 };
+
 const ALL: Case['status'] = [200, 200, 200, 200];
 const READERS: Case['status'] = [200, 200, 403, 403];
 const MANAGERS: Case['status'] = [200, 403, 403, 403];
@@ -239,6 +241,24 @@ const CASES: Case[] = [
   },
   { route: 'GET /v1/query/:id/explain', url: () => `/v1/query/${ids.query}/explain`, status: READERS },
 
+  // ---- network areas (operator:read/write) and coordinates (node:read/write) ----
+  { route: 'POST /v1/operator/area', url: '/v1/operator/area', body: () => ({ PeerDatacenter: unique('peer') }), status: MANAGERS },
+  { route: 'GET /v1/operator/area', url: '/v1/operator/area', status: READERS },
+  { route: 'PUT /v1/operator/area/:id', url: () => `/v1/operator/area/${ids.area}`, body: { UseTLS: true }, status: MANAGERS },
+  { route: 'GET /v1/operator/area/:id', url: () => `/v1/operator/area/${ids.area}`, status: READERS },
+  {
+    route: 'DELETE /v1/operator/area/:id',
+    url: async () => `/v1/operator/area/${(await mgmt('POST', '/v1/operator/area', { PeerDatacenter: unique('gone') })).json.ID}`,
+    status: MANAGERS,
+  },
+  // Nothing listens on port 1: management gets 200 with a failed join.
+  { route: 'PUT /v1/operator/area/:id/join', url: () => `/v1/operator/area/${ids.area}/join`, body: ['127.0.0.1:1'], status: ['allowed', 403, 403, 403] },
+  { route: 'GET /v1/operator/area/:id/members', url: () => `/v1/operator/area/${ids.area}/members`, status: READERS },
+  { route: 'GET /v1/coordinate/datacenters', url: '/v1/coordinate/datacenters', status: ALL },
+  { route: 'GET /v1/coordinate/nodes', url: '/v1/coordinate/nodes', status: ALL, sees: (w, all) => all.filter(() => nodeVisible(w)) },
+  { route: 'GET /v1/coordinate/node{/:node}', url: '/v1/coordinate/node/n1', status: WEB_READERS },
+  { route: 'PUT /v1/coordinate/update', url: '/v1/coordinate/update', body: { Node: 'n1', Coord: COORD }, status: MANAGERS },
+
   // Last: a management token makes the agent leave.
   { route: 'PUT /v1/agent/leave', url: '/v1/agent/leave', status: [200, 403, 403, 403] },
 ];
@@ -279,6 +299,8 @@ beforeAll(async () => {
   ids.session = await newSession();
   ids.query = (await mgmt('POST', '/v1/query', { Name: 'q-web', Service: { Service: 'web' } })).json.ID;
   ids.caConfig = (await mgmt('GET', '/v1/connect/ca/configuration')).json;
+  ids.area = (await mgmt('POST', '/v1/operator/area', { PeerDatacenter: 'walk-peer' })).json.ID;
+  await mgmt('PUT', '/v1/coordinate/update', { Node: 'n1', Coord: COORD });
 }, 30_000);
 afterAll(() => a.stop());
 

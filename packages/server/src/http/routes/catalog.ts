@@ -10,7 +10,8 @@ import { readMaybeCached } from '../../connect/cached-read';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function catalogRoutes(deps: RouteDeps): Route<any>[] {
+/** `datacenters`: this one and those linked by network areas, nearest first. */
+export function catalogRoutes(deps: RouteDeps, datacenters: () => string[] = () => [deps.agent.datacenter]): Route<any>[] {
   const registerBody = compileBody<RegisterRequest>(registerSchema);
   const deregisterBody = compileBody<DeregisterRequest>(deregisterSchema);
 
@@ -42,7 +43,7 @@ export function catalogRoutes(deps: RouteDeps): Route<any>[] {
       method: 'GET',
       path: '/v1/catalog/datacenters',
       // Needs no leader: the datacenters this server knows of (network areas add more).
-      handle: () => [deps.agent.datacenter],
+      handle: () => datacenters(),
     }),
     route({
       method: 'GET',

@@ -14,9 +14,15 @@ import { sessionRoutes } from './session';
 import { kvRoutes } from './kv';
 import { txnRoutes } from './txn';
 import { queryRoutes } from './query';
+import { areaRoutes } from './areas';
+import { coordinateRoutes } from './coordinates';
+import { localDatacenterOnly, type WanRouteDeps } from '../../areas/wan-route-deps';
+import { translatingRoutes } from '../../areas/datacenter-routes';
 
-export function allRoutes(deps: RouteDeps): Route<any>[] {
-  return [...catalogRoutes(deps), ...healthRoutes(deps), ...statusRoutes(deps), ...intentionRoutes(deps), ...connectRoutes(deps), ...agentConnectRoutes(deps), ...agentServiceRoutes(deps), ...agentCheckRoutes(deps), ...aclRoutes(deps), ...sessionRoutes(deps), ...kvRoutes(deps), ...txnRoutes(deps), ...queryRoutes(deps)];
+/** `wan`: the network-area links (the agent passes them; without, only this datacenter is known). */
+export function allRoutes(deps: RouteDeps, wan: WanRouteDeps = localDatacenterOnly(() => deps.agent.datacenter)): Route<any>[] {
+  const routes = [...catalogRoutes(deps, () => wan.datacenters()), ...healthRoutes(deps), ...statusRoutes(deps), ...intentionRoutes(deps), ...connectRoutes(deps), ...agentConnectRoutes(deps), ...agentServiceRoutes(deps), ...agentCheckRoutes(deps), ...aclRoutes(deps), ...sessionRoutes(deps), ...kvRoutes(deps), ...txnRoutes(deps), ...queryRoutes(deps, wan.queryExecutor), ...areaRoutes(deps, wan), ...coordinateRoutes(deps, wan)];
+  return translatingRoutes(routes, deps.agent.datacenter, wan.translateWanAddrs);
 }
 
 /**

@@ -1,0 +1,22 @@
+// `translate_wan_addrs` applied to every route's answer (consul-behaviour §1.7): an answer holding
+// nodes of another datacenter — a `?dc=` request, or prepared-query failover results — shows their
+// WAN addresses and carries `X-Registry-Translate-Addresses: true`. Without the setting, routes run
+// untouched.
+import type { Route, RouteContext } from '../http/route';
+import { translateAddresses } from './address-translation';
+
+export const TRANSLATE_HEADER = 'X-Registry-Translate-Addresses';
+
+export function translatingRoutes(routes: Route<any>[], datacenter: string, enabled: boolean): Route<any>[] {
+  if (!enabled) return routes;
+  return routes.map((r) => ({
+    ...r,
+    async handle(ctx: RouteContext<any>) {
+      const value = await r.handle(ctx);
+      if (value === undefined || ctx.meta.raw) return value;
+      const t = translateAddresses(value, datacenter);
+      if (t.translated || ctx.opts.datacenter !== datacenter) ctx.meta.headers[TRANSLATE_HEADER] = 'true';
+      return t.value;
+    },
+  }));
+}

@@ -1,0 +1,21 @@
+// How the RPC layer reaches another datacenter (rpc.ts calls this for any `dc` other than its own).
+// The agent installs the area links; until then, and for a datacenter no area reaches, the answer
+// is Consul's 500 `No path to datacenter`.
+import type { Command } from '@registry/store';
+import { NO_PATH_TO_DC, serverError } from '../http/errors';
+import type { QueryOptions } from '../http/query-options';
+import type { ApplyOptions, ReadReply } from '../rpc/rpc';
+
+export interface RemoteDatacenters {
+  apply(datacenter: string, cmd: Command, options: ApplyOptions): Promise<unknown>;
+  read<T>(datacenter: string, endpoint: string, args: unknown, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<T>>;
+}
+
+export const noRemoteDatacenters: RemoteDatacenters = {
+  apply: async () => {
+    throw serverError(NO_PATH_TO_DC);
+  },
+  read: async () => {
+    throw serverError(NO_PATH_TO_DC);
+  },
+};
