@@ -164,8 +164,11 @@ export class AgentChecks {
     if (!t || t.spec.kind.type !== 'ttl') throw badRequest(`CheckID ${JSON.stringify(id)} does not have associated TTL`);
     const capped = capOutput(output);
     (t.runner as TtlTimer).refresh();
-    this.setResult(t, status, capped);
-    await this.deps.files?.saveCheckState({ CheckID: id, Status: status, Output: capped, Expires: Date.now() + t.spec.kind.ttlMs });
+    // The caller reads its own write: answer once a status change is in the catalog.
+    await Promise.all([
+      this.setResult(t, status, capped),
+      this.deps.files?.saveCheckState({ CheckID: id, Status: status, Output: capped, Expires: Date.now() + t.spec.kind.ttlMs }),
+    ]);
   }
 
   /** `GET /v1/agent/checks`: CheckID → HealthCheck, only what the token may read. */
@@ -318,21 +321,28 @@ export class AgentChecks {
     this.sync.track(spec, { status: state.status, output: state.output }, synced);
     const kind = spec.kind;
     if (kind.type === 'ttl') {
-      t.runner = startTtlTimer(kind.ttlMs, () => this.setResult(t, 'critical', TTL_EXPIRED), state.ttlLeftMs ?? kind.ttlMs);
+      t.runner = startTtlTimer(kind.ttlMs, () => this.runnerResult(t, 'critical', TTL_EXPIRED), state.ttlLeftMs ?? kind.ttlMs);
     } else {
       const probe = kind.type === 'http' ? () => httpProbe(kind) : () => tcpProbe(kind);
       const interval = Math.max(kind.intervalMs, this.deps.floors.intervalMinMs);
-      t.runner = startIntervalRunner(interval, probe, (r) => this.setResult(t, r.status, r.output), this.limiter);
+      t.runner = startIntervalRunner(interval, probe, (r) => this.runnerResult(t, r.status, r.output), this.limiter);
     }
     this.watchCritical(t);
   }
 
-  private setResult(t: Tracked, status: CheckStatus, output: string): void {
-    if (this.checks.get(t.spec.CheckID) !== t) return; // replaced or removed meanwhile
+  /** Record a result; resolves when the catalog has it (see CatalogSync.set). */
+  private setResult(t: Tracked, status: CheckStatus, output: string): Promise<void> {
+    if (this.checks.get(t.spec.CheckID) !== t) return Promise.resolve(); // replaced or removed meanwhile
     t.status = status;
     t.output = output;
-    this.sync.set(t.spec.CheckID, { status, output });
+    const written = this.sync.set(t.spec.CheckID, { status, output });
     this.watchCritical(t);
+    return written;
+  }
+
+  /** A runner's result: nobody waits for it, and a failed write is retried by the sync anyway. */
+  private runnerResult(t: Tracked, status: CheckStatus, output: string): void {
+    this.setResult(t, status, output).catch(() => undefined);
   }
 
   /** DeregisterCriticalServiceAfter: a service check critical for that long takes its service away. */

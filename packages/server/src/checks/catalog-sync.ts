@@ -22,6 +22,13 @@ interface Entry {
   /** After a failed write, none before this time. */
   retryAt: number;
   removed: boolean;
+  /** Callers of set() waiting for the write that carries their state. */
+  waiters: Waiter[];
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(err: Error): void;
 }
 
 export interface CatalogSyncOptions {
@@ -49,16 +56,24 @@ export class CatalogSync {
   track(spec: CheckSpec, desired: CheckState, synced: CheckState | undefined): void {
     const old = this.entries.get(spec.CheckID);
     if (old) this.drop(old);
-    const entry: Entry = { spec, desired, synced, lastWriteAt: synced ? this.now() : 0, inFlight: undefined, timer: undefined, retryAt: 0, removed: false };
+    const entry: Entry = { spec, desired, synced, lastWriteAt: synced ? this.now() : 0, inFlight: undefined, timer: undefined, retryAt: 0, removed: false, waiters: [] };
     this.entries.set(spec.CheckID, entry);
     this.kick(entry);
   }
 
-  set(checkId: string, state: CheckState): void {
+  /**
+   * The check's latest result. Resolves once a write carrying it has committed — at once when no
+   * write is due (nothing changed, or an output-only change deferred); rejects if that write fails
+   * (it is retried in the background all the same).
+   */
+  set(checkId: string, state: CheckState): Promise<void> {
     const entry = this.entries.get(checkId);
-    if (!entry) return;
+    if (!entry) return Promise.resolve();
     entry.desired = state;
+    const done = new Promise<void>((resolve, reject) => entry.waiters.push({ resolve, reject }));
     this.kick(entry);
+    this.settleIfIdle(entry);
+    return done;
   }
 
   /** Stop following a check; resolves once no write of it is in flight any more. */
@@ -75,7 +90,13 @@ export class CatalogSync {
     this.entries.clear();
   }
 
+  private settleIfIdle(entry: Entry): void {
+    if (entry.inFlight) return;
+    for (const w of entry.waiters.splice(0)) w.resolve();
+  }
+
   private drop(entry: Entry): void {
+    for (const w of entry.waiters.splice(0)) w.resolve();
     entry.removed = true;
     clearTimeout(entry.timer);
     entry.timer = undefined;
@@ -113,21 +134,25 @@ export class CatalogSync {
       req: { Node: this.opts.node, SkipNodeUpdate: true, Check: catalogCheckOf(entry.spec, this.opts.node, sent.status, sent.output) },
     };
     this.writes++;
+    const waiting = entry.waiters.splice(0);
     entry.inFlight = this.opts
       .apply(cmd)
       .then(
         () => {
           entry.synced = sent;
           entry.lastWriteAt = this.now();
+          for (const w of waiting) w.resolve();
         },
         (err: Error) => {
           this.opts.logger.warn({ check: entry.spec.CheckID, err: err.message }, 'check sync failed; retrying');
           entry.retryAt = this.now() + this.opts.retryMs;
+          for (const w of waiting) w.reject(err);
         },
       )
       .finally(() => {
         entry.inFlight = undefined;
         this.kick(entry);
+        this.settleIfIdle(entry);
       });
   }
 }

@@ -141,7 +141,7 @@ describe('TTL checks: pass, warn, fail, update', () => {
   });
 
   test('a TTL not refreshed in time turns critical ("TTL expired") and invalidates the session linked to it', async () => {
-    await put('/v1/agent/check/register', { Name: 'lease', TTL: '300ms' });
+    await put('/v1/agent/check/register', { Name: 'lease', TTL: '1s' });
     await put('/v1/agent/check/pass/lease');
     const created = await put('/v1/session/create', { Checks: ['serfHealth', 'lease'] });
     expect(created.status).toBe(200);
@@ -231,7 +231,7 @@ describe('HTTP and TCP runners', () => {
 
 describe('checks in a service definition', () => {
   test('a service TTL check is run by the agent: pass works and it expires', async () => {
-    expect((await put('/v1/agent/service/register', { Name: 'queue', Check: { TTL: '400ms' } })).status).toBe(200);
+    expect((await put('/v1/agent/service/register', { Name: 'queue', Check: { TTL: '1s' } })).status).toBe(200);
     expect((await put('/v1/agent/check/pass/service:queue?note=up')).status).toBe(200);
     expect((await http(a.url, 'GET', '/v1/health/checks/queue')).json[0]).toMatchObject({ CheckID: 'service:queue', Status: 'passing', Output: 'up' });
     await until(async () => (await http(a.url, 'GET', '/v1/health/checks/queue')).json[0].Status === 'critical');

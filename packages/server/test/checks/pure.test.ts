@@ -130,6 +130,15 @@ describe('catalog sync', () => {
     expect(sent).toEqual([{ Status: 'passing', Output: 'x' }]);
   });
 
+  test('set() resolves once the write carrying its state has committed, and rejects if it fails', async () => {
+    sync.track(spec, { status: 'critical', output: '' }, { status: 'critical', output: '' });
+    await sync.set('c', { status: 'passing', output: 'ok' });
+    expect(sent).toEqual([{ Status: 'passing', Output: 'ok' }]);
+    await expect(sync.set('c', { status: 'passing', output: 'ok' })).resolves.toBeUndefined(); // nothing to write
+    fail = true;
+    await expect(sync.set('c', { status: 'warning', output: '' })).rejects.toThrow('No cluster leader');
+  });
+
   test('after untrack nothing more is written', async () => {
     sync.track(spec, { status: 'critical', output: '' }, { status: 'critical', output: '' });
     await sync.untrack('c');
