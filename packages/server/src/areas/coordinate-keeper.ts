@@ -1,7 +1,8 @@
 // This server's network coordinates: a LAN one (among its own datacenter's servers; stored in the
 // catalog's coordinates table so `near=_agent` sorts by it) and a WAN one (among all servers of
 // linked datacenters; it ranks datacenters). Both move with every answered ping. The LAN one is
-// written through Raft only when it has moved noticeably, so a quiet cluster writes nothing.
+// written through Raft at once when the catalog has none, then at most every few seconds and only
+// when it has moved noticeably, so a quiet cluster writes nothing and a busy one writes little.
 import { estimatedRtt, type Command, type Coordinate, type Store } from '@registry/store';
 import type { Logger } from '../agent/logger';
 import { VivaldiClient } from './vivaldi-client';
@@ -9,7 +10,9 @@ import type { WanServer } from './wan-protocol';
 
 /** Moves smaller than this (seconds of estimated RTT) are not worth a Raft write. */
 const PUBLISH_THRESHOLD_S = 100e-6;
-const PUBLISH_INTERVAL_MS = 1_000;
+const CHECK_INTERVAL_MS = 1_000;
+/** Least time between two writes of a coordinate the catalog already has (Consul batches every 5 s). */
+const REPUBLISH_MIN_MS = 5_000;
 
 export interface PeerCoordinate {
   server: WanServer;
@@ -23,6 +26,7 @@ export class CoordinateKeeper {
   private readonly wanPeers = new Map<string, PeerCoordinate>();
   private timer: NodeJS.Timeout | null = null;
   private publishing = false;
+  private lastPublished = 0;
 
   constructor(
     private readonly self: () => WanServer,
@@ -64,7 +68,7 @@ export class CoordinateKeeper {
     this.stop();
     const tick = async () => {
       await this.publish();
-      if (this.timer) this.timer = setTimeout(tick, PUBLISH_INTERVAL_MS);
+      if (this.timer) this.timer = setTimeout(tick, CHECK_INTERVAL_MS);
     };
     this.timer = setTimeout(tick, 0);
   }
@@ -75,16 +79,17 @@ export class CoordinateKeeper {
   }
 
   /** Write this server's LAN coordinate when the catalog lacks it or it moved enough. */
-  async publish(): Promise<void> {
+  async publish(now = Date.now()): Promise<void> {
     if (this.publishing) return;
     const node = this.self().node;
     if (!this.store.catalogNode(node).value) return; // the leader has not registered this server yet
     const current = this.lan.coordinate;
     const stored = this.store.coordinate(node);
-    if (stored && moved(stored, current) < PUBLISH_THRESHOLD_S) return;
+    if (stored && (now - this.lastPublished < REPUBLISH_MIN_MS || moved(stored, current) < PUBLISH_THRESHOLD_S)) return;
     this.publishing = true;
     try {
       await this.apply({ type: 'coordinate.update', updates: [{ Node: node, Coord: current }] });
+      this.lastPublished = now;
     } catch (err) {
       this.logger.debug({ err: (err as Error).message }, 'coordinate update failed');
     } finally {

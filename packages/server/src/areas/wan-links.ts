@@ -26,6 +26,7 @@ import {
   type HelloReply,
   type HelloRequest,
   type PingReply,
+  type PingRequest,
   type RemoteApply,
   type RemoteAreaOp,
   type RemoteRead,
@@ -68,7 +69,7 @@ export class WanLinks implements RemoteDatacenters {
   constructor(private readonly o: WanLinksOptions) {
     this.coordinates = new CoordinateKeeper(() => this.me(), o.store, (cmd) => o.rpc.apply(cmd, { internal: true }), o.logger);
     o.transport.handle(WAN_HELLO, (body) => this.onHello(body as HelloRequest));
-    o.transport.handle(WAN_PING, () => this.onPing());
+    o.transport.handle(WAN_PING, (body) => this.onPing(body as PingRequest | null));
     o.transport.handle(WAN_APPLY, (body) => this.onApply(body as RemoteApply));
     o.transport.handle(WAN_READ, (body) => this.onRead(body as RemoteRead));
     o.transport.handle(WAN_AREA, (body) => this.onAreaOp(body as RemoteAreaOp));
@@ -205,7 +206,8 @@ export class WanLinks implements RemoteDatacenters {
     const started = performance.now();
     let reply: PingReply;
     try {
-      reply = (await this.o.transport.call(s.address, WAN_PING, null, PING_TIMEOUT_MS)) as PingReply;
+      const req: PingRequest = { from: this.me() };
+      reply = (await this.o.transport.call(s.address, WAN_PING, req, PING_TIMEOUT_MS)) as PingReply;
     } catch {
       this.status.missed(s.id);
       return;
@@ -220,7 +222,13 @@ export class WanLinks implements RemoteDatacenters {
     }
   }
 
-  private onPing(): PingReply {
+  private onPing(req: PingRequest | null): PingReply {
+    // A peer pinging us is linked to us, even if our area for it was made after its join.
+    const from = req?.from;
+    if (from && !sameDc(from.datacenter, this.datacenter) && !this.peerServers().some((s) => s.id === from.id)) {
+      const area = this.areaFor(from.datacenter);
+      if (area) this.learn(area, [from]).catch(() => undefined);
+    }
     return { self: this.me(), servers: this.localServers(), lan: this.coordinates.lan.coordinate, wan: this.coordinates.wan.coordinate };
   }
 
@@ -244,11 +252,14 @@ export class WanLinks implements RemoteDatacenters {
   }
 
   /**
-   * Send to the best server of `datacenter`, trying the next one only when the request surely (or,
-   * for reads, possibly) did not run: a write that timed out may have been applied.
+   * Send to the best live server of `datacenter`, trying the next one only when the request surely
+   * (or, for reads, possibly) did not run: a write that timed out may have been applied. With no
+   * live server known there is no path (as in Consul, until a ping finds one again).
    */
   private async forward(datacenter: string, method: string, body: unknown, timeoutMs: number, idempotent: boolean): Promise<Envelope> {
-    const servers = this.serversOf(datacenter).slice(0, MAX_FORWARD_TRIES);
+    const servers = this.serversOf(datacenter)
+      .filter((s) => this.status.state(s.id) === 'alive')
+      .slice(0, MAX_FORWARD_TRIES);
     if (servers.length === 0) throw serverError(NO_PATH_TO_DC);
     let last: Error | undefined;
     for (const s of servers) {

@@ -30,6 +30,10 @@ export interface HelloReply {
   servers: WanServer[];
 }
 
+export interface PingRequest {
+  from: WanServer;
+}
+
 export interface PingReply {
   self: WanServer;
   servers: WanServer[];
