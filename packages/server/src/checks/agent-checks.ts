@@ -215,8 +215,8 @@ export class AgentChecks {
     if (this.stopped) return;
     const all = Authorizer.allowAll();
     const configServiceIds = new Set(config.services.map((d) => d.ID || d.Name || ''));
-    const services = [...config.services.map((d) => [d, false] as const), ...persistedServices.filter((d) => !configServiceIds.has(d.ID || d.Name || '')).map((d) => [d, true] as const)];
-    for (const [def] of services) {
+    const services = [...config.services, ...persistedServices.filter((d) => !configServiceIds.has(d.ID || d.Name || ''))];
+    for (const def of services) {
       await this.retrying(`service ${def.ID || def.Name}`, async () => {
         const start = await this.restoredStates(this.serviceCheckSpecs(def));
         await this.registerService(withStatuses(def, start), all, false, start);

@@ -39,7 +39,7 @@ export function agentDefinitionsOf(file: Record<string, unknown>, source: string
   const services = listOf(file, 'service', 'services', source).map((raw, i) =>
     valid(`${source}: services[${i}]`, () => {
       const def = serviceBody(raw);
-      // Managed proxies in a config file are allowed (Consul refuses them only through the API).
+      // Managed proxies are judged at registration, against connect.proxy.allow_managed_api_registration.
       servicesFromDefinition(def, new Map(), { allowManagedApiRegistration: true });
       return def;
     }),
