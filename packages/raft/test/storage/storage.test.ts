@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
+import { Packr } from 'msgpackr';
 import { EntryType, LevelStorage, MemoryStorage, type Entry, type RaftStorage, type SnapshotMeta } from '@registry/raft';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -164,6 +165,24 @@ describe('LevelStorage on disk', () => {
     await storage.append({ term: 3, vote: null, commit: 4 }, []);
     await storage.close();
     expect(await onDisk()).toEqual({ term: 3, vote: null, commit: 4 });
+    await db.close();
+  });
+
+  test('a log written one value per entry (the older layout) loads, and later writes build on it', async () => {
+    const db = new Level<string, Uint8Array>(tempDir(), { valueEncoding: 'view' });
+    const raw = db.sublevel<string, Uint8Array>('raft', { keyEncoding: 'utf8', valueEncoding: 'view' });
+    const packr = new Packr({ useRecords: false });
+    for (const e of range(1, 5, 2)) {
+      await raw.put(`log!${e.index.toString(16).padStart(14, '0')}`, packr.pack([e.term, e.type, e.data]));
+    }
+    const storage = new LevelStorage({ db, prefix: 'raft' });
+    expect(summary((await storage.load()).entries)).toEqual(summary(range(1, 5, 2)));
+    await storage.append(undefined, range(4, 6, 3)); // overwrites inside the migrated entries
+    await storage.saveSnapshot(meta(4, 3), bytes('s'), 2);
+    await storage.close();
+    const again = new LevelStorage({ db, prefix: 'raft' });
+    expect(summary((await again.load()).entries)).toEqual(summary([entry(3, 2), ...range(4, 6, 3)]));
+    await again.close();
     await db.close();
   });
 
