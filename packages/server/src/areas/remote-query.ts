@@ -25,10 +25,11 @@ export class RemoteQueryExecutor implements RemoteDatacenterExecutor {
     return this.links.datacenters().filter((dc) => dc !== this.links.datacenter);
   }
 
-  async execute(dc: string, query: QueryDefinition, limit: number): Promise<RemoteResult> {
+  async execute(dc: string, query: QueryDefinition, limit: number, callerToken?: string): Promise<RemoteResult> {
     const opts: QueryOptions = {
       datacenter: dc,
-      token: query.Token || undefined,
+      // As locally: the query's own token when it has one, else the caller's.
+      token: query.Token || callerToken || undefined,
       consistency: 'default',
       cached: false,
       minIndex: 0,

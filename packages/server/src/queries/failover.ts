@@ -13,8 +13,8 @@ export interface RemoteResult {
 export interface RemoteDatacenterExecutor {
   /** Other datacenters ordered by round-trip time from this one (nearest first). */
   datacentersByDistance(): string[];
-  /** Run the (rendered) query in datacenter `dc`. */
-  execute(dc: string, query: QueryDefinition, limit: number): Promise<RemoteResult>;
+  /** Run the (rendered) query in datacenter `dc`, filtered for the query's Token, else `callerToken`. */
+  execute(dc: string, query: QueryDefinition, limit: number, callerToken?: string): Promise<RemoteResult>;
 }
 
 /** No linked datacenters (until network areas exist). */
@@ -36,6 +36,7 @@ export async function failover(
   limit: number,
   executor: RemoteDatacenterExecutor,
   onError: (dc: string, err: unknown) => void = () => undefined,
+  callerToken?: string,
 ): Promise<FailoverOutcome> {
   const known = executor.datacentersByDistance();
   const order: string[] = [];
@@ -50,7 +51,7 @@ export async function failover(
   for (const dc of order) {
     failovers++;
     try {
-      const r = await executor.execute(dc, query, limit);
+      const r = await executor.execute(dc, query, limit, callerToken);
       if (r.Nodes.length > 0) return { nodes: r.Nodes, datacenter: dc, failovers };
     } catch (err) {
       onError(dc, err);

@@ -69,7 +69,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
     let datacenter = ctx.opts.datacenter;
     let failovers = 0;
     if (shown.length === 0) {
-      const f = await failover(query, limit, remote);
+      const f = await failover(query, limit, remote, undefined, ctx.opts.token);
       failovers = f.failovers;
       if (f.datacenter) {
         shown = f.nodes;
