@@ -105,6 +105,8 @@ export class ServerHealth implements LeaderDuty {
   private matches(want: RegisterRequest): boolean {
     const node = this.store.catalogNode(want.Node).value;
     if (!node || node.Node.Address !== want.Address || node.Node.ID !== want.ID) return false;
+    const tagged = node.Node.TaggedAddresses;
+    if (tagged?.lan !== want.Address || tagged?.wan !== want.Address) return false;
     const svc = node.Services['registry'];
     if (!svc || svc.Port !== want.Service?.Port) return false;
     const check = this.store.healthNode(want.Node).value.find((c) => c.CheckID === SERF_CHECK_ID);
@@ -118,6 +120,9 @@ function registration(facts: ServerFacts, status: 'passing' | 'critical'): Regis
     Node: facts.node,
     Address: hostOf(facts.address),
     Datacenter: facts.datacenter,
+    // An agent's node carries its LAN and WAN addresses (Consul's API tests assert both); a server
+    // has one address, so both are it.
+    TaggedAddresses: { lan: hostOf(facts.address), wan: hostOf(facts.address) },
     NodeMeta: { 'registry-network-segment': '' },
     Service: { ID: 'registry', Service: 'registry', Port: portOf(facts.address), Tags: [], Meta: {} },
     Check: {

@@ -244,6 +244,13 @@ describe("the agent's own node", () => {
     ]);
   });
 
+  test('carries its lan and wan addresses and the network-segment meta (Consul API tests assert both maps)', async () => {
+    const node = await get('/v1/catalog/node/test-agent');
+    const address = node.json.Node.Address;
+    expect(node.json.Node.TaggedAddresses).toEqual({ lan: address, wan: address });
+    expect(node.json.Node.Meta).toEqual({ 'registry-network-segment': '' });
+  });
+
   test('near=_agent sorts by distance from this agent (no coordinates: order kept)', async () => {
     const r = await get('/v1/catalog/nodes?near=_agent');
     expect(r.status).toBe(200);
