@@ -15,6 +15,7 @@ import { hasBody, parseByteLimit, readBody } from './body-reader';
 import { HttpError, badRequest } from './errors';
 import { flag, parseQueryOptions, single, type Query, type QueryOptions } from './query-options';
 import type { ResponseMeta, Route, RouteContext } from './route';
+import { encodeJson } from '../rpc/reused-reads';
 
 export interface AppOptions {
   datacenter: string;
@@ -205,7 +206,8 @@ async function serve(
     }
     return;
   }
-  const text = flag(query, 'pretty') ? JSON.stringify(value, null, 4) + '\n' : JSON.stringify(value);
+  // Read results shared by identical requests are encoded once (rpc/reused-reads.ts).
+  const text = flag(query, 'pretty') ? JSON.stringify(value, null, 4) + '\n' : encodeJson(value);
   // One writeHead with every header (Content-Length too, so the body is not chunked) is
   // cheaper than a setHeader per header.
   const headers: OutgoingHttpHeaders = metaHeaders(meta);

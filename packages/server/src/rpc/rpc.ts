@@ -11,6 +11,7 @@ import type { ReadEndpoint } from '../endpoints';
 import { allowAllResolver, authorizeCommand, type AclResolver } from '../acl/authorization';
 import { fromEnvelope, toEnvelope, type Envelope } from './envelope';
 import { lockDelayVerdict } from '../sessions/lock-delay-gate';
+import { REUSABLE_READS, ReusedReads } from './reused-reads';
 import { noRemoteDatacenters, type RemoteDatacenters } from '../areas/remote-datacenters';
 
 /** How long a write waits for a leader to exist before answering `No cluster leader` (Consul: 7 s). */
@@ -55,6 +56,8 @@ interface ForwardedRead {
 }
 
 export class Rpc {
+  private readonly reused = new ReusedReads();
+
   constructor(
     private readonly raft: RaftNode,
     private readonly store: Store,
@@ -124,7 +127,7 @@ export class Rpc {
       case 'stale': {
         // A server that has never heard from a leader holds nothing trustworthy (Consul #4554).
         if (!this.raft.hasEverHadLeader()) throw serverError(NO_LEADER);
-        const result = await blockingQuery(this.store, run, opts.minIndex, opts.waitMs, signal);
+        const result = await this.runRead(name, args, opts.token, run, opts.minIndex, opts.waitMs, signal);
         return { result: result as QueryResult<T>, meta: this.localMeta() };
       }
       case 'consistent': {
@@ -194,12 +197,26 @@ export class Rpc {
       // A new leader serves nothing until its own no-op has committed (the stale-read-after-election bug).
       if (!this.raft.leaderReady()) await this.raft.readBarrier(FORWARD_TIMEOUT_MS);
       const run = this.runner(req.endpoint, req.args, req.token);
-      const result = await blockingQuery(this.store, run, req.minIndex, req.waitMs, signal);
+      const result = await this.runRead(req.endpoint, req.args, req.token, run, req.minIndex, req.waitMs, signal);
       return { ok: true, value: { result, meta: { knownLeader: true, lastContactMs: 0 } } };
     } catch (err) {
       if (err instanceof NotLeaderError) return { ok: false, retry: true, message: NO_LEADER };
       return toEnvelope(err);
     }
+  }
+
+  /** blockingQuery, except that a non-blocking read of a reusable endpoint may be shared (reused-reads.ts). */
+  private runRead(
+    name: string,
+    args: unknown,
+    token: string | undefined,
+    run: () => QueryResult,
+    minIndex: number,
+    waitMs: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<QueryResult> | QueryResult {
+    if (minIndex > 0 || !REUSABLE_READS.has(name)) return blockingQuery(this.store, run, minIndex, waitMs, signal);
+    return this.reused.get(this.store.lastIndex, name, token, args, run);
   }
 
   private runner(name: string, args: unknown, token: string | undefined): () => QueryResult {

@@ -1,0 +1,61 @@
+// Non-blocking reads of the same endpoint with the same arguments and token give the same
+// answer until the store applies another entry. Many clients polling one service therefore
+// cost one store walk per change, and — because the answer's value is marked here — one JSON
+// encoding per change in the HTTP layer. Only endpoints whose routes return the value
+// untouched may be reused (the agent cache already shares these values the same way).
+import type { QueryResult } from '../http/blocking';
+
+export const REUSABLE_READS: ReadonlySet<string> = new Set([
+  'catalog.nodes',
+  'catalog.services',
+  'catalog.service',
+  'catalog.node',
+  'health.node',
+  'health.checks',
+  'health.service',
+  'health.state',
+]);
+
+/** Distinct reads remembered between two applies; past this the memory starts afresh. */
+const MAX_ENTRIES = 1024;
+
+/**
+ * Values handed to more than one request since the last apply, and their JSON. Both are
+ * forgotten whenever a memory of reads starts afresh, so nothing outlives a store change.
+ */
+let shared = new WeakSet<object>();
+let encoded = new WeakMap<object, string>();
+
+/** JSON.stringify, done once per shared value. */
+export function encodeJson(value: unknown): string {
+  if (typeof value !== 'object' || value === null || !shared.has(value)) return JSON.stringify(value);
+  let text = encoded.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value);
+    encoded.set(value, text);
+  }
+  return text;
+}
+
+export class ReusedReads {
+  private entries = new Map<string, QueryResult>();
+  private at = -1;
+
+  /** The result of `run`, or of the identical read made since the store reached `storeIndex`. */
+  get(storeIndex: number, name: string, token: string | undefined, args: unknown, run: () => QueryResult): QueryResult {
+    if (storeIndex !== this.at || this.entries.size >= MAX_ENTRIES) {
+      this.entries = new Map();
+      this.at = storeIndex;
+      shared = new WeakSet();
+      encoded = new WeakMap();
+    }
+    const key = `${name}\u0000${token ?? ''}\u0000${JSON.stringify(args)}`;
+    let result = this.entries.get(key);
+    if (!result) {
+      result = run();
+      if (typeof result.value === 'object' && result.value !== null) shared.add(result.value);
+      this.entries.set(key, result);
+    }
+    return result;
+  }
+}
