@@ -8,7 +8,9 @@ type Meta = Record<string, string> | undefined;
 export const healthReads: Record<string, ReadEndpoint> = {
   'health.node': ({ store, authz }, a: { node: string }) => {
     const r = store.healthNode(a.node);
-    return { ...r, value: filterChecks(authz, r.value) };
+    // The spec's node-check entries also carry the node's ID (as Consul's documented sample does).
+    const id = store.catalogNode(a.node).value?.Node.ID ?? '';
+    return { ...r, value: filterChecks(authz, r.value).map((c) => ({ ID: id, ...c })) };
   },
   'health.checks': ({ store, authz }, a: { service: string; nodeMeta: Meta; near?: string }) => {
     const r = store.healthChecks(a.service, { nodeMeta: a.nodeMeta });

@@ -196,6 +196,17 @@ describe('health', () => {
     expect(svcCheck).toHaveProperty('CreateIndex');
   });
 
+  test("node checks carry the node's ID; the node may be named by its ID", async () => {
+    const id = (await get('/v1/catalog/node/test-agent')).json.Node.ID;
+    const byName = await get('/v1/health/node/test-agent');
+    expect(byName.json).toEqual([expect.objectContaining({ ID: id, Node: 'test-agent', CheckID: 'serfHealth' })]);
+    const byId = await get(`/v1/health/node/${id}`);
+    expect(byId.json).toEqual(byName.json);
+    // A node registered without an ID has an empty one.
+    const noId = await get('/v1/health/node/web-1');
+    expect(noId.json.every((c: any) => c.ID === '')).toBe(true);
+  });
+
   test('checks for a service', async () => {
     const r = await get('/v1/health/checks/web');
     expect(r.json.map((c: any) => c.CheckID).sort()).toEqual(['web-b-http', 'web-http']);
