@@ -23,6 +23,16 @@ function redacted<T extends { Token: string }>(q: T, authz: Authorizer): T {
   return q.Token !== '' && !seesTokens(authz) ? { ...q, Token: REDACTED } : q;
 }
 
+/**
+ * A stored query as the read endpoints show it. The spec lists a `RaftIndex` object
+ * ({CreateIndex, ModifyIndex}) in read responses, as Consul's documentation shows; Consul's real
+ * output flattens the two indexes, so both forms are sent.
+ */
+function shown(q: QueryRecord, authz: Authorizer) {
+  const out = redacted(q, authz);
+  return { ...out, RaftIndex: { CreateIndex: q.CreateIndex, ModifyIndex: q.ModifyIndex } };
+}
+
 /** Named queries and templates are governed by query rules on their Name; unnamed ones by their ID. */
 function named(q: QueryDefinition): boolean {
   return q.Name !== '' || q.Template.Type !== '';
@@ -61,13 +71,13 @@ export const queryReads: Record<string, ReadEndpoint> = {
   'query.list': ({ store, authz }) => {
     const r = store.queryList();
     const visible = r.value.filter((q: QueryRecord) => (named(q) ? authz.queryRead(q.Name) : seesTokens(authz)));
-    return { ...r, value: visible.map((q) => redacted(q, authz)) };
+    return { ...r, value: visible.map((q) => shown(q, authz)) };
   },
   'query.get': ({ store, authz }, a: { id: string }) => {
     const r = store.queryGet(a.id);
     const q = r.value;
     if (q && named(q) && !authz.queryRead(q.Name)) throw forbidden();
-    return { ...r, value: q ? [redacted(q, authz)] : null };
+    return { ...r, value: q ? [shown(q, authz)] : null };
   },
   'query.explain': ({ store, authz }, a: { idOrName: string; agentSegment: string }) => {
     const { query, index, keys } = resolveRendered(store, a.idOrName, a.agentSegment);

@@ -73,9 +73,14 @@ describe('create, read, update, delete', () => {
         DNS: { TTL: '10s' },
         CreateIndex: expect.any(Number),
         ModifyIndex: expect.any(Number),
+        RaftIndex: { CreateIndex: expect.any(Number), ModifyIndex: expect.any(Number) },
       },
     ]);
-    expect((await get('/v1/query')).json.map((q: any) => q.ID)).toContain(id);
+    // The spec's RaftIndex object holds the same indexes as the flat fields, in the list too.
+    const [read] = r.json;
+    expect(read.RaftIndex).toEqual({ CreateIndex: read.CreateIndex, ModifyIndex: read.ModifyIndex });
+    const listed = (await get('/v1/query')).json.find((q: any) => q.ID === id);
+    expect(listed.RaftIndex).toEqual(read.RaftIndex);
   });
 
   test('update replaces the whole definition and answers an empty body; delete answers an empty body', async () => {
