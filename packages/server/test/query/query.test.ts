@@ -142,6 +142,8 @@ describe('execute', () => {
       expect(names(r)).toEqual(['web-1', 'web-2']);
       expect(r.json).toMatchObject({ Service: 'web', DNS: { TTL: '5s' }, Datacenter: 'dc1', Failovers: 0, Index: 0, KnownLeader: true, ConsistencyLevel: 'leader' });
       expect(r.json.Nodes[0]).toHaveProperty('Checks');
+      // Each node item also carries DNS, Datacenter and Failovers (the spec's execute result).
+      for (const n of r.json.Nodes) expect(n).toMatchObject({ DNS: { TTL: '5s' }, Datacenter: 'dc1', Failovers: 0 });
       expect(r.headers.get('x-registry-index')).toBe('1');
     }
   });

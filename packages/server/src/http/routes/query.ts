@@ -76,7 +76,10 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
         datacenter = f.datacenter;
       }
     }
-    return { Service: query.Service.Service, Nodes: shown, DNS: query.DNS, Datacenter: datacenter, Failovers: failovers };
+    // The spec lists DNS, Datacenter and Failovers on each node item as well as at the top (Consul's
+    // documented sample shows them there); both are sent.
+    const Nodes = shown.map((n) => ({ ...n, DNS: query.DNS, Datacenter: datacenter, Failovers: failovers }));
+    return { Service: query.Service.Service, Nodes, DNS: query.DNS, Datacenter: datacenter, Failovers: failovers };
   }
 
   return [
