@@ -52,10 +52,10 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
           return { namespace: e.namespace, name: e.name };
         });
         const reply = await deps.rpc.read<IntentionOut[][]>('intention.match', { by: by[0] as MatchSide, entries }, ctx.opts, ctx.signal);
-        const out: Record<string, IntentionOut[] | null> = {};
+        // The spec: each value is an array (Consul sends null for a name without matches).
+        const out: Record<string, IntentionOut[]> = {};
         names.forEach((n, i) => {
-          const matches = reply.result.value[i] ?? [];
-          out[n] = matches.length > 0 ? matches : null;
+          out[n] = reply.result.value[i] ?? [];
         });
         return out;
       },
