@@ -60,12 +60,10 @@ describe('authorize (ACLs off)', () => {
     expect((await authorize(api)).json.Reason).toMatch(/^Matched intention: ALLOW default\/\* => default\/db \(ID: .+, Precedence: 8\)$/);
   });
 
-  test('the trust domain of the identity is not checked (Consul 1.4): intentions decide', async () => {
-    const other = (svc: string) => ({ Target: 'db', ClientCertURI: uri('11111111-2222-3333-4444-555555555555.registry', svc), ClientCertSerial: '01' });
-    const r = await authorize(other('api'));
+  test('an identity from another trust domain is refused', async () => {
+    const r = await authorize({ Target: 'db', ClientCertURI: uri('other.registry', 'api'), ClientCertSerial: '01' });
     expect(r.status).toBe(200);
-    expect(r.json.Authorized).toBe(true);
-    expect(r.json.Reason).toMatch(/^Matched intention: ALLOW default\/\* => default\/db/);
+    expect(r.json).toEqual({ Authorized: false, Reason: 'Identity from an external trust domain: other.registry' });
   });
 });
 

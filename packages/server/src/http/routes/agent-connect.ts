@@ -42,8 +42,11 @@ export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
         if (id.kind !== 'service') throw badRequest('ClientCertURI not a valid Service identifier');
         if (!mesh.authorizer(ctx.opts.token).serviceWrite(Target)) throw forbidden();
 
-        // The trust domain is not compared with ours (consul-behaviour §7.1, as Consul 1.4): the
-        // caller has already verified the certificate against the CA roots.
+        const roots = await mesh.roots();
+        if (id.trustDomain.toLowerCase() !== roots.value.TrustDomain) {
+          setCacheHeaders(ctx, roots);
+          return { Authorized: false, Reason: `Identity from an external trust domain: ${id.trustDomain}` };
+        }
         const matches = await mesh.cachedRead<IntentionOut[]>(
           'intention.check',
           { destination: { namespace: 'default', name: Target } },
