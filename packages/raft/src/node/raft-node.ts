@@ -52,6 +52,12 @@ export class RaftNode extends EventEmitter {
   private latestSnapshot: { meta: SnapshotMeta; data: Uint8Array } | undefined;
   private applied: number;
   private appliedSinceSnapshot = 0;
+  /** A snapshot being written in the background, and the compaction that waits for it. */
+  private snapshotWrite: Promise<void> | null = null;
+  private pendingCompaction: { meta: SnapshotMeta; compactTo: number } | null = null;
+  /** When the last snapshot was taken and how long the state machine took to serialise it. */
+  private lastSnapshotAt = 0;
+  private lastSnapshotCostMs = 0;
   private scheduled = false;
   private inFlight: Promise<void> | null = null;
   private ticker: NodeJS.Timeout | null = null;
@@ -126,6 +132,7 @@ export class RaftNode extends EventEmitter {
     this.proposed.failAll(() => new NodeStoppedError());
     this.reads.failAll(() => new NodeStoppedError());
     await this.inFlight?.catch(() => undefined);
+    await this.snapshotWrite?.catch(() => undefined);
     await this.opts.storage.close();
     this.idleWaiters.splice(0).forEach((w) => w());
   }
@@ -309,6 +316,12 @@ export class RaftNode extends EventEmitter {
     if (this.stopped) return;
     this.flushProposals();
     if (this.inFlight) return; // the batch in flight schedules the next turn when it is done
+    if (this.pendingCompaction) {
+      // Between Readies, as the core requires: the snapshot it names is now on disk.
+      const { meta, compactTo } = this.pendingCompaction;
+      this.pendingCompaction = null;
+      this.core.compact(meta, compactTo);
+    }
     if (!this.core.hasReady()) {
       this.idleWaiters.splice(0).forEach((w) => w());
       return;
@@ -381,7 +394,7 @@ export class RaftNode extends EventEmitter {
 
     // 5. Advance, then compact if enough has been applied since the last snapshot.
     this.core.advance(ready);
-    if (this.appliedSinceSnapshot >= this.opts.snapshotThreshold) await this.takeSnapshot();
+    if (this.snapshotDue()) this.takeSnapshot();
   }
 
   private onSoftState(role: Role, leader: NodeId | null): void {
@@ -444,18 +457,52 @@ export class RaftNode extends EventEmitter {
     this.emit('applied', this.applied);
   }
 
-  private async takeSnapshot(): Promise<void> {
+  /**
+   * Every snapshotThreshold applied entries — but serialising the state machine blocks the event
+   * loop (tens of ms for 10,000 nodes), so under a heavy write load snapshots are spaced to
+   * spend at most ~1 % of the time on it, as hashicorp/raft spaces them by SnapshotInterval.
+   * The log still never grows past 8 × snapshotThreshold entries since the last one.
+   */
+  private snapshotDue(): boolean {
+    if (this.snapshotWrite || this.appliedSinceSnapshot < this.opts.snapshotThreshold) return false;
+    if (this.appliedSinceSnapshot >= 8 * this.opts.snapshotThreshold) return true;
+    return performance.now() - this.lastSnapshotAt >= 100 * this.lastSnapshotCostMs;
+  }
+
+  /**
+   * Serialises the state machine now; the write runs in the background so the Ready loop keeps
+   * committing, and the core compacts its log once the snapshot is on disk (storage writes are
+   * ordered, so later appends never overtake it).
+   */
+  private takeSnapshot(): void {
     const index = this.applied;
     const meta = this.core.snapshotMeta(index);
     if (!meta) return; // the applied entry is already compacted: the latest snapshot covers it
+    const started = performance.now();
     const data = this.opts.fsm.snapshot();
-    const compactTo = Math.max(0, index - this.opts.trailingLogs);
-    await this.opts.storage.saveSnapshot(meta, data, compactTo);
-    this.latestSnapshot = { meta, data };
+    this.lastSnapshotAt = performance.now();
+    this.lastSnapshotCostMs = this.lastSnapshotAt - started;
     this.appliedSinceSnapshot = 0;
-    this.core.compact(meta, compactTo);
-    this.counters.snapshotsTaken++;
-    this.opts.logger.info({ id: this.id, index, compactTo }, 'raft: took snapshot');
+    const compactTo = Math.max(0, index - this.opts.trailingLogs);
+    this.snapshotWrite = this.opts.storage.saveSnapshot(meta, data, compactTo).then(
+      () => {
+        this.snapshotWrite = null;
+        if (this.stopped) return;
+        // An installed snapshot may have overtaken this one meanwhile; keep the newer.
+        if (!this.latestSnapshot || meta.index > this.latestSnapshot.meta.index) this.latestSnapshot = { meta, data };
+        this.pendingCompaction = { meta, compactTo };
+        this.counters.snapshotsTaken++;
+        this.opts.logger.info({ id: this.id, index, compactTo, serialiseMs: Math.round(this.lastSnapshotCostMs) }, 'raft: took snapshot');
+        this.schedule();
+      },
+      (err: unknown) => {
+        this.snapshotWrite = null;
+        if (this.stopped) return;
+        this.opts.logger.warn({ err }, 'raft: writing a snapshot failed; stopping the node');
+        if (this.listenerCount('error') > 0) this.emit('error', err);
+        void this.stop().catch(() => undefined);
+      },
+    );
   }
 
   private sendMessage(m: Message): void {
