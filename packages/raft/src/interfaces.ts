@@ -20,7 +20,11 @@ export interface PersistedState {
   entries: Entry[];
 }
 
-/** Durable storage of the Raft log, term/vote/commit and snapshots. Every write is synced. */
+/**
+ * Durable storage of the Raft log, term/vote/commit and snapshots. Every write of entries, term or
+ * vote is synced; a hard state that only advances `commit` may ride with the next synced batch
+ * (commit is recoverable from the leader, as in etcd).
+ */
 export interface RaftStorage {
   load(): Promise<PersistedState>;
   /**

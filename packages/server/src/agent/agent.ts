@@ -255,8 +255,8 @@ export class Agent {
 
   private nodeNameOf(id: string): string {
     if (id === this.nodeId) return this.config.nodeName;
-    const node = this.store.catalogNodes({}).value.find((n) => n.ID === id);
-    return node?.Node ?? this.joiner.nodeNameOf(id) ?? id;
+    const node = this.store.catalogNode(id).value?.Node;
+    return node && node.ID === id ? node.Node : (this.joiner.nodeNameOf(id) ?? id);
   }
 
   private clusterOps(): ClusterOps {

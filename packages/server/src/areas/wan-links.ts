@@ -93,10 +93,11 @@ export class WanLinks implements RemoteDatacenters {
   localServers(): WanServer[] {
     const config = this.o.raft.configuration();
     if (config.length === 0) return [this.me()];
-    const names = new Map(this.o.store.catalogNodes({}).value.map((n) => [n.ID, n.Node]));
+    // catalogNode takes a node ID too: one lookup per server, not a copy of the whole node table.
+    const nameOf = (id: string) => this.o.store.catalogNode(id).value?.Node.Node ?? id;
     const others = config
       .filter((s) => s.id !== this.o.self.id)
-      .map((s) => ({ id: s.id, node: names.get(s.id) ?? s.id, address: s.address, datacenter: this.datacenter, build: this.o.version }));
+      .map((s) => ({ id: s.id, node: nameOf(s.id), address: s.address, datacenter: this.datacenter, build: this.o.version }));
     return [this.me(), ...others];
   }
 

@@ -89,8 +89,8 @@ export class ServerHealth implements LeaderDuty {
   }
 
   private fromCatalog(id: string, address: string): ServerFacts | undefined {
-    const node = this.store.catalogNodes({}).value.find((n) => n.ID === id);
-    if (!node) return undefined;
+    const node = this.store.catalogNode(id).value?.Node;
+    if (!node || node.ID !== id) return undefined;
     return { id, address, node: node.Node, datacenter: node.Datacenter, bootstrapExpect: 0 };
   }
 
