@@ -13,19 +13,13 @@ const MANAGED_PORTS: [number, number] = [20000, 20255];
 
 export type { AgentCheckDefinition } from '../schemas/agent-check';
 
-/** `PUT /v1/agent/service/register` body (ServiceDefinition), keys already canonicalised. */
-export interface ServiceDefinition {
-  ID?: string;
+/**
+ * `PUT /v1/agent/service/register` body (ServiceDefinition), keys already canonicalised: the
+ * catalog's service fields, named `Name` instead of `Service`, plus the agent-only parts
+ * (managed proxy, sidecar, checks).
+ */
+export interface ServiceDefinition extends Omit<ServiceRequest, 'Service' | 'Connect'> {
   Name?: string;
-  Tags?: string[] | null;
-  Address?: string;
-  Meta?: Record<string, string> | null;
-  Port?: number;
-  Weights?: { Passing?: number; Warning?: number } | null;
-  EnableTagOverride?: boolean;
-  Kind?: string;
-  ProxyDestination?: string;
-  Proxy?: ServiceRequest['Proxy'];
   Connect?: {
     Native?: boolean;
     Proxy?: { ExecMode?: string; Command?: string[] | null; Config?: Record<string, unknown> | null; Upstreams?: unknown[] | null } | null;
