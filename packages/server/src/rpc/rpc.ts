@@ -235,15 +235,24 @@ export class Rpc {
     return Number.isFinite(ms) ? Math.max(0, Math.floor(ms)) : 0;
   }
 
+  /** One listener for every request waiting out a leaderless moment, however many there are. */
+  private nextLeader: Promise<void> | null = null;
+
   private leaderChange(maxMs: number): Promise<void> {
+    if (!this.nextLeader) {
+      this.nextLeader = new Promise((resolve) => {
+        this.raft.once('leader', () => {
+          this.nextLeader = null;
+          resolve();
+        });
+      });
+    }
     return new Promise((resolve) => {
-      const done = () => {
+      const timer = setTimeout(resolve, Math.max(10, maxMs));
+      void this.nextLeader!.then(() => {
         clearTimeout(timer);
-        this.raft.off('leader', done);
         resolve();
-      };
-      const timer = setTimeout(done, Math.max(10, maxMs));
-      this.raft.on('leader', done);
+      });
     });
   }
 }
