@@ -6,11 +6,11 @@
 // (both filtered per entry when ACLs are on). Every phase is bounded in time and count.
 'use strict';
 const { spawn } = require('node:child_process');
-const net = require('node:net');
 const { mkdtempSync, writeFileSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const autocannon = require('autocannon');
+const { freePort, sleep } = require('../support');
 
 const REPO = join(__dirname, '..', '..');
 const arg = (name, dflt) => Number(process.argv[process.argv.indexOf(name) + 1]) || dflt;
@@ -21,15 +21,6 @@ const POLICIES = 50;
 const RULES_PER_POLICY = 20;
 const NODES = 20;
 
-const freePort = () =>
-  new Promise((res) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function call(base, method, path, body, token) {
   const headers = token ? { 'X-Registry-Token': token } : {};

@@ -8,25 +8,16 @@
 //    connections), next to GET /v1/status/leader on the same agent as the HTTP stack's ceiling.
 'use strict';
 const { spawn } = require('node:child_process');
-const net = require('node:net');
 const { mkdtempSync, writeFileSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const autocannon = require('autocannon');
+const { freePort, sleep } = require('../support');
 
 const REPO = join(__dirname, '..', '..');
 const DURATION = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 5;
 if (!(DURATION > 0 && DURATION <= 60)) throw new Error('--duration must be in (0, 60]');
 
-const freePort = () =>
-  new Promise((res) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function call(base, method, path, body) {
   const res = await fetch(base + path, { method, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -25,6 +25,7 @@ const net = require('node:net');
 const { appendFileSync, existsSync, mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
+const { sleep } = require('../support');
 
 const REPO = join(__dirname, '..', '..');
 const CLUSTER = join(REPO, 'scripts', 'cluster.sh');
@@ -40,7 +41,6 @@ const PHASES = arg('--phases', 'writes,failover').split(',');
 const WITH_ETCD = argAt('--no-etcd') < 0 && existsSync(join(ETCD, 'etcd-cluster.sh'));
 const RESULTS = arg('--results', join(tmpdir(), `bench-cluster-${new Date().toISOString().replace(/[:.]/g, '-')}.txt`));
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const record = (line) => {
   console.log(line);
   appendFileSync(RESULTS, line + '\n');

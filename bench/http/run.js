@@ -7,25 +7,16 @@
 'use strict';
 const { spawn } = require('node:child_process');
 const http = require('node:http');
-const net = require('node:net');
 const { mkdtempSync, readFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const autocannon = require('autocannon');
+const { freePort, sleep } = require('../support');
 
 const REPO = join(__dirname, '..', '..');
 const DURATION = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 5;
 
-const freePort = () =>
-  new Promise((res) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function rssMiB(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

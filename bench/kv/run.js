@@ -12,10 +12,10 @@
 // 127.0.0.1.
 'use strict';
 const { spawn, execFileSync } = require('node:child_process');
-const net = require('node:net');
 const { mkdtempSync, rmSync, existsSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
+const { freePort, sleep } = require('../support');
 
 const REPO = join(__dirname, '..', '..');
 const CLI = join(REPO, 'packages/cli/bin/registry.js');
@@ -27,15 +27,6 @@ const CONNS = arg('--conns', '1,16,64,256').split(',').map(Number);
 const WITH_ETCD = argAt('--no-etcd') < 0;
 const INSTANCES = 100;
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const freePort = () =>
-  new Promise((res) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
 
 async function call(base, method, path, body) {
   const res = await fetch(base + path, { method, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
