@@ -11,6 +11,7 @@ import type { SessionCreateCommand, SessionDestroyCommand } from './sessions/ses
 import type { KvApplyCommand, KvTxnCommand } from './kv/kv-commands';
 import type { QueryDeleteCommand, QuerySetCommand } from './queries/query-commands';
 import type { AreaCreateCommand, AreaDeleteCommand, AreaServersCommand, AreaUpdateCommand } from './areas/area-commands';
+import type { RequestStamp } from './requests/request-table';
 
 export interface CoordinateUpdate {
   Node: string;
@@ -53,14 +54,45 @@ export function encodeCommand(c: Command): Uint8Array {
  * checked by `Store.apply`, which turns bad ones into a CommandError.
  */
 export function decodeCommand(b: Uint8Array): Command {
+  return decodeEntry(b).cmd;
+}
+
+/**
+ * What a Raft entry carries: a command and, for every write proposed through the RPC layer, the
+ * request's identity, so that a copy committed twice is applied once (requests/request-table.ts).
+ */
+export interface Entry {
+  cmd: Command;
+  request?: RequestStamp;
+}
+
+/** The wrapped form on the wire; a bare command (no `request`) is encoded as before. */
+interface StampedEntry {
+  c: Command;
+  r: string;
+  t: number;
+}
+
+export function encodeEntry(e: Entry): Uint8Array {
+  if (!e.request) return packr.pack(e.cmd);
+  const stamped: StampedEntry = { c: e.cmd, r: e.request.id, t: e.request.at };
+  return packr.pack(stamped);
+}
+
+/** Decode a Raft entry: a stamped command or a bare one (entries written before stamps existed). */
+export function decodeEntry(b: Uint8Array): Entry {
   let value: unknown;
   try {
     value = packr.unpack(b);
   } catch (err) {
     throw new Error(`not a state machine command: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (typeof value !== 'object' || value === null || typeof (value as { type?: unknown }).type !== 'string') {
-    throw new Error('not a state machine command');
+  if (typeof value !== 'object' || value === null) throw new Error('not a state machine command');
+  const v = value as Partial<StampedEntry> & { type?: unknown };
+  if (typeof v.r === 'string' && typeof v.t === 'number' && typeof v.c === 'object' && v.c !== null) {
+    if (typeof (v.c as { type?: unknown }).type !== 'string') throw new Error('not a state machine command');
+    return { cmd: v.c, request: { id: v.r, at: v.t } };
   }
-  return value as Command;
+  if (typeof v.type !== 'string') throw new Error('not a state machine command');
+  return { cmd: value as Command };
 }

@@ -1,7 +1,8 @@
 // @registry/store: the replicated state machine (tables, indexes, watches, snapshots).
 export { Store, type StoreOptions, type NodeCoordinate } from './store';
 export { CommandError } from './command-error';
-export { encodeCommand, decodeCommand, type Command, type CommandType, type CoordinateUpdate } from './commands';
+export { encodeCommand, decodeCommand, encodeEntry, decodeEntry, type Entry, type Command, type CommandType, type CoordinateUpdate } from './commands';
+export { REQUEST_WINDOW, type RequestStamp } from './requests/request-table';
 export type { QueryResult } from './query-result';
 export type {
   RegisterRequest,

@@ -7,6 +7,7 @@ import type { State } from './state';
 
 export function storeInvariants(state: State, indexes: IndexTable, lastIndex: number): string[] {
   const problems = state.invariants();
+  problems.push(...state.requests.invariants(lastIndex));
   for (const [key, index] of indexes.entries()) {
     if (!(index >= 1 && index <= lastIndex)) problems.push(`index of ${key} is ${index}, outside 1..${lastIndex}`);
     if (!state.keepsIndexEntry(key)) problems.push(`index entry kept for vanished ${key}`);

@@ -13,6 +13,7 @@ import { AclTable, type AclTableDump } from './acl/acl-table';
 import { IntentionTable, type IntentionTableDump } from './intentions/intention-table';
 import { CaTable, type CaTableDump } from './ca/ca-table';
 import { AreaTable, type AreaTableDump } from './areas/area-table';
+import { RequestTable, type RequestTableDump } from './requests/request-table';
 
 export interface StateDump {
   sessions?: SessionTableDump;
@@ -24,6 +25,8 @@ export interface StateDump {
   intentions?: IntentionTableDump;
   ca?: CaTableDump;
   areas?: AreaTableDump;
+  /** Absent in snapshots written before the dedup window existed. */
+  requests?: RequestTableDump;
 }
 
 export class State {
@@ -42,6 +45,8 @@ export class State {
   kv = new KvTable();
   queries = new QueryTable();
   areas = new AreaTable();
+  /** Applied request ids and their results (the dedup window; requests/request-table.ts). */
+  requests = new RequestTable();
 
   /**
    * Rules that follow any write, inside the same apply: sessions whose node or checks went away or
@@ -72,7 +77,7 @@ export class State {
   }
 
   dump(): StateDump {
-    return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump(), acl: this.acl.dump(), intentions: this.intentions.dump(), ca: this.ca.dump(), sessions: this.sessions.dump(), kv: this.kv.dump(), queries: this.queries.dump(), areas: this.areas.dump() };
+    return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump(), acl: this.acl.dump(), intentions: this.intentions.dump(), ca: this.ca.dump(), sessions: this.sessions.dump(), kv: this.kv.dump(), queries: this.queries.dump(), areas: this.areas.dump(), requests: this.requests.dump() };
   }
 
   static load(datacenter: string, dump: StateDump): State {
@@ -84,6 +89,7 @@ export class State {
     state.kv = KvTable.load(dump.kv);
     state.queries = QueryTable.load(dump.queries);
     state.areas = AreaTable.load(dump.areas);
+    state.requests = RequestTable.load(dump.requests);
     return state;
   }
 

@@ -13,6 +13,7 @@ import { storeInvariants } from './invariants';
 import { queryResult, type QueryResult } from './query-result';
 import { decodeSnapshot, encodeSnapshot } from './snapshot';
 import { State } from './state';
+import type { RequestStamp } from './requests/request-table';
 import { Txn } from './txn';
 import { aclLookup, aclPolicies, aclPolicy, aclToken, aclTokenBySecret, aclTokens } from './acl/acl-reads';
 import type { PolicyListEntry, PolicyOut, TokenListEntry, TokenOut } from './acl/records';
@@ -79,10 +80,29 @@ export class Store {
    * accepted one returns its result (true for catalog writes). Watchers of the keys it changed are
    * fired after the state is fully updated.
    */
-  apply(index: number, cmd: Command): unknown {
+  apply(index: number, cmd: Command, request?: RequestStamp): unknown {
     if (!Number.isSafeInteger(index) || index < 1) return new CommandError(`invalid Raft index ${String(index)}`);
     if (index <= this.last) return new CommandError(`Raft index ${index} is not after the last applied index ${this.last}`);
     this.last = index;
+    if (!request) return this.applyCommand(index, cmd);
+    // A request already in the window was committed twice (re-sent across a leader change):
+    // answer what its first copy answered and change nothing.
+    const seen = this.state.requests.result(request.id);
+    if (seen) return seen.result;
+    const result = this.applyCommand(index, cmd);
+    this.state.requests.record(request, index, result);
+    return result;
+  }
+
+  /**
+   * The result `request` was applied with while it is in the dedup window (requests/request-table.ts),
+   * else undefined. A leader answers a re-sent write from here without proposing it again.
+   */
+  appliedRequest(id: string): { result: unknown } | undefined {
+    return this.state.requests.result(id);
+  }
+
+  private applyCommand(index: number, cmd: Command): unknown {
     const type = (cmd as { type?: unknown } | null | undefined)?.type;
     const handler = handlerFor(type);
     if (!handler) return new CommandError(`unknown command type ${JSON.stringify(type) ?? 'undefined'}`);

@@ -28,6 +28,17 @@ export interface SimOptions {
   core?: Partial<Omit<CoreConfig, 'id' | 'random'>>;
   /** Called with a line per notable event when tracing a replay. */
   trace?: (line: string) => void;
+  /**
+   * A real state machine per server, fed every non-empty normal entry and carried in snapshots
+   * (e.g. the store, to check that a request committed twice is applied once).
+   */
+  stateMachine?: () => SimStateMachine;
+}
+
+export interface SimStateMachine {
+  apply(index: number, data: Uint8Array): void;
+  snapshot(): Uint8Array;
+  restore(data: Uint8Array): void;
 }
 
 interface Disk {
@@ -46,6 +57,8 @@ export interface SimServer {
   digest: number;
   /** Normal-entry payloads applied, for liveness checks. */
   appliedData: Set<string>;
+  /** The optional real state machine (SimOptions.stateMachine). */
+  machine?: SimStateMachine;
   phase: number;
   /** A leader's Ready already sent, its disk write still in progress until `doneAt`. */
   unfinished?: { rd: Ready; doneAt: number };
@@ -78,7 +91,10 @@ export class SimCluster {
   private readonly coreConfig: Omit<CoreConfig, 'id' | 'random'>;
   private readonly trace: ((line: string) => void) | undefined;
 
+  private readonly machineFactory?: () => SimStateMachine;
+
   constructor(options: SimOptions) {
+    this.machineFactory = options.stateMachine;
     this.rng = new Prng(options.seed);
     this.dropRate = options.dropRate ?? 0;
     this.duplicateRate = options.duplicateRate ?? 0;
@@ -263,6 +279,7 @@ export class SimCluster {
       s.applied = 0;
       s.digest = 0;
       s.appliedData = new Set();
+      s.machine = this.machineFactory?.();
     }
     s.core = new RaftCore(
       { id: s.id, random: () => this.rng.next(), ...this.coreConfig },
@@ -277,7 +294,8 @@ export class SimCluster {
     if (!core || s.applied <= (s.disk.snapshot?.meta.index ?? 0)) return;
     const meta = core.snapshotMeta(s.applied);
     if (!meta) return;
-    const data = utf8Encoder.encode(JSON.stringify({ index: s.applied, digest: s.digest, data: [...s.appliedData] }));
+    const machine = s.machine ? Buffer.from(s.machine.snapshot()).toString('base64') : undefined;
+    const data = utf8Encoder.encode(JSON.stringify({ index: s.applied, digest: s.digest, data: [...s.appliedData], machine }));
     const compactTo = Math.max(0, s.applied - trailing);
     s.disk.snapshot = { meta, data };
     const first = s.disk.entries[0]?.index ?? 0;
@@ -293,6 +311,13 @@ export class SimCluster {
     for (let i = 0; i < count; i++) ids.push(this.nextProposal++);
     const positions = leader.core!.propose(ids.map((n) => utf8Encoder.encode(String(n))));
     return positions ? ids : null;
+  }
+
+  /** Propose one entry with these bytes on the current leader; its position, or null without one. */
+  proposeData(data: Uint8Array): { index: number; term: number } | null {
+    const leader = this.leader();
+    const positions = leader?.core!.propose([data]);
+    return positions ? positions[0] : null;
   }
 
   read(id: NodeId): void {
@@ -415,15 +440,18 @@ export class SimCluster {
       s.applied = entry.index;
       s.digest = nextDigest(s.digest, entryIdentity(entry));
       if (entry.type === EntryType.Normal) s.appliedData.add(utf8.decode(entry.data));
+      if (entry.type === EntryType.Normal && entry.data.length > 0) s.machine?.apply(entry.index, entry.data);
       this.checker.onApplied(s.id, s.applied, s.digest);
     }
   }
 
   private restoreStateMachine(s: SimServer, data: Uint8Array): void {
-    const state = JSON.parse(utf8.decode(data)) as { index: number; digest: number; data: string[] };
+    const state = JSON.parse(utf8.decode(data)) as { index: number; digest: number; data: string[]; machine?: string };
     s.applied = state.index;
     s.digest = state.digest;
     s.appliedData = new Set(state.data);
+    s.machine = this.machineFactory?.();
+    if (state.machine !== undefined) s.machine?.restore(Buffer.from(state.machine, 'base64'));
     this.checker.onApplied(s.id, s.applied, s.digest);
   }
 

@@ -1,10 +1,14 @@
-// The store as Raft's state machine: bytes in, decoded commands applied in log order.
+// The store as Raft's state machine: bytes in, decoded entries applied in log order (a stamped
+// entry carries its request id, which the store uses to apply each request once).
 import type { SnapshotMeta, StateMachine } from '@registry/raft';
-import { decodeCommand, type Store } from '@registry/store';
+import { decodeEntry, type Store } from '@registry/store';
 
 export function storeStateMachine(store: Store): StateMachine {
   return {
-    apply: (index: number, data: Uint8Array) => store.apply(index, decodeCommand(data)),
+    apply: (index: number, data: Uint8Array) => {
+      const { cmd, request } = decodeEntry(data);
+      return store.apply(index, cmd, request);
+    },
     snapshot: () => store.snapshot(),
     restore: (data: Uint8Array, _meta: SnapshotMeta) => store.restore(data),
   };

@@ -18,4 +18,6 @@ export const notFound = (message: string) => new HttpError(404, message);
 export const serverError = (message: string) => new HttpError(500, message);
 
 export const NO_LEADER = 'No cluster leader';
+/** A write that may or may not have been applied (DECISIONS.md: 500 for an unknown outcome). */
+export const OUTCOME_UNKNOWN = 'outcome unknown, the write may have been applied';
 export const NO_PATH_TO_DC = 'No path to datacenter';

@@ -5,8 +5,12 @@ import { HttpError } from '../http/errors';
 export type Envelope<T = unknown> =
   | { ok: true; value: T }
   | { ok: false; status: number; message: string }
-  /** The receiver is not (or no longer) the leader: the sender should find the leader again. */
-  | { ok: false; retry: true; message: string };
+  /**
+   * The receiver is not (or no longer) the leader: the sender should find the leader again.
+   * `maybeApplied`: the write reached a log before leadership was lost, so it may still commit;
+   * only a re-send under the same request id is safe, and giving up means "outcome unknown".
+   */
+  | { ok: false; retry: true; message: string; maybeApplied?: boolean };
 
 export function toEnvelope(err: unknown): Envelope<never> {
   if (err instanceof HttpError) return { ok: false, status: err.status, message: err.message };

@@ -2,10 +2,10 @@
 // writes go to the leader and through Raft; reads are served by the leader (default), by any
 // server after a ReadIndex barrier (consistent) or from the local store (stale). Endpoints call
 // `apply` and `read`; nothing else forwards, blocks or checks consistency.
-import { CommandError, encodeCommand, type Command, type Store } from '@registry/store';
-import { LeadershipLostError, NotLeaderError, type RaftNode, type Transport } from '@registry/raft';
+import { CommandError, encodeEntry, type Command, type Store } from '@registry/store';
+import { NotLeaderError, RemoteError, RpcConnectionError, type RaftNode, type Transport } from '@registry/raft';
 import { blockingQuery, effectiveWait, type QueryResult } from '../http/blocking';
-import { HttpError, NO_LEADER, badRequest, serverError } from '../http/errors';
+import { HttpError, NO_LEADER, OUTCOME_UNKNOWN, badRequest, serverError } from '../http/errors';
 import type { QueryOptions } from '../http/query-options';
 import type { ReadEndpoint } from '../endpoints';
 import { allowAllResolver, authorizeCommand, type AclResolver } from '../acl/authorization';
@@ -13,10 +13,23 @@ import { fromEnvelope, toEnvelope, type Envelope } from './envelope';
 import { lockDelayVerdict } from '../sessions/lock-delay-gate';
 import { REUSABLE_READS, ReusedReads } from './reused-reads';
 import { noRemoteDatacenters, type RemoteDatacenters } from '../areas/remote-datacenters';
+import { RequestIds } from './request-ids';
 
-/** How long a write waits for a leader to exist before answering `No cluster leader` (Consul: 7 s). */
+/** How long a read waits for a leader to exist before answering `No cluster leader` (Consul: 7 s). */
 const LEADER_WAIT_MS = 7_000;
 const FORWARD_TIMEOUT_MS = 10_000;
+/**
+ * A write's whole budget from the moment it enters this server (Consul's RPCHoldTimeout, 7 s): it
+ * is re-sent within it and never proposed after it, so once its client has its answer, no copy of
+ * it can still start on its way into the log.
+ */
+const WRITE_BUDGET_MS = 7_000;
+/**
+ * One forwarded attempt waits this long for the leader's answer before the write is re-sent (same
+ * request id) to whoever leads then: a paused or cut-off leader must not hold a write for its
+ * whole budget while a new leader could take it.
+ */
+const WRITE_ATTEMPT_MS = 2_000;
 
 export interface ReadMeta {
   knownLeader: boolean;
@@ -34,17 +47,21 @@ export interface ApplyOptions {
   datacenter?: string;
   /** Commands the servers issue themselves (reconcile, session expiry) skip ACL checks. */
   internal?: boolean;
+  /** Aborted when the client goes away: the write is then not re-sent (it may be in flight already). */
+  signal?: AbortSignal;
 }
 
 interface ForwardedApply {
   cmd: Command;
   token: string | undefined;
   internal: boolean;
+  /** The write's identity, fixed where it entered the cluster and the same on every re-send. */
+  id: string;
   /**
-   * Wall-clock ms after which the sender has given up. A forwarded write held up in the network
-   * (a partition that heals later) must not be applied after its client was told it failed.
+   * Wall-clock ms (the entering server's clock; servers are assumed NTP-synchronised) after which
+   * the write must not be proposed: its client has been, or is about to be, answered.
    */
-  expiresAt?: number;
+  deadline: number;
 }
 
 interface ForwardedRead {
@@ -57,6 +74,7 @@ interface ForwardedRead {
 
 export class Rpc {
   private readonly reused = new ReusedReads();
+  private readonly requestIds = new RequestIds();
 
   constructor(
     private readonly raft: RaftNode,
@@ -87,32 +105,46 @@ export class Rpc {
     return this.acl;
   }
 
-  /** Commit `cmd` through Raft (on the leader, wherever this server is) and return the FSM's result. */
+  /**
+   * Commit `cmd` through Raft (on the leader, wherever this server is) and return the FSM's result.
+   * The write gets its identity here, once: every re-send carries it, and the state machine applies
+   * a request id at most once, so re-sending after an ambiguous failure is safe. An answer from the
+   * leader, success or error, is returned as it is; only "not the leader (any more)" is retried.
+   */
   async apply(cmd: Command, options: ApplyOptions = {}): Promise<unknown> {
     const dc = options.datacenter ?? this.datacenter;
     if (dc !== this.datacenter) return this.remote.apply(dc, cmd, options);
-    const req: ForwardedApply = { cmd, token: options.token, internal: options.internal ?? false };
-    const deadline = Date.now() + LEADER_WAIT_MS;
+    const req: ForwardedApply = {
+      cmd,
+      token: options.token,
+      internal: options.internal ?? false,
+      id: this.requestIds.next(),
+      deadline: Date.now() + WRITE_BUDGET_MS,
+    };
+    let maybeApplied = false;
     for (;;) {
-      if (this.raft.isLeader()) {
-        const env = await this.applyHere(req);
-        if (env.ok || !('retry' in env)) return fromEnvelope(env);
-      } else {
-        const leader = this.raft.leader();
-        if (leader) {
-          try {
-            const forwarded: ForwardedApply = { ...req, expiresAt: Date.now() + FORWARD_TIMEOUT_MS };
-            const env = (await this.transport.call(leader.address, 'rpc.apply', forwarded, FORWARD_TIMEOUT_MS)) as Envelope;
-            if (env.ok || !('retry' in env)) return fromEnvelope(env);
-          } catch (err) {
-            // The leader went away mid-call; the write may or may not have committed, as with any
-            // timed-out request. Retry only while the caller's budget lasts.
-            if (Date.now() >= deadline) throw serverError(`forwarding to the leader failed: ${(err as Error).message}`);
-          }
-        }
+      const env = await this.sendApply(req);
+      if (env.ok) return env.value;
+      if (!('retry' in env)) throw new HttpError(env.status, env.message);
+      maybeApplied ||= env.maybeApplied === true;
+      const left = req.deadline - Date.now();
+      if (left <= 0 || options.signal?.aborted) {
+        throw serverError(maybeApplied ? `${OUTCOME_UNKNOWN}: ${env.message}` : env.message);
       }
-      if (Date.now() >= deadline) throw serverError(NO_LEADER);
-      await this.leaderChange(Math.min(250, deadline - Date.now()));
+      await this.leaderChange(Math.min(250, left));
+    }
+  }
+
+  /** One attempt of a write: proposed here when leading, else sent to the leader. Never throws. */
+  private async sendApply(req: ForwardedApply): Promise<Envelope> {
+    if (this.raft.isLeader()) return this.applyHere(req);
+    const leader = this.raft.leader();
+    if (!leader) return { ok: false, retry: true, message: NO_LEADER };
+    const timeoutMs = Math.max(1, Math.min(WRITE_ATTEMPT_MS, req.deadline - Date.now()));
+    try {
+      return (await this.transport.call(leader.address, 'rpc.apply', req, timeoutMs)) as Envelope;
+    } catch (err) {
+      return { ok: false, retry: true, message: `forwarding to the leader failed: ${(err as Error).message}`, maybeApplied: !surelyNotDelivered(err) };
     }
   }
 
@@ -154,14 +186,17 @@ export class Rpc {
         const leader = this.raft.leader();
         if (leader) {
           const timeout = (req.minIndex > 0 ? effectiveWait(req.waitMs) : 0) + FORWARD_TIMEOUT_MS;
+          let env: Envelope<ReadReply<T>> | undefined;
           try {
-            const env = (await this.transport.call(leader.address, 'rpc.read', req, timeout)) as Envelope<ReadReply<T>>;
-            if (env.ok || !('retry' in env)) {
-              const reply = fromEnvelope(env);
-              return { result: reply.result, meta: { knownLeader: true, lastContactMs: this.lastContact() } };
-            }
+            env = (await this.transport.call(leader.address, 'rpc.read', req, timeout)) as Envelope<ReadReply<T>>;
           } catch (err) {
+            // Reads change nothing: another try is always safe while the budget lasts.
             if (Date.now() >= deadline) throw serverError(`forwarding to the leader failed: ${(err as Error).message}`);
+          }
+          // The leader's answer, success or error, is final.
+          if (env && (env.ok || !('retry' in env))) {
+            const reply = fromEnvelope(env);
+            return { result: reply.result, meta: { knownLeader: true, lastContactMs: this.lastContact() } };
           }
         }
       }
@@ -170,24 +205,42 @@ export class Rpc {
     }
   }
 
+  /** Writes this leader is proposing, by request id: a re-send that arrives meanwhile waits for the first. */
+  private readonly proposing = new Map<string, Promise<Envelope>>();
+
   private async applyHere(req: ForwardedApply): Promise<Envelope> {
     if (!this.raft.isLeader()) return { ok: false, retry: true, message: NO_LEADER };
-    if (req.expiresAt !== undefined && Date.now() > req.expiresAt) {
-      return toEnvelope(serverError('request expired before it reached the leader'));
+    const applied = this.store.appliedRequest(req.id);
+    if (applied) return answerOf(applied.result);
+    const pending = this.proposing.get(req.id);
+    if (pending) return pending;
+    if (Date.now() > req.deadline) return toEnvelope(serverError('request expired before it reached the leader'));
+    const attempt = this.proposeHere(req);
+    this.proposing.set(req.id, attempt);
+    try {
+      return await attempt;
+    } finally {
+      this.proposing.delete(req.id);
     }
+  }
+
+  private async proposeHere(req: ForwardedApply): Promise<Envelope> {
     const { cmd } = req;
     try {
       if (!req.internal) authorizeCommand(cmd, this.acl.resolve(req.token), this.store, this.acl.enabled);
       // A lock on a key in its lock-delay answers false without a write (Consul's KVS.Apply).
       const delayed = lockDelayVerdict(cmd, this.store);
       if (delayed !== undefined) return { ok: true, value: delayed };
-      const result = await this.raft.propose(encodeCommand(cmd));
-      if (result instanceof CommandError) return toEnvelope(badRequest(result.message));
-      return { ok: true, value: result };
     } catch (err) {
-      if (err instanceof NotLeaderError) return { ok: false, retry: true, message: NO_LEADER };
-      if (err instanceof LeadershipLostError) return toEnvelope(serverError(err.message));
       return toEnvelope(err);
+    }
+    try {
+      return answerOf(await this.raft.propose(encodeEntry({ cmd, request: { id: req.id, at: Date.now() } })));
+    } catch (err) {
+      // Refused before it reached the log: surely not applied.
+      if (err instanceof NotLeaderError) return { ok: false, retry: true, message: NO_LEADER };
+      // Leadership lost, node stopped, storage failed: the entry may be in some log and commit later.
+      return { ok: false, retry: true, message: (err as Error).message, maybeApplied: true };
     }
   }
 
@@ -255,4 +308,16 @@ export class Rpc {
       });
     });
   }
+}
+
+/** The FSM's result as an answer: a refused command is the client's mistake (400). */
+function answerOf(result: unknown): Envelope {
+  return result instanceof CommandError ? toEnvelope(badRequest(result.message)) : { ok: true, value: result };
+}
+
+/** Whether a failed call surely never reached the remote handler (so the write cannot be in a log). */
+function surelyNotDelivered(err: unknown): boolean {
+  if (err instanceof RemoteError) return true;
+  const code = err instanceof RpcConnectionError ? (err.cause as NodeJS.ErrnoException | undefined)?.code : undefined;
+  return code === 'ECONNREFUSED';
 }

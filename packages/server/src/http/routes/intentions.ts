@@ -81,12 +81,12 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
       method: 'POST',
       path: BASE,
       body,
-      async handle({ body: input, opts }) {
+      async handle({ body: input, opts, signal }) {
         if (input.ID) throw badRequest('ID must be empty when creating a new intention');
         const intention = { ...input, ID: randomUUID() };
         await deps.rpc.apply(
           { type: 'intention.upsert', op: 'create', intention, now: new Date().toISOString() },
-          { token: opts.token, datacenter: opts.datacenter },
+          { token: opts.token, datacenter: opts.datacenter, signal },
         );
         return { ID: intention.ID };
       },
@@ -105,14 +105,14 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
       method: 'PUT',
       path: `${BASE}/:id`,
       body,
-      async handle({ params, body: input, opts }) {
+      async handle({ params, body: input, opts, signal }) {
         const id = params.id!;
         refuseFixedPaths(id, 'PUT');
         checkId(id);
         if (input.ID && input.ID !== id) throw badRequest(`ID in the body (${input.ID}) must match the ID in the URL (${id})`);
         await deps.rpc.apply(
           { type: 'intention.upsert', op: 'update', intention: { ...input, ID: id }, now: new Date().toISOString() },
-          { token: opts.token, datacenter: opts.datacenter },
+          { token: opts.token, datacenter: opts.datacenter, signal },
         );
         return { ID: id };
       },
@@ -120,11 +120,11 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'DELETE',
       path: `${BASE}/:id`,
-      async handle({ params, opts }) {
+      async handle({ params, opts, signal }) {
         const id = params.id!;
         refuseFixedPaths(id, 'DELETE');
         checkId(id);
-        return deps.rpc.apply({ type: 'intention.delete', id }, { token: opts.token, datacenter: opts.datacenter });
+        return deps.rpc.apply({ type: 'intention.delete', id }, { token: opts.token, datacenter: opts.datacenter, signal });
       },
     }),
   ];

@@ -1,0 +1,84 @@
+// The dedup window: a request id applied once answers every later copy with the first result.
+import { CommandError, decodeEntry, encodeCommand, encodeEntry, REQUEST_WINDOW, Store, type Command } from '@registry/store';
+
+const put = (key: string, value = 'v'): Command => ({ type: 'kv.apply', op: { Verb: 'set', Key: key, Value: new TextEncoder().encode(value), Flags: 0 } });
+const create = (key: string): Command => ({ type: 'kv.apply', op: { Verb: 'cas', Key: key, Index: 0, Value: null, Flags: 0 } });
+
+describe('entries carry the request identity', () => {
+  test('a stamped entry round-trips; a bare command still decodes (logs written before stamps)', () => {
+    const cmd = put('a');
+    expect(decodeEntry(encodeEntry({ cmd, request: { id: 'x.1', at: 5 } }))).toEqual({ cmd, request: { id: 'x.1', at: 5 } });
+    expect(decodeEntry(encodeCommand(cmd))).toEqual({ cmd });
+    expect(decodeEntry(encodeEntry({ cmd }))).toEqual({ cmd });
+    expect(() => decodeEntry(encodeEntry({ cmd: 7 as never, request: { id: 'x', at: 1 } }))).toThrow(/not a state machine command/);
+  });
+});
+
+describe('a request committed twice is applied once', () => {
+  test('the copy answers the first result and changes nothing', () => {
+    const store = new Store();
+    expect(store.apply(1, create('k'), { id: 'r1', at: 1000 })).toBe(true);
+    // Without the window the second copy of a `?cas=0` create would answer false.
+    expect(store.apply(2, create('k'), { id: 'r1', at: 1001 })).toBe(true);
+    expect(store.kvGet('k').value).toMatchObject({ CreateIndex: 1, ModifyIndex: 1 });
+    // A different request with the same command is applied (and refused by the CAS).
+    expect(store.apply(3, create('k'), { id: 'r2', at: 1002 })).toBe(false);
+    expect(store.checkInvariants()).toEqual([]);
+  });
+
+  test('a copy does not re-apply over a newer write', () => {
+    const store = new Store();
+    store.apply(1, put('k', 'old'), { id: 'r1', at: 1 });
+    store.apply(2, put('k', 'new'), { id: 'r2', at: 2 });
+    store.apply(3, put('k', 'old'), { id: 'r1', at: 3 });
+    expect(new TextDecoder().decode(store.kvGet('k').value!.Value!)).toBe('new');
+    expect(store.kvGet('k').value!.ModifyIndex).toBe(2);
+  });
+
+  test('a refused request answers the same refusal again', () => {
+    const store = new Store();
+    const bad = { type: 'session.create', session: { ID: 's', Node: 'nowhere' } } as unknown as Command;
+    const first = store.apply(1, bad, { id: 'r', at: 1 });
+    expect(first).toBeInstanceOf(CommandError);
+    const again = store.apply(2, bad, { id: 'r', at: 2 });
+    expect(again).toBeInstanceOf(CommandError);
+    expect((again as CommandError).message).toBe((first as CommandError).message);
+  });
+
+  test('the window survives snapshot and restore', () => {
+    const store = new Store();
+    store.apply(1, create('k'), { id: 'r1', at: 1 });
+    const copy = new Store();
+    copy.restore(store.snapshot());
+    expect(copy.appliedRequest('r1')).toEqual({ result: true });
+    expect(copy.apply(2, create('k'), { id: 'r1', at: 2 })).toBe(true);
+    expect(copy.kvGet('k').value!.ModifyIndex).toBe(1);
+  });
+
+  test('requests older than the window age out by the proposers\' stamps, not this server\'s clock', () => {
+    const store = new Store();
+    store.apply(1, put('a'), { id: 'old', at: 0 });
+    store.apply(2, put('b'), { id: 'recent', at: REQUEST_WINDOW.maxAgeMs });
+    expect(store.appliedRequest('old')).toBeDefined();
+    store.apply(3, put('c'), { id: 'newest', at: REQUEST_WINDOW.maxAgeMs + 1 });
+    expect(store.appliedRequest('old')).toBeUndefined();
+    expect(store.appliedRequest('recent')).toBeDefined();
+    expect(store.checkInvariants()).toEqual([]);
+  });
+
+  test(`at most ${REQUEST_WINDOW.maxEntries} requests are kept, oldest first out`, () => {
+    const store = new Store();
+    const n = REQUEST_WINDOW.maxEntries + 10;
+    const cmd = put('k');
+    for (let i = 1; i <= n; i++) store.apply(i, cmd, { id: `r${i}`, at: 1 });
+    expect(store.appliedRequest('r10')).toBeUndefined();
+    expect(store.appliedRequest('r11')).toBeDefined();
+    expect(store.appliedRequest(`r${n}`)).toBeDefined();
+  });
+
+  test('commands without a stamp (older logs) are applied as before', () => {
+    const store = new Store();
+    expect(store.apply(1, create('k'))).toBe(true);
+    expect(store.apply(2, create('k'))).toBe(false);
+  });
+});
