@@ -12,6 +12,7 @@ import { effectiveWait } from '../http/blocking';
 import { NO_PATH_TO_DC, serverError } from '../http/errors';
 import type { QueryOptions } from '../http/query-options';
 import { fromEnvelope, toEnvelope, type Envelope } from '../rpc/envelope';
+import { RequestIds } from '../rpc/request-ids';
 import type { ApplyOptions, ReadReply, Rpc } from '../rpc/rpc';
 import { CoordinateKeeper } from './coordinate-keeper';
 import { orderDatacenters } from './datacenter-order';
@@ -235,10 +236,13 @@ export class WanLinks implements RemoteDatacenters {
 
   // ---- forwarding (rpc.ts sends every other-datacenter request here) ----
 
+  private readonly requestIds = new RequestIds();
+
   async apply(datacenter: string, cmd: Command, options: ApplyOptions): Promise<unknown> {
     if (options.internal) throw serverError('internal commands never leave their datacenter');
-    const req: RemoteApply = { datacenter, cmd, token: options.token };
-    return fromEnvelope(await this.forward(datacenter, WAN_APPLY, req, FORWARD_TIMEOUT_MS, false));
+    const req: RemoteApply = { datacenter, cmd, token: options.token, id: options.requestId ?? this.requestIds.next() };
+    // Re-sending is safe: the request id makes the remote datacenter apply it at most once.
+    return fromEnvelope(await this.forward(datacenter, WAN_APPLY, req, FORWARD_TIMEOUT_MS, true));
   }
 
   async read<T>(datacenter: string, endpoint: string, args: unknown, opts: QueryOptions): Promise<ReadReply<T>> {
@@ -253,9 +257,9 @@ export class WanLinks implements RemoteDatacenters {
   }
 
   /**
-   * Send to the best live server of `datacenter`, trying the next one only when the request surely
-   * (or, for reads, possibly) did not run: a write that timed out may have been applied. With no
-   * live server known there is no path (as in Consul, until a ping finds one again).
+   * Send to the best live server of `datacenter`, trying the next one when the request surely did
+   * not run or when running it twice is harmless (reads; writes, which carry their request id).
+   * With no live server known there is no path (as in Consul, until a ping finds one again).
    */
   private async forward(datacenter: string, method: string, body: unknown, timeoutMs: number, idempotent: boolean): Promise<Envelope> {
     const servers = this.serversOf(datacenter)
@@ -284,7 +288,7 @@ export class WanLinks implements RemoteDatacenters {
   private async onApply(req: RemoteApply): Promise<Envelope> {
     try {
       this.checkHere(req.datacenter);
-      return { ok: true, value: await this.o.rpc.apply(req.cmd, { token: req.token }) };
+      return { ok: true, value: await this.o.rpc.apply(req.cmd, { token: req.token, requestId: req.id }) };
     } catch (err) {
       return toEnvelope(err);
     }

@@ -48,6 +48,9 @@ export interface RemoteApply {
   datacenter: string;
   cmd: Command;
   token: string | undefined;
+  /** The write's identity, given in the datacenter it entered: a re-send to another server of the
+   * remote datacenter is then applied at most once (rpc/request-ids.ts). */
+  id: string;
 }
 
 /** A read for another datacenter, with the caller's consistency and blocking options. */

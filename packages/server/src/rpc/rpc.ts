@@ -49,6 +49,8 @@ export interface ApplyOptions {
   internal?: boolean;
   /** Aborted when the client goes away: the write is then not re-sent (it may be in flight already). */
   signal?: AbortSignal;
+  /** The write's identity when it entered the cluster elsewhere (another datacenter); else one is made here. */
+  requestId?: string;
 }
 
 interface ForwardedApply {
@@ -118,7 +120,7 @@ export class Rpc {
       cmd,
       token: options.token,
       internal: options.internal ?? false,
-      id: this.requestIds.next(),
+      id: options.requestId ?? this.requestIds.next(),
       deadline: Date.now() + WRITE_BUDGET_MS,
     };
     let maybeApplied = false;
