@@ -55,8 +55,6 @@ export class Progress {
   snapshotSentAt = 0;
   /** Heard from since the last check-quorum round. */
   recentActive = false;
-  /** The highest ReadIndex round this follower has acknowledged. */
-  readAck = 0;
   readonly inflights: Inflights;
 
   constructor(

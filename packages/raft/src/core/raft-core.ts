@@ -2,6 +2,11 @@
 // etcd-io/raft's shape: no timers, no I/O, no randomness except the injected
 // `random`. The driver feeds it ticks and messages and carries out the Ready
 // batches it hands back (persist, send, apply), then calls advance().
+//
+// This file is the role state machine — step, tick, elections, replication —
+// and the public API. Around it, as in etcd-io/raft: tracker.ts (followers'
+// progress, votes, quorum questions), read-only.ts (ReadIndex), raw-node.ts
+// (Ready assembly), log.ts and configuration-history.ts (what the log holds).
 import {
   applyConfChange,
   encodeConfiguration,
@@ -13,9 +18,10 @@ import {
 } from './configuration';
 import { ConfigurationHistory } from './configuration-history';
 import { RaftLog } from './log';
-import { Progress } from './progress';
-import { hasQuorum, quorumIndex, voteOutcome } from './quorum';
-import { PendingReads, type PendingRead } from './read-index';
+import type { Progress } from './progress';
+import { ForwardedReads, ReadOnly, type PendingRead } from './read-only';
+import { RawNode } from './raw-node';
+import { ProgressTracker } from './tracker';
 import {
   EntryType,
   type Configuration,
@@ -23,7 +29,6 @@ import {
   type HardState,
   type Message,
   type NodeId,
-  type ReadState,
   type Ready,
   type Role,
   type SnapshotMeta,
@@ -71,9 +76,6 @@ export interface CoreStatus {
 
 type MessageOf<T extends Message['type']> = Extract<Message, { type: T }>;
 
-/** A forwarded read that has not come back within this many election timeouts fails. */
-const FORWARDED_READ_TIMEOUTS = 2;
-
 export class RaftCore {
   readonly id: NodeId;
   private readonly cfg: CoreConfig;
@@ -87,20 +89,11 @@ export class RaftCore {
   private readonly log: RaftLog;
   private readonly configs: ConfigurationHistory;
   private commit: number;
-  /** The highest committed index handed out in a Ready. */
-  private handedCommitted: number;
-  private applied: number;
   /** The newest snapshot the driver holds; sent to followers that need compacted entries. */
   private latestSnapshot: SnapshotMeta | undefined;
-  /** A snapshot received from the leader, waiting to be handed to the driver. */
-  private snapshotToInstall: { meta: SnapshotMeta; data: Uint8Array } | undefined;
 
-  // Output waiting for the next Ready.
-  private messages: Message[] = [];
-  private readStates: ReadState[] = [];
-  private failedReads: number[] = [];
-  private lastSoft: SoftState;
-  private lastHard: HardState;
+  /** Output waiting for the next Ready, and what the driver has applied. */
+  private readonly raw: RawNode;
 
   // Clocks, all in ticks.
   private now = 0;
@@ -109,21 +102,18 @@ export class RaftCore {
   private randomizedElectionTimeout = 0;
   private leaderContact = Number.POSITIVE_INFINITY;
 
-  // Candidate state.
-  private votes = new Map<NodeId, boolean>();
+  /** Candidate: the votes; leader: every follower's progress. */
+  private readonly tracker: ProgressTracker;
 
   // Leader state.
-  private progress = new Map<NodeId, Progress>();
   private transferee: NodeId | null = null;
   private transferElapsed = 0;
-  private readonly pendingReads = new PendingReads();
-  private readRound = 0;
-  private readRoundWanted = false;
+  private readonly readOnly = new ReadOnly();
   private appendWanted = false;
   private commitWanted = false;
 
-  // Follower state: reads forwarded to the leader, by ctx, with the tick they left.
-  private forwardedReads = new Map<number, number>();
+  // Follower state.
+  private readonly forwardedReads = new ForwardedReads();
 
   constructor(config: CoreConfig, restore: CoreRestore) {
     if (config.electionTicks <= config.heartbeatTicks || config.heartbeatTicks < 1) {
@@ -131,6 +121,7 @@ export class RaftCore {
     }
     this.id = config.id;
     this.cfg = config;
+    this.tracker = new ProgressTracker(config.id, () => voterIds(this.configs.latest), config.maxInflight);
     const snapshot = restore.snapshot;
     const offsetIndex = snapshot?.index ?? 0;
     const offsetTerm = snapshot?.term ?? 0;
@@ -141,10 +132,8 @@ export class RaftCore {
     this._term = restore.hardState.term;
     this.vote = restore.hardState.vote;
     this.commit = Math.min(Math.max(restore.hardState.commit, offsetIndex), this.log.lastIndex);
-    this.applied = Math.min(Math.max(restore.applied ?? offsetIndex, offsetIndex), this.commit);
-    this.handedCommitted = this.applied;
-    this.lastHard = { ...restore.hardState };
-    this.lastSoft = this.softState();
+    const applied = Math.min(Math.max(restore.applied ?? offsetIndex, offsetIndex), this.commit);
+    this.raw = new RawNode(this.log, applied, this.softState(), { ...restore.hardState });
     this.resetElectionTimer();
   }
 
@@ -171,7 +160,7 @@ export class RaftCore {
   }
 
   get appliedIndex(): number {
-    return this.applied;
+    return this.raw.applied;
   }
 
   /** The latest configuration in the log (in force as soon as it is appended, Raft thesis §4.1). */
@@ -217,14 +206,14 @@ export class RaftCore {
       term: this._term,
       leader: this._leader,
       commit: this.commit,
-      applied: this.applied,
+      applied: this.raw.applied,
       lastIndex: this.log.lastIndex,
     };
     if (this._role === 'leader') {
       const progress: Record<NodeId, { match: number; next: number }> = {
         [this.id]: { match: this.log.persisted, next: this.log.lastIndex + 1 },
       };
-      for (const [id, pr] of this.progress) progress[id] = { match: pr.match, next: pr.next };
+      for (const pr of this.tracker.followers()) progress[pr.id] = { match: pr.match, next: pr.next };
       status.progress = progress;
     }
     return status;
@@ -271,7 +260,7 @@ export class RaftCore {
     }
 
     if (this._role === 'leader') {
-      const pr = this.progress.get(m.from);
+      const pr = this.tracker.get(m.from);
       if (pr) pr.recentActive = true;
     }
 
@@ -353,18 +342,18 @@ export class RaftCore {
       this.acceptRead(ctx, this.id);
     } else if (this._role === 'follower' && this._leader !== null) {
       this.send({ type: 'readIndex', to: this._leader, term: this._term, ctx });
-      this.forwardedReads.set(ctx, this.now);
+      this.forwardedReads.add(ctx, this.now);
     } else {
-      this.failedReads.push(ctx);
+      this.raw.addFailedRead(ctx);
     }
   }
 
   /** Hands leadership to `to` (or the most up-to-date follower): catch it up, then timeoutNow. */
   transferLeadership(to?: NodeId): void {
     if (this._role !== 'leader') return;
-    const target = to ?? this.mostUpToDateFollower();
+    const target = to ?? this.tracker.mostUpToDate();
     if (target === undefined || target === this.id || target === this.transferee) return;
-    const pr = this.progress.get(target);
+    const pr = this.tracker.get(target);
     if (!pr) return;
     this.transferee = target;
     this.transferElapsed = 0;
@@ -383,63 +372,33 @@ export class RaftCore {
    * followers that need them get this snapshot instead.
    */
   compact(meta: SnapshotMeta, compactTo: number): void {
-    if (meta.index > this.applied) throw new Error(`snapshot at ${meta.index} is ahead of applied ${this.applied}`);
+    const applied = this.raw.applied;
+    if (meta.index > applied) throw new Error(`snapshot at ${meta.index} is ahead of applied ${applied}`);
     if (!this.latestSnapshot || meta.index > this.latestSnapshot.index) this.latestSnapshot = meta;
-    const to = Math.min(compactTo, meta.index, this.applied, this.log.persisted);
+    const to = Math.min(compactTo, meta.index, applied, this.log.persisted);
     if (to <= this.log.compactedIndex) return;
     this.configs.compact(to);
     this.log.compact(to);
   }
 
+  // ---------------------------------------------------------------- Ready (raw-node.ts)
+
   hasReady(): boolean {
     return (
-      this.messages.length > 0 ||
-      this.log.hasUnsent() ||
-      this.commit > this.handedCommitted ||
-      this.snapshotToInstall !== undefined ||
-      this.readStates.length > 0 ||
-      this.failedReads.length > 0 ||
-      (this._role === 'leader' && (this.appendWanted || this.commitWanted || this.readRoundWanted)) ||
-      !sameHard(this.hardState(), this.lastHard) ||
-      !sameSoft(this.softState(), this.lastSoft)
+      this.raw.hasReady(this.commit, this.softState(), this.hardState()) ||
+      (this._role === 'leader' && (this.appendWanted || this.commitWanted || this.readOnly.roundWanted))
     );
   }
 
   ready(): Ready {
+    // Batched sends leave now, so that the Ready carries them.
     if (this._role === 'leader') this.flushLeaderSends();
-    const rd: Ready = {
-      entries: this.log.takeUnsent(),
-      messages: this.messages,
-      committed: [],
-      readStates: this.readStates,
-      failedReads: this.failedReads,
-    };
-    this.messages = [];
-    this.readStates = [];
-    this.failedReads = [];
-    const soft = this.softState();
-    if (!sameSoft(soft, this.lastSoft)) rd.softState = this.lastSoft = soft;
-    const hard = this.hardState();
-    if (!sameHard(hard, this.lastHard)) rd.hardState = this.lastHard = hard;
-    if (this.snapshotToInstall) {
-      rd.snapshot = this.snapshotToInstall;
-      this.snapshotToInstall = undefined;
-    }
-    if (this.commit > this.handedCommitted) {
-      rd.committed = this.log.slice(this.handedCommitted + 1, this.commit);
-      this.handedCommitted = this.commit;
-    }
-    return rd;
+    return this.raw.ready(this.commit, this.softState(), this.hardState());
   }
 
   /** The driver persisted, sent and applied everything in `rd`. */
   advance(rd: Ready): void {
-    if (rd.snapshot) {
-      this.log.markSnapshotPersisted(rd.snapshot.meta.index, rd.snapshot.meta.term);
-      this.applied = Math.max(this.applied, rd.snapshot.meta.index);
-    }
-    if (rd.entries.length > 0) this.log.markPersisted(rd.entries);
-    if (rd.committed.length > 0) this.applied = Math.max(this.applied, rd.committed[rd.committed.length - 1].index);
+    this.raw.advance(rd);
     // The leader's own write counts toward the quorum only once it is on disk.
     if (this._role === 'leader') this.maybeCommit();
   }
@@ -462,7 +421,7 @@ export class RaftCore {
     this._role = 'pre-candidate';
     this.setLeader(null);
     this.resetElectionTimer();
-    this.votes = new Map([[this.id, true]]);
+    this.tracker.resetVotes();
     for (const id of this.otherVoters()) {
       this.send({ type: 'prevote', to: id, term: this._term + 1, lastIndex: this.log.lastIndex, lastTerm: this.log.lastTerm });
     }
@@ -475,7 +434,7 @@ export class RaftCore {
     this._role = 'candidate';
     this.setLeader(null);
     this.resetElectionTimer();
-    this.votes = new Map([[this.id, true]]);
+    this.tracker.resetVotes();
     for (const id of this.otherVoters()) {
       const request: MessageOf<'vote'> = {
         type: 'vote',
@@ -486,7 +445,7 @@ export class RaftCore {
         lastTerm: this.log.lastTerm,
       };
       if (transfer) request.transfer = true;
-      this.messages.push(request);
+      this.raw.addMessage(request);
     }
     this.countVote(this.id, true);
   }
@@ -497,22 +456,22 @@ export class RaftCore {
     this.electionElapsed = 0;
     this.heartbeatElapsed = 0;
     this.transferee = null;
-    this.progress = new Map();
+    this.tracker.reset();
     this.syncProgress();
     // Raft §8: a leader learns what is committed only by committing an entry of its own term.
     this.appendAsLeader([{ term: this._term, index: this.log.lastIndex + 1, type: EntryType.Noop, data: new Uint8Array(0) }]);
   }
 
   private stopLeading(): void {
-    this.progress = new Map();
+    this.tracker.reset();
     this.transferee = null;
-    this.appendWanted = this.commitWanted = this.readRoundWanted = false;
-    for (const read of this.pendingReads.takeAll()) this.answerRead(read, 0);
+    this.appendWanted = this.commitWanted = false;
+    for (const read of this.readOnly.reset()) this.answerRead(read, 0);
   }
 
   private countVote(from: NodeId, granted: boolean): void {
-    if (!this.votes.has(from)) this.votes.set(from, granted);
-    const outcome = voteOutcome(voterIds(this.configs.latest), this.votes);
+    this.tracker.recordVote(from, granted);
+    const outcome = this.tracker.tallyVotes();
     if (outcome === 'won') {
       if (this._role === 'pre-candidate') this.becomeCandidate(false);
       else this.becomeLeader();
@@ -542,14 +501,11 @@ export class RaftCore {
     }
     if (this.electionElapsed >= this.cfg.electionTicks) {
       this.electionElapsed = 0;
-      if (this.cfg.checkQuorum) {
-        const active = hasQuorum(voterIds(this.configs.latest), (id) => id === this.id || this.progress.get(id)?.recentActive === true);
-        if (!active) {
-          this.becomeFollower(this._term, null);
-          return;
-        }
+      if (this.cfg.checkQuorum && !this.tracker.quorumActive()) {
+        this.becomeFollower(this._term, null);
+        return;
       }
-      for (const pr of this.progress.values()) pr.recentActive = false;
+      this.tracker.resetRecentActive();
     }
     if (this.heartbeatElapsed >= this.cfg.heartbeatTicks) {
       this.heartbeatElapsed = 0;
@@ -633,7 +589,7 @@ export class RaftCore {
     this.commitTo(Math.min(m.commit, this.log.lastIndex));
     const resp: MessageOf<'heartbeatResp'> = { type: 'heartbeatResp', from: this.id, to: m.from, term: this._term };
     if (m.ctx !== undefined) resp.ctx = m.ctx;
-    this.messages.push(resp);
+    this.raw.addMessage(resp);
   }
 
   private handleSnapshot(m: MessageOf<'snapshot'>): void {
@@ -649,9 +605,8 @@ export class RaftCore {
       this.log.resetTo(meta.index, meta.term);
       this.configs.reset(meta.configuration);
       this.commit = meta.index;
-      this.handedCommitted = meta.index;
       this.latestSnapshot = meta;
-      this.snapshotToInstall = { meta, data: m.data ?? new Uint8Array(0) };
+      this.raw.installSnapshot(meta, m.data ?? new Uint8Array(0));
     }
     this.respondAppend(m.from, true, meta.index, 0);
   }
@@ -679,27 +634,17 @@ export class RaftCore {
 
   /** Progress for exactly the other voters of the latest configuration. */
   private syncProgress(): void {
-    const voters = this.otherVoters();
-    for (const id of voters) {
-      if (!this.progress.has(id)) this.progress.set(id, new Progress(id, this.log.lastIndex + 1, this.cfg.maxInflight));
-    }
-    for (const id of [...this.progress.keys()]) {
-      if (!voters.includes(id)) this.progress.delete(id);
-    }
-    if (this.transferee !== null && !this.progress.has(this.transferee)) this.transferee = null;
+    for (const id of this.tracker.sync(this.log.lastIndex + 1)) this.readOnly.forget(id);
+    if (this.transferee !== null && !this.tracker.get(this.transferee)) this.transferee = null;
   }
 
   /** Batching: proposals, commit news and read rounds since the last Ready go out once per follower. */
   private flushLeaderSends(): void {
-    if (this.readRoundWanted) {
-      this.readRoundWanted = false;
-      this.readRound++;
-      this.broadcastHeartbeat(this.readRound);
-    }
+    if (this.readOnly.roundWanted) this.broadcastHeartbeat(this.readOnly.startRound());
     if (this.appendWanted || this.commitWanted) {
       const withCommit = this.commitWanted;
       this.appendWanted = this.commitWanted = false;
-      for (const id of this.progress.keys()) this.sendAppends(id, withCommit);
+      for (const pr of this.tracker.followers()) this.sendAppends(pr.id, withCommit);
     }
   }
 
@@ -711,7 +656,7 @@ export class RaftCore {
 
   /** One append (or a snapshot); true when it carried entries and another may follow. */
   private sendAppend(to: NodeId, allowEmpty: boolean): boolean {
-    const pr = this.progress.get(to);
+    const pr = this.tracker.get(to);
     if (!pr || pr.paused) return false;
     const prevIndex = pr.next - 1;
     const prevTerm = this.log.termAt(prevIndex);
@@ -734,21 +679,21 @@ export class RaftCore {
   }
 
   private broadcastHeartbeat(ctx: number | undefined): void {
-    for (const [id, pr] of this.progress) {
+    for (const pr of this.tracker.followers()) {
       const hb: MessageOf<'heartbeat'> = {
         type: 'heartbeat',
         from: this.id,
-        to: id,
+        to: pr.id,
         term: this._term,
         commit: Math.min(pr.match, this.commit),
       };
       if (ctx !== undefined) hb.ctx = ctx;
-      this.messages.push(hb);
+      this.raw.addMessage(hb);
     }
   }
 
   private handleAppendResp(m: MessageOf<'appendResp'>): void {
-    const pr = this.progress.get(m.from);
+    const pr = this.tracker.get(m.from);
     if (!pr) return;
     if (!m.success) {
       // On failure matchIndex carries the prevIndex that was rejected.
@@ -770,7 +715,7 @@ export class RaftCore {
   }
 
   private handleHeartbeatResp(m: MessageOf<'heartbeatResp'>): void {
-    const pr = this.progress.get(m.from);
+    const pr = this.tracker.get(m.from);
     if (!pr) return;
     pr.probeSent = false;
     if (pr.state === 'replicate' && pr.inflights.full) pr.inflights.freeFirst();
@@ -779,34 +724,24 @@ export class RaftCore {
       pr.next = pr.match + 1;
     }
     if (pr.match < this.log.lastIndex) this.sendAppends(m.from, true);
-    if (m.ctx !== undefined && m.ctx > pr.readAck) {
-      pr.readAck = m.ctx;
-      this.releaseReads();
-    }
+    if (m.ctx !== undefined && this.readOnly.recvAck(m.from, m.ctx)) this.releaseReads();
   }
 
   /** Commit = the highest index a quorum has persisted, if it is of our term (Raft §5.4.2). */
   private maybeCommit(): void {
-    const voters = voterIds(this.configs.latest);
-    const index = quorumIndex(voters, (id) => (id === this.id ? this.log.persisted : (this.progress.get(id)?.match ?? 0)));
+    const index = this.tracker.committed(this.log.persisted);
     if (index <= this.commit || this.log.termAt(index) !== this._term) return;
     this.commit = index;
     this.commitWanted = true;
     if (!isVoter(this.configs.latest, this.id) && this.commit >= this.configs.latestIndex) {
       // Our removal is committed: hand over to a caught-up follower rather than wait for a timeout.
-      const successor = this.mostUpToDateFollower();
-      if (successor !== undefined && this.progress.get(successor)!.match === this.log.lastIndex) {
+      const successor = this.tracker.mostUpToDate();
+      if (successor !== undefined && this.tracker.get(successor)!.match === this.log.lastIndex) {
         this.send({ type: 'timeoutNow', to: successor, term: this._term });
       }
       this.flushLeaderSends(); // tell the others about the commit before going quiet
       this.becomeFollower(this._term, null);
     }
-  }
-
-  private mostUpToDateFollower(): NodeId | undefined {
-    let best: Progress | undefined;
-    for (const pr of this.progress.values()) if (!best || pr.match > best.match) best = pr;
-    return best?.id;
   }
 
   // ---------------------------------------------------------------- reads
@@ -821,22 +756,21 @@ export class RaftCore {
       this.answerRead({ ctx, from, index: this.commit, round: 0 }, this.commit);
       return;
     }
-    this.pendingReads.add({ ctx, from, index: this.commit, round: this.readRound + 1 });
-    this.readRoundWanted = true;
+    this.readOnly.add(ctx, from, this.commit);
   }
 
+  /** Serves the reads whose heartbeat round a majority (this leader included) has acknowledged. */
   private releaseReads(): void {
-    const voters = voterIds(this.configs.latest);
     const confirmed = (round: number) =>
-      hasQuorum(voters, (id) => id === this.id || (this.progress.get(id)?.readAck ?? 0) >= round);
-    for (const read of this.pendingReads.release(confirmed)) this.answerRead(read, read.index);
+      this.tracker.hasQuorum((id) => id === this.id || this.readOnly.ackedRound(id) >= round);
+    for (const read of this.readOnly.release(confirmed)) this.answerRead(read, read.index);
   }
 
   /** index 0 means the read failed. */
   private answerRead(read: PendingRead, index: number): void {
     if (read.from === this.id) {
-      if (index === 0) this.failedReads.push(read.ctx);
-      else this.readStates.push({ ctx: read.ctx, index });
+      if (index === 0) this.raw.addFailedRead(read.ctx);
+      else this.raw.addReadState(read.ctx, index);
     } else {
       this.send({ type: 'readIndexResp', to: read.from, term: this._term, ctx: read.ctx, index });
     }
@@ -848,27 +782,20 @@ export class RaftCore {
   }
 
   private handleReadIndexResp(m: MessageOf<'readIndexResp'>): void {
-    if (!this.forwardedReads.delete(m.ctx)) return;
-    if (m.index === 0) this.failedReads.push(m.ctx);
-    else this.readStates.push({ ctx: m.ctx, index: m.index });
+    if (!this.forwardedReads.answered(m.ctx)) return;
+    if (m.index === 0) this.raw.addFailedRead(m.ctx);
+    else this.raw.addReadState(m.ctx, m.index);
   }
 
   private expireForwardedReads(): void {
-    const limit = FORWARDED_READ_TIMEOUTS * this.cfg.electionTicks;
-    for (const [ctx, sentAt] of this.forwardedReads) {
-      if (this.now - sentAt >= limit) {
-        this.forwardedReads.delete(ctx);
-        this.failedReads.push(ctx);
-      }
-    }
+    for (const ctx of this.forwardedReads.expire(this.now, this.cfg.electionTicks)) this.raw.addFailedRead(ctx);
   }
 
   private setLeader(leader: NodeId | null): void {
     if (leader === this._leader) return;
     this._leader = leader;
     // A read forwarded to the old leader will not be answered by the new one.
-    for (const ctx of this.forwardedReads.keys()) this.failedReads.push(ctx);
-    this.forwardedReads.clear();
+    for (const ctx of this.forwardedReads.takeAll()) this.raw.addFailedRead(ctx);
   }
 
   // ---------------------------------------------------------------- helpers
@@ -905,7 +832,7 @@ export class RaftCore {
   }
 
   private send(m: DistributiveOmit<Message, 'from'>): void {
-    this.messages.push({ ...m, from: this.id } as Message);
+    this.raw.addMessage({ ...m, from: this.id } as Message);
   }
 
   private softState(): SoftState {
@@ -918,14 +845,6 @@ export class RaftCore {
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
-function sameHard(a: HardState, b: HardState): boolean {
-  return a.term === b.term && a.vote === b.vote && a.commit === b.commit;
-}
-
-function sameSoft(a: SoftState, b: SoftState): boolean {
-  return a.role === b.role && a.leader === b.leader && a.term === b.term;
-}
 
 /** Entries after the snapshot; a stored suffix that does not continue the snapshot is stale and dropped. */
 function restoredEntries(entries: readonly Entry[], offsetIndex: number, offsetTerm: number): Entry[] {
