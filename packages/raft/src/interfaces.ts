@@ -24,6 +24,12 @@ export interface PersistedState {
  * Durable storage of the Raft log, term/vote/commit and snapshots. Every write of entries, term or
  * vote is synced; a hard state that only advances `commit` may ride with the next synced batch
  * (commit is recoverable from the leader, as in etcd).
+ *
+ * Failures: a write that rejects (a full disk, no file descriptors left) is retried by RaftNode
+ * with the same arguments until it succeeds, and nothing that depends on it is sent or applied
+ * meanwhile. So a store must make such a retry correct — each write idempotent, a term or vote
+ * whose write failed never treated as already written — and must not let a failed write make a
+ * later successful one unreliable (LevelStorage reopens LevelDB before writing again).
  */
 export interface RaftStorage {
   load(): Promise<PersistedState>;

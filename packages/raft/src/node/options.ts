@@ -6,6 +6,8 @@ export interface RaftLogger {
   info(o: object, msg?: string): void;
   warn(o: object, msg?: string): void;
   debug(o: object, msg?: string): void;
+  /** Storage faults are logged here when present (else at warn). */
+  error?(o: object, msg?: string): void;
 }
 
 export interface RaftNodeOptions {

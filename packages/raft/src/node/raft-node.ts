@@ -19,8 +19,10 @@ import { LeadershipLostError, NotLeaderError } from '../interfaces';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options';
 import { PendingProposals } from './pending-proposals';
 import { PendingReads } from './pending-reads';
+import { Backoff, describeStorageError, StorageFaultError, type StorageFault, type StorageRecovery } from './storage-fault';
 
 export type { RaftNodeOptions, RaftLogger } from './options';
+export { StorageFaultError, describeStorageError, type StorageFault, type StorageRecovery } from './storage-fault';
 
 interface QueuedProposal {
   data: Uint8Array;
@@ -35,11 +37,20 @@ export class NodeStoppedError extends Error {
   }
 }
 
+/** Retry schedules: a failed Ready write, and a failed background snapshot write. */
+const LOG_RETRY = { firstMs: 100, maxMs: 2_000 };
+const SNAPSHOT_RETRY = { firstMs: 1_000, maxMs: 10_000 };
+
 /**
  * One Raft server. Events: 'leader' (ServerInfo | null) when the known leader changes,
  * 'role' (Role) when this server's role changes, 'applied' (index) after each applied batch,
- * 'error' (err) if storage fails (the node then stops: continuing could acknowledge writes
- * that are not durable).
+ * 'storage-fault' (StorageFault) when a storage write starts failing, 'storage-recovered'
+ * (StorageRecovery) when it succeeds again (see `storageFault()`), 'error' (err) if the node stops
+ * because something other than storage failed while carrying out a Ready.
+ *
+ * A failed storage write never stops the node: it keeps the Ready it could not write, takes no part
+ * in Raft meanwhile (nothing that depends on the write is sent, applied or acknowledged) and
+ * retries the same write until it succeeds, then carries on with that Ready.
  */
 export class RaftNode extends EventEmitter {
   private readonly opts: ResolvedOptions;
@@ -69,6 +80,27 @@ export class RaftNode extends EventEmitter {
   private role: Role;
   private leaderId: NodeId | null;
   private readonly idleWaiters: (() => void)[] = [];
+  /** A Ready whose write failed: set while its retries go on (the node does not take part meanwhile). */
+  private logFault: StorageFault | null = null;
+  /** A background snapshot write failed; retried at snapshotRetryAt (performance.now()). */
+  private snapshotFault: StorageFault | null = null;
+  private snapshotRetryAt = 0;
+  private snapshotRetryTimer: NodeJS.Timeout | null = null;
+  private readonly logBackoff = new Backoff(LOG_RETRY.firstMs, LOG_RETRY.maxMs);
+  private readonly snapshotBackoff = new Backoff(SNAPSHOT_RETRY.firstMs, SNAPSHOT_RETRY.maxMs);
+  /** Cuts short the wait before the next retry of a failed write (stop() uses it). */
+  private wakeRetry: (() => void) | null = null;
+  /** While faulted: the server that last sent us leader traffic of our term or newer (for leader()). */
+  private faultLeaderHint: NodeId | null = null;
+  private faultLeaderHintTerm = 0;
+  /**
+   * A leader of a newer term heard of while faulted: until our core catches up with that term (the
+   * first message it steps after recovery does it), a core that still leads is a deposed leader
+   * and must not be reported as leading.
+   */
+  private supersededBy: { id: NodeId; term: number } | null = null;
+  /** The leader id last announced by a 'leader' event. */
+  private announcedLeader: NodeId | null;
   private readonly counters = { readies: 0, appendedEntries: 0, appliedEntries: 0, snapshotsTaken: 0, snapshotsInstalled: 0 };
 
   private constructor(
@@ -83,6 +115,7 @@ export class RaftNode extends EventEmitter {
     this.applied = snapshot?.meta.index ?? 0;
     this.role = core.role;
     this.leaderId = core.leader;
+    this.announcedLeader = core.leader;
     this.learnAddresses(core.configuration);
     if (snapshot) this.learnAddresses(snapshot.meta.configuration);
     opts.transport.onMessage((m, fromAddress) => this.onMessage(m, fromAddress));
@@ -126,6 +159,9 @@ export class RaftNode extends EventEmitter {
     this.stopped = true;
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = null;
+    if (this.snapshotRetryTimer) clearTimeout(this.snapshotRetryTimer);
+    this.snapshotRetryTimer = null;
+    this.wakeRetry?.();
     const queued = this.queue;
     this.queue = [];
     for (const p of queued) p.reject(new NodeStoppedError());
@@ -150,7 +186,8 @@ export class RaftNode extends EventEmitter {
   /** Resolves with the state machine's result once the command is committed and applied here. */
   propose(data: Uint8Array): Promise<unknown> {
     if (this.stopped) return Promise.reject(new NodeStoppedError());
-    if (this.core.role !== 'leader') return Promise.reject(new NotLeaderError(this.leader()));
+    if (this.logFault) return Promise.reject(new StorageFaultError(this.logFault.message));
+    if (!this.isLeader()) return Promise.reject(new NotLeaderError(this.leader()));
     return new Promise((resolve, reject) => {
       this.queue.push({ data, resolve, reject });
       this.schedule();
@@ -160,25 +197,44 @@ export class RaftNode extends EventEmitter {
   /** ReadIndex: resolves once this server has applied everything committed when it was called. */
   readBarrier(timeoutMs = 5000): Promise<void> {
     if (this.stopped) return Promise.reject(new NodeStoppedError());
+    if (this.logFault) return Promise.reject(new StorageFaultError(this.logFault.message));
     const { ctx, done } = this.reads.start(timeoutMs, () => new NotLeaderError(this.leader()));
     this.core.readIndex(ctx);
     this.schedule();
     return done;
   }
 
+  /** False while a storage fault keeps this server out of Raft, even if its core still leads. */
   isLeader(): boolean {
-    return this.core.role === 'leader';
+    return this.core.role === 'leader' && !this.logFault && !this.superseded();
   }
 
   /** A leader that has committed an entry of its own term and may serve reads. */
   leaderReady(): boolean {
-    return this.core.role === 'leader' && this.core.leaderReady;
+    return this.isLeader() && this.core.leaderReady;
   }
 
+  /**
+   * The leader as far as this server knows. While a storage fault keeps it out of Raft it is never
+   * this server; it is the server that most recently sent leader traffic (so requests can still be
+   * forwarded), else the last leader known, else null.
+   */
   leader(): ServerInfo | null {
-    const id = this.core.leader;
+    let id = this.core.leader;
+    if (this.logFault) id = this.faultLeaderHint ?? (id === this.id ? null : id);
+    else if (this.superseded()) id = this.supersededBy!.id;
     if (id === null) return null;
     return { id, address: this.addresses.get(id) ?? '' };
+  }
+
+  /**
+   * Null while storage works. Otherwise what fails, since when and why (see StorageFault): a
+   * 'log' fault — this server takes no part in Raft until the write succeeds — is reported before
+   * a 'snapshot' one.
+   */
+  storageFault(): StorageFault | null {
+    const fault = this.logFault ?? this.snapshotFault;
+    return fault ? { ...fault } : null;
   }
 
   term(): number {
@@ -186,7 +242,8 @@ export class RaftNode extends EventEmitter {
   }
 
   lastContactMs(): number {
-    if (this.core.role === 'leader') return 0;
+    // A leader that cannot write has not led since its fault began.
+    if (this.core.role === 'leader') return this.logFault ? Date.now() - this.logFault.since : 0;
     if (this.lastLeaderContact === 0) return Infinity;
     return Date.now() - this.lastLeaderContact;
   }
@@ -212,7 +269,8 @@ export class RaftNode extends EventEmitter {
 
   /** Hands leadership to `to` (or the most caught-up follower); resolves when another server leads. */
   transferLeadership(to?: NodeId, timeoutMs = 5000): Promise<void> {
-    if (this.core.role !== 'leader') return Promise.reject(new NotLeaderError(this.leader()));
+    if (this.logFault) return Promise.reject(new StorageFaultError(this.logFault.message));
+    if (!this.isLeader()) return Promise.reject(new NotLeaderError(this.leader()));
     if (this.core.configuration.servers.every((s) => s.id === this.id)) {
       return Promise.reject(new Error('no other server to transfer leadership to'));
     }
@@ -259,6 +317,7 @@ export class RaftNode extends EventEmitter {
       lastContactMs: this.lastContactMs(),
       pendingProposals: this.proposed.size + this.queue.length,
       configuration: this.configuration(),
+      storageFault: this.storageFault(),
       ...this.counters,
     };
   }
@@ -267,7 +326,8 @@ export class RaftNode extends EventEmitter {
 
   private async changeConfiguration(change: { type: 'add' | 'remove'; server: ServerInfo }): Promise<void> {
     if (this.stopped) throw new NodeStoppedError();
-    if (this.core.role !== 'leader') throw new NotLeaderError(this.leader());
+    if (this.logFault) throw new StorageFaultError(this.logFault.message);
+    if (!this.isLeader()) throw new NotLeaderError(this.leader());
     const at = this.core.proposeConfChange(change);
     if (!at) {
       if (this.core.role !== 'leader') throw new NotLeaderError(this.leader());
@@ -282,6 +342,19 @@ export class RaftNode extends EventEmitter {
     if (this.stopped) return;
     // A server added to a cluster hears from the leader before it knows the configuration.
     if (fromAddress && !this.addresses.has(message.from)) this.addresses.set(message.from, fromAddress);
+    if (this.logFault) {
+      // Out of Raft until the failed write succeeds: the message is lost, as on a bad network.
+      // Only note who leads now, so that leader() can point requests at it.
+      const fromLeader = message.type === 'append' || message.type === 'heartbeat' || message.type === 'snapshot';
+      if (fromLeader && message.term >= Math.max(this.core.term, this.faultLeaderHintTerm) && message.from !== this.id) {
+        this.faultLeaderHintTerm = message.term;
+        if (message.from !== this.faultLeaderHint) {
+          this.faultLeaderHint = message.from;
+          this.announceLeader();
+        }
+      }
+      return;
+    }
     this.core.step(message);
     if (message.from === this.core.leader && message.term === this.core.term) {
       this.lastLeaderContact = Date.now();
@@ -298,6 +371,7 @@ export class RaftNode extends EventEmitter {
       this.opts.logger.warn({ lagMs: Math.round(late), tickMs: this.opts.tickMs }, 'raft: event loop lag');
     }
     this.nextTickAt = now + this.opts.tickMs;
+    if (this.logFault) return; // no elections, no heartbeats: the clock stands still until we are back
     this.core.tick();
     this.schedule();
   }
@@ -335,8 +409,9 @@ export class RaftNode extends EventEmitter {
       (err: unknown) => {
         this.inFlight = null;
         if (this.stopped) return;
-        // Storage failed: continuing could acknowledge what is not durable. Stop for good.
-        this.opts.logger.warn({ err }, 'raft: processing a ready batch failed; stopping the node');
+        // Not a storage failure (those are retried in persist()): a bug in the state machine or
+        // here, after the Ready was partly carried out. Nothing safe is left to do but stop.
+        this.logError({ err: describeStorageError(err) }, 'raft: processing a ready batch failed; stopping the node');
         // 'error' without a listener would throw here; the node stops either way.
         if (this.listenerCount('error') > 0) this.emit('error', err);
         void this.stop().catch(() => undefined);
@@ -348,6 +423,11 @@ export class RaftNode extends EventEmitter {
     if (this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
+    if (this.logFault) {
+      const err = new StorageFaultError(this.logFault.message);
+      for (const p of batch) p.reject(err);
+      return;
+    }
     const positions = this.core.role === 'leader' ? this.core.propose(batch.map((p) => p.data)) : null;
     if (!positions) {
       // Still leader but refusing: a leadership transfer is under way and the next leader is not known yet.
@@ -373,13 +453,11 @@ export class RaftNode extends EventEmitter {
       else late.push(m);
     }
 
-    // 1. Persist: the snapshot (and restore from it), then hard state and entries, synced.
-    if (ready.snapshot) await this.installSnapshot(ready.snapshot);
-    if (ready.hardState || ready.entries.length > 0) {
-      await this.opts.storage.append(ready.hardState, ready.entries);
-      this.counters.appendedEntries += ready.entries.length;
-    }
-    if (this.stopped) return;
+    // 1. Persist: the snapshot (and restore from it), then hard state and entries, synced. A
+    //    failed write is retried until it succeeds; nothing below happens before it has.
+    if (!(await this.persist(ready))) return; // stopped meanwhile
+    if (ready.snapshot) this.restoreSnapshot(ready.snapshot);
+    this.counters.appendedEntries += ready.entries.length;
 
     // 2. Send the rest.
     for (const m of late) this.sendMessage(m);
@@ -395,6 +473,113 @@ export class RaftNode extends EventEmitter {
     // 5. Advance, then compact if enough has been applied since the last snapshot.
     this.core.advance(ready);
     if (this.snapshotDue()) this.takeSnapshot();
+  }
+
+  /**
+   * Writes what `ready` asks to be durable: true once it is, false if the node stopped first.
+   * On failure the node is faulted (see StorageFault) and the same writes are retried with backoff;
+   * the core is neither stepped nor ticked meanwhile, so nothing it says later can overtake them.
+   * Retrying is safe: both writes are idempotent (a store that may hold half of a failed write, like
+   * LevelDB, is reopened by the store itself before it writes again).
+   */
+  private async persist(ready: Ready): Promise<boolean> {
+    let snapshotSaved = ready.snapshot === undefined;
+    let appended = ready.hardState === undefined && ready.entries.length === 0;
+    for (;;) {
+      try {
+        if (!snapshotSaved) {
+          // The core restarts its log at the snapshot (it keeps no suffix), so the stored log goes too.
+          await this.opts.storage.saveSnapshot(ready.snapshot!.meta, ready.snapshot!.data, Infinity);
+          snapshotSaved = true;
+        }
+        if (!appended) {
+          await this.opts.storage.append(ready.hardState, ready.entries);
+          appended = true;
+        }
+        if (this.logFault) this.logRecovered();
+        return !this.stopped;
+      } catch (err) {
+        if (this.stopped) return false;
+        const delay = this.logFailed(err);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          this.wakeRetry = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeRetry = null;
+        if (this.stopped) return false;
+      }
+    }
+  }
+
+  /** A Ready write failed: enter (or stay in) the fault; returns the delay before the next try. */
+  private logFailed(err: unknown): number {
+    const cause = describeStorageError(err);
+    const delay = this.logBackoff.take();
+    const now = Date.now();
+    if (this.logFault) {
+      this.logFault.retries++;
+      this.logFault.lastError = cause;
+      this.logFault.nextRetryAt = now + delay;
+      this.opts.logger.debug({ id: this.id, err: cause, retries: this.logFault.retries, nextRetryMs: delay }, 'raft: storage still failing');
+      return delay;
+    }
+    const message = `raft storage failed: ${cause}`;
+    this.logFault = { kind: 'log', message, since: now, retries: 0, lastError: cause, nextRetryAt: now + delay };
+    this.faultLeaderHint = null;
+    this.faultLeaderHintTerm = 0;
+    this.logError(
+      { id: this.id, err: cause, role: this.core.role, term: this.core.term },
+      'raft: storage failed; this server takes no part in Raft (no votes, appends, commits or applies) until the write succeeds — retrying',
+    );
+    // Nothing queued reaches the log; what is in the log may still commit through another server.
+    const queued = this.queue;
+    this.queue = [];
+    for (const p of queued) p.reject(new StorageFaultError(message));
+    this.proposed.failAll(() => new StorageFaultError(message, true));
+    this.reads.failAll(() => new StorageFaultError(message));
+    this.emit('storage-fault', { ...this.logFault });
+    this.announceLeader();
+    return delay;
+  }
+
+  private logRecovered(): void {
+    const fault = this.logFault!;
+    this.logFault = null;
+    if (this.faultLeaderHint !== null && this.faultLeaderHintTerm > this.core.term) {
+      this.supersededBy = { id: this.faultLeaderHint, term: this.faultLeaderHintTerm };
+    }
+    this.faultLeaderHint = null;
+    this.faultLeaderHintTerm = 0;
+    this.logBackoff.reset();
+    const recovery: StorageRecovery = { kind: 'log', message: fault.message, since: fault.since, retries: fault.retries, downMs: Date.now() - fault.since };
+    this.opts.logger.info({ id: this.id, downMs: recovery.downMs, retries: fault.retries, lastError: fault.lastError }, 'raft: storage recovered; taking part in Raft again');
+    this.emit('storage-recovered', recovery);
+    this.announceLeader();
+    // The clock stood still: ticks resume with the next interval.
+  }
+
+  /** True while our core has not yet learnt of the newer term a leader was heard in during a fault. */
+  private superseded(): boolean {
+    if (this.supersededBy === null) return false;
+    if (this.core.term >= this.supersededBy.term) this.supersededBy = null;
+    return this.supersededBy !== null;
+  }
+
+  /** Emits 'leader' when leader() names another server than it last did. */
+  private announceLeader(): void {
+    const leader = this.leader();
+    const id = leader?.id ?? null;
+    if (id === this.announcedLeader) return;
+    this.announcedLeader = id;
+    this.emit('leader', leader);
+  }
+
+  private logError(o: object, msg: string): void {
+    if (this.opts.logger.error) this.opts.logger.error(o, msg);
+    else this.opts.logger.warn(o, msg);
   }
 
   private onSoftState(role: Role, leader: NodeId | null): void {
@@ -417,13 +602,12 @@ export class RaftNode extends EventEmitter {
         this.everHadLeader = true;
         if (leader !== this.id) this.lastLeaderContact = Date.now();
       }
-      this.emit('leader', this.leader());
+      this.announceLeader();
     }
   }
 
-  private async installSnapshot(snapshot: { meta: SnapshotMeta; data: Uint8Array }): Promise<void> {
-    // The core restarts its log at the snapshot (it keeps no suffix), so the stored log goes too.
-    await this.opts.storage.saveSnapshot(snapshot.meta, snapshot.data, Infinity);
+  /** A snapshot from the leader is on disk (persist() saved it): the state machine becomes it. */
+  private restoreSnapshot(snapshot: { meta: SnapshotMeta; data: Uint8Array }): void {
     this.opts.fsm.restore(snapshot.data, snapshot.meta);
     this.latestSnapshot = snapshot;
     this.applied = snapshot.meta.index;
@@ -465,6 +649,7 @@ export class RaftNode extends EventEmitter {
    */
   private snapshotDue(): boolean {
     if (this.snapshotWrite || this.appliedSinceSnapshot < this.opts.snapshotThreshold) return false;
+    if (this.snapshotFault && performance.now() < this.snapshotRetryAt) return false;
     if (this.appliedSinceSnapshot >= 8 * this.opts.snapshotThreshold) return true;
     return performance.now() - this.lastSnapshotAt >= 100 * this.lastSnapshotCostMs;
   }
@@ -482,6 +667,7 @@ export class RaftNode extends EventEmitter {
     const data = this.opts.fsm.snapshot();
     this.lastSnapshotAt = performance.now();
     this.lastSnapshotCostMs = this.lastSnapshotAt - started;
+    const covered = this.appliedSinceSnapshot;
     this.appliedSinceSnapshot = 0;
     const compactTo = Math.max(0, index - this.opts.trailingLogs);
     this.snapshotWrite = this.opts.storage.saveSnapshot(meta, data, compactTo).then(
@@ -493,16 +679,51 @@ export class RaftNode extends EventEmitter {
         this.pendingCompaction = { meta, compactTo };
         this.counters.snapshotsTaken++;
         this.opts.logger.info({ id: this.id, index, compactTo, serialiseMs: Math.round(this.lastSnapshotCostMs) }, 'raft: took snapshot');
+        if (this.snapshotFault) this.snapshotRecovered();
         this.schedule();
       },
       (err: unknown) => {
         this.snapshotWrite = null;
         if (this.stopped) return;
-        this.opts.logger.warn({ err }, 'raft: writing a snapshot failed; stopping the node');
-        if (this.listenerCount('error') > 0) this.emit('error', err);
-        void this.stop().catch(() => undefined);
+        // Nothing depends on a snapshot being written: the log it would compact is still whole.
+        // Keep counting towards the next one and try again later.
+        this.appliedSinceSnapshot += covered;
+        this.snapshotFailed(err);
       },
     );
+  }
+
+  private snapshotFailed(err: unknown): void {
+    const cause = describeStorageError(err);
+    const delay = this.snapshotBackoff.take();
+    const now = Date.now();
+    this.snapshotRetryAt = performance.now() + delay;
+    if (this.snapshotFault) {
+      this.snapshotFault.retries++;
+      this.snapshotFault.lastError = cause;
+      this.snapshotFault.nextRetryAt = now + delay;
+      this.opts.logger.debug({ id: this.id, err: cause, retries: this.snapshotFault.retries }, 'raft: writing a snapshot still fails');
+    } else {
+      this.snapshotFault = { kind: 'snapshot', message: `raft storage failed: ${cause}`, since: now, retries: 0, lastError: cause, nextRetryAt: now + delay };
+      this.logError({ id: this.id, err: cause }, 'raft: writing a snapshot failed; the log cannot be compacted until a retry succeeds');
+      this.emit('storage-fault', { ...this.snapshotFault });
+    }
+    // A quiet server would otherwise only retry with its next write.
+    if (this.snapshotRetryTimer) clearTimeout(this.snapshotRetryTimer);
+    this.snapshotRetryTimer = setTimeout(() => {
+      this.snapshotRetryTimer = null;
+      if (!this.stopped && !this.inFlight && !this.logFault && this.snapshotDue()) this.takeSnapshot();
+    }, delay);
+    this.snapshotRetryTimer.unref?.();
+  }
+
+  private snapshotRecovered(): void {
+    const fault = this.snapshotFault!;
+    this.snapshotFault = null;
+    this.snapshotBackoff.reset();
+    const recovery: StorageRecovery = { kind: 'snapshot', message: fault.message, since: fault.since, retries: fault.retries, downMs: Date.now() - fault.since };
+    this.opts.logger.info({ id: this.id, downMs: recovery.downMs, retries: fault.retries }, 'raft: snapshot written again; storage recovered');
+    this.emit('storage-recovered', recovery);
   }
 
   private sendMessage(m: Message): void {

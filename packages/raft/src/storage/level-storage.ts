@@ -13,6 +13,16 @@
 // microseconds per operation, which at thousands of entries per second was the largest single
 // cost of the log. A follower overwriting a conflicting suffix rewrites the one block it
 // cuts into; compaction drops whole blocks and rewrites the one it cuts into.
+//
+// A failed write (a full disk, no file descriptors left, an I/O error) leaves LevelDB unusable
+// until it is reopened: after a failed write-ahead-log append it keeps accepting writes into a log
+// file whose tail is torn, and a later synced, acknowledged batch can then vanish when the log is
+// replayed (seen on a full tmpfs: the batch written right after the disk was freed was gone after
+// a reopen); after a failed sync or background compaction it refuses every write. So after any
+// failed write, the next write first closes and reopens the database (the whole database given,
+// for a sublevel) and re-reads the block list, which a failed batch may or may not have reached.
+// Callers retry the failed write itself (RaftNode does, until it succeeds): every write here is
+// idempotent.
 import { Level } from 'level';
 import { Packr } from 'msgpackr';
 import type { Entry, EntryType, HardState, SnapshotMeta } from '../core/types';
@@ -56,12 +66,16 @@ export class LevelStorage implements RaftStorage {
   private readonly packr = new Packr({ useRecords: false });
   private readonly db: Db;
   private readonly owned: Level<any, any> | null;
+  /** The database LevelDB actually opens: ours, or the root of the one we were given a section of. */
+  private readonly root: Level<any, any>;
+  /** A write failed: reopen the database before the next one. */
+  private mustReopen = false;
   /** The stored blocks in index order, so truncation and compaction need no scan of the disk. */
   private blocks: Block[] = [];
   private opened: Promise<void> | null = null;
   /** Writes are serialised so the tracked blocks always match the disk. */
   private tail: Promise<void> = Promise.resolve();
-  /** Term and vote of the last hard state handed to append, to tell a commit-only change. */
+  /** Term and vote of the last hard state written, to tell a commit-only change. */
   private lastTerm = 0;
   private lastVote: string | null = null;
   /** A commit-only hard state not written yet; it rides with the next batch. */
@@ -71,8 +85,10 @@ export class LevelStorage implements RaftStorage {
     if ('path' in options) {
       this.owned = new Level(options.path, { keyEncoding: 'utf8', valueEncoding: 'view' });
       this.db = this.owned as Db;
+      this.root = this.owned;
     } else {
       this.owned = null;
+      this.root = ((options.db as { db?: Level<any, any> }).db ?? options.db) as Level<any, any>;
       this.db = options.db.sublevel<string, Uint8Array>(options.prefix, {
         keyEncoding: 'utf8',
         valueEncoding: 'view',
@@ -98,17 +114,16 @@ export class LevelStorage implements RaftStorage {
   }
 
   append(hardState: HardState | undefined, entries: Entry[]): Promise<void> {
+    // Compared with what is written (not merely handed to us): a term or vote whose write failed
+    // must never be mistaken for a commit-only change and deferred on the retry.
     const termOrVote = hardState !== undefined && (hardState.term !== this.lastTerm || hardState.vote !== this.lastVote);
-    if (hardState) {
-      this.lastTerm = hardState.term;
-      this.lastVote = hardState.vote;
-    }
     if (entries.length === 0 && !termOrVote) {
       if (hardState) this.deferredHard = hardState;
       return this.tail;
     }
     // Hard states reach us in order: a newer one supersedes the deferred one.
     const hard = hardState ?? this.deferredHard;
+    const deferred = hardState === undefined ? hard : undefined;
     this.deferredHard = undefined;
     return this.serialise(async () => {
       const ops: Op[] = [];
@@ -122,8 +137,18 @@ export class LevelStorage implements RaftStorage {
         ops.push({ type: 'put', key: blockKey(first, last), value: this.encodeBlock(entries) });
         blocks.push({ first, last });
       }
-      await this.db.batch(ops, { sync: true });
+      try {
+        await this.db.batch(ops, { sync: true });
+      } catch (err) {
+        // A commit-only hard state that rode along waits for the next batch again.
+        if (deferred && !this.deferredHard) this.deferredHard = deferred;
+        throw err;
+      }
       this.blocks = blocks;
+      if (hard) {
+        this.lastTerm = hard.term;
+        this.lastVote = hard.vote;
+      }
     });
   }
 
@@ -219,9 +244,32 @@ export class LevelStorage implements RaftStorage {
   }
 
   private serialise(write: () => Promise<void>): Promise<void> {
-    const run = this.tail.then(() => this.open()).then(write);
+    const run = this.tail.then(async () => {
+      // Reopening is part of the write: if it fails (the disk is still full), so does the write,
+      // and the next one tries again.
+      if (this.mustReopen) await this.reopen();
+      await this.open();
+      try {
+        await write();
+      } catch (err) {
+        this.mustReopen = true;
+        throw err;
+      }
+    });
     this.tail = run.catch(() => undefined);
     return run;
+  }
+
+  /** Closes and reopens the database (see the top of this file), then re-reads the block list. */
+  private async reopen(): Promise<void> {
+    await this.open().catch(() => undefined); // never opened: nothing to tear down first
+    if (this.root.status === 'open') await this.root.close();
+    await this.root.open();
+    if (this.db !== this.root) await this.db.open();
+    const blocks: Block[] = [];
+    for await (const key of this.db.keys({ gt: BLOCK, lt: BLOCK_END })) blocks.push(parseBlockKey(key));
+    this.blocks = blocks;
+    this.mustReopen = false;
   }
 
   private encodeBlock(entries: readonly Entry[]): Uint8Array {

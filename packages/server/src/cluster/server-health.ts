@@ -1,12 +1,14 @@
 // The leader keeps every server's catalog entry true (Consul's leader reconcile loop, with an
 // RPC ping standing in for gossip): each server is a node with the `registry` service and a
-// `serfHealth` check that is passing while the server answers and critical when it does not.
+// `serfHealth` check that is passing while the server answers and critical when it does not —
+// or when it answers that its Raft storage fails (a full disk: it takes no part in Raft until a
+// write succeeds again, so it must not look healthy), with that reason as the check's Output.
 // It writes only when something differs, so a quiet cluster writes nothing.
 import type { RaftNode, Transport } from '@registry/raft';
 import type { Command, RegisterRequest, Store } from '@registry/store';
 import type { LeaderDuty } from '../agent/leader-duties';
 import type { Logger } from '../agent/logger';
-import { hostOf, portOf, type ServerFacts } from './server-info';
+import { hostOf, portOf, type InfoReply, type ServerFacts } from './server-info';
 
 const INTERVAL_MS = 1_000;
 const PING_TIMEOUT_MS = 800;
@@ -33,7 +35,17 @@ export class ServerHealth implements LeaderDuty {
     private readonly apply: (cmd: Command) => Promise<unknown>,
     private readonly logger: Logger,
   ) {
-    transport.handle('cluster.info', () => this.self);
+    transport.handle('cluster.info', () => this.info());
+  }
+
+  /**
+   * What this server answers to `cluster.info`: its facts, and why its Raft storage fails while
+   * that keeps it out of Raft (a 'log' fault). A failing background snapshot alone is not reported
+   * here — the server still takes part — but shows in /v1/agent/self and the log.
+   */
+  info(): InfoReply {
+    const fault = this.raft.storageFault();
+    return fault?.kind === 'log' ? { ...this.self, storageFault: fault.message } : this.self;
   }
 
   start(): void {
@@ -64,19 +76,21 @@ export class ServerHealth implements LeaderDuty {
   async reconcile(): Promise<void> {
     await Promise.all(
       this.raft.configuration().map(async (server) => {
-        let facts: ServerFacts | undefined;
-        if (server.id === this.self.id) facts = this.self;
+        let reply: InfoReply | undefined;
+        if (server.id === this.self.id) reply = this.info();
         else {
           try {
-            facts = (await this.transport.call(server.address, 'cluster.info', null, PING_TIMEOUT_MS)) as ServerFacts;
+            reply = (await this.transport.call(server.address, 'cluster.info', null, PING_TIMEOUT_MS)) as InfoReply;
           } catch {
-            facts = undefined;
+            reply = undefined;
           }
         }
-        if (facts) {
+        if (reply) {
+          const { storageFault, ...facts } = reply;
           this.failures.set(server.id, 0);
           this.facts.set(server.id, facts);
-          await this.ensure(facts, 'passing');
+          if (storageFault) await this.ensure(facts, 'critical', storageFault);
+          else await this.ensure(facts, 'passing');
         } else {
           const n = (this.failures.get(server.id) ?? 0) + 1;
           this.failures.set(server.id, n);
@@ -94,10 +108,12 @@ export class ServerHealth implements LeaderDuty {
     return { id, address, node: node.Node, datacenter: node.Datacenter, bootstrapExpect: 0 };
   }
 
-  private async ensure(facts: ServerFacts, status: 'passing' | 'critical'): Promise<void> {
-    const want = registration(facts, status);
+  /** `output` overrides the check's Output (a server that answers but reports a fault). */
+  private async ensure(facts: ServerFacts, status: 'passing' | 'critical', output?: string): Promise<void> {
+    const want = registration(facts, status, output);
     if (this.matches(want)) return;
-    if (status === 'critical') this.logger.warn({ node: facts.node }, 'server is not answering; marking serfHealth critical');
+    if (output) this.logger.warn({ node: facts.node, reason: output }, 'server reports a storage fault; marking serfHealth critical');
+    else if (status === 'critical') this.logger.warn({ node: facts.node }, 'server is not answering; marking serfHealth critical');
     await this.apply({ type: 'catalog.register', req: want });
   }
 
@@ -114,7 +130,7 @@ export class ServerHealth implements LeaderDuty {
   }
 }
 
-function registration(facts: ServerFacts, status: 'passing' | 'critical'): RegisterRequest {
+function registration(facts: ServerFacts, status: 'passing' | 'critical', output?: string): RegisterRequest {
   return {
     ID: facts.id,
     Node: facts.node,
@@ -129,7 +145,7 @@ function registration(facts: ServerFacts, status: 'passing' | 'critical'): Regis
       CheckID: SERF_CHECK_ID,
       Name: SERF_CHECK_NAME,
       Status: status,
-      Output: status === 'passing' ? ALIVE : DEAD,
+      Output: output ?? (status === 'passing' ? ALIVE : DEAD),
       ServiceID: '',
     },
   } as RegisterRequest;

@@ -9,6 +9,16 @@ export interface ServerFacts {
   bootstrapExpect: number;
 }
 
+/** A server's answer to the leader's `cluster.info` ping. */
+export interface InfoReply extends ServerFacts {
+  /**
+   * Set while this server's Raft storage fails (a full disk, no file descriptors left): the
+   * reason, e.g. "raft storage failed: ENOSPC: …". The leader then marks its serfHealth critical
+   * with it. Absent from servers that predate it, which counts as healthy.
+   */
+  storageFault?: string;
+}
+
 export interface HelloReply extends ServerFacts {
   /** This server already belongs to a cluster (has a Raft configuration). */
   inCluster: boolean;

@@ -3,7 +3,7 @@
 // server after a ReadIndex barrier (consistent) or from the local store (stale). Endpoints call
 // `apply` and `read`; nothing else forwards, blocks or checks consistency.
 import { CommandError, encodeEntry, type Command, type Store } from '@registry/store';
-import { NotLeaderError, RemoteError, RpcConnectionError, type RaftNode, type Transport } from '@registry/raft';
+import { NotLeaderError, RemoteError, RpcConnectionError, StorageFaultError, type RaftNode, type Transport } from '@registry/raft';
 import { blockingQuery, effectiveWait, type QueryResult } from '../http/blocking';
 import { HttpError, NO_LEADER, OUTCOME_UNKNOWN, badRequest, serverError } from '../http/errors';
 import type { QueryOptions } from '../http/query-options';
@@ -168,7 +168,8 @@ export class Rpc {
         try {
           await this.raft.readBarrier(FORWARD_TIMEOUT_MS);
         } catch (err) {
-          throw serverError(err instanceof NotLeaderError ? NO_LEADER : `Not ready to serve consistent reads`);
+          if (err instanceof NotLeaderError) throw serverError(NO_LEADER);
+          throw serverError(err instanceof StorageFaultError ? err.message : `Not ready to serve consistent reads`);
         }
         const result = await blockingQuery(this.store, run, opts.minIndex, opts.waitMs, signal);
         return { result: result as QueryResult<T>, meta: { knownLeader: true, lastContactMs: this.lastContact() } };
@@ -241,6 +242,7 @@ export class Rpc {
     } catch (err) {
       // Refused before it reached the log: surely not applied.
       if (err instanceof NotLeaderError) return { ok: false, retry: true, message: NO_LEADER };
+      if (err instanceof StorageFaultError && !err.outcomeUnknown) return { ok: false, retry: true, message: err.message };
       // Leadership lost, node stopped, storage failed: the entry may be in some log and commit later.
       return { ok: false, retry: true, message: (err as Error).message, maybeApplied: true };
     }
@@ -282,7 +284,9 @@ export class Rpc {
   }
 
   private localMeta(): ReadMeta {
-    return { knownLeader: this.raft.leader() !== null, lastContactMs: this.lastContact() };
+    // A server that cannot write its log is not following anyone: its state is frozen.
+    const following = this.raft.leader() !== null && this.raft.storageFault()?.kind !== 'log';
+    return { knownLeader: following, lastContactMs: this.lastContact() };
   }
 
   private lastContact(): number {

@@ -11,7 +11,7 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, 
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { agentArgs, dialMap, DIAL_MAP_ENV } from './agent-args';
 import { LinkProxy } from './link-proxy';
 
@@ -32,6 +32,12 @@ export interface ClusterOptions {
   keepDir?: boolean;
   /** The script run with `node` (default packages/cli/bin/registry.js; the kit's own tests use a fake). */
   bin?: string;
+  /**
+   * Data dir of server i instead of `<dir>/s<i>/data` (e.g. a small tmpfs the test mounted, to fill
+   * its disk). The harness creates it when missing and never removes it: the test cleans it up.
+   * Logs stay in `<dir>/s<i>/`.
+   */
+  dataDirs?: Readonly<Record<number, string>>;
 }
 
 export interface ServerInfo {
@@ -104,7 +110,7 @@ export class ClusterHarness {
         httpPort: ports[2 * index] as number,
         serverPort,
         serverAddress: `127.0.0.1:${serverPort}`,
-        dataDir: join(dir, `s${index}`, 'data'),
+        dataDir: options.dataDirs?.[index] ?? join(dir, `s${index}`, 'data'),
         logFile: join(dir, `s${index}`, 'server.log'),
       };
     });
@@ -119,6 +125,7 @@ export class ClusterHarness {
     const cluster = new ClusterHarness(dir, servers, proxies, options);
     for (const s of servers) {
       mkdirSync(s.dataDir, { recursive: true });
+      mkdirSync(dirname(s.logFile), { recursive: true });
       cluster.spawnServer(s.index);
     }
     return cluster;

@@ -1,0 +1,159 @@
+// LevelStorage and a RaftNode on a real full disk: a small tmpfs mounted for the test. LevelDB
+// after a failed write must be reopened before it is written again (else a later synced batch can
+// vanish when its log is replayed); the node must refuse work with the cause and carry on once
+// space is freed, without a restart, keeping every write it acknowledged.
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeStorageError, EntryType, LevelStorage, RaftNode, InMemoryNetwork, type Entry, type StorageFault } from '@registry/raft';
+import { ListFsm, waitFor } from './cluster-harness';
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+const base = mkdtempSync(join(tmpdir(), 'raft-enospc-'));
+const mnt = join(base, 'mnt');
+let mounted = false;
+let skipReason = '';
+
+beforeAll(() => {
+  mkdirSync(mnt);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', mnt], { stdio: 'pipe' });
+    mounted = true;
+  } catch (err) {
+    skipReason = `cannot mount a tmpfs here (${(err as Error).message.split('\n')[0]}): skipping the full-disk tests`;
+    console.warn(skipReason);
+  }
+});
+
+/** The filler file of the running test, removed after it whatever happens. */
+let filler: string | undefined;
+afterEach(() => {
+  if (filler) rmSync(filler, { force: true });
+  filler = undefined;
+});
+
+afterAll(() => {
+  if (mounted) execFileSync('umount', ['-l', mnt], { stdio: 'pipe' });
+  rmSync(base, { recursive: true, force: true });
+});
+
+/** Fills the file system holding `dir` with a file; returns its path (delete it to free the space). */
+function fill(dir: string): string {
+  const path = join(dir, 'filler');
+  filler = path;
+  const fd = openSync(path, 'w');
+  try {
+    for (const size of [1 << 20, 64 << 10, 4 << 10, 1]) {
+      const chunk = Buffer.alloc(size, 7);
+      try {
+        for (;;) writeSync(fd, chunk);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return path;
+}
+
+const entry = (index: number, term = 1): Entry => ({ index, term, type: EntryType.Normal, data: bytes(`${index}:`.padEnd(16 << 10, 'x')) });
+
+test('LevelStorage: a write that failed on a full disk succeeds when retried after space is freed, and stays durable', async () => {
+  if (!mounted) return console.warn(skipReason);
+  const dir = join(mnt, 'store');
+  let storage = new LevelStorage({ path: dir });
+  await storage.load();
+  await storage.append({ term: 1, vote: 'a', commit: 0 }, [entry(1), entry(2)]);
+
+  const full = fill(mnt);
+  // Entries of 16 KiB: the write-ahead log needs new pages, which a full tmpfs cannot give.
+  let index = 3;
+  let failure: Error | undefined;
+  for (; index < 50 && !failure; index++) {
+    await storage.append({ term: 1, vote: 'a', commit: index - 1 }, [entry(index)]).catch((err: Error) => (failure = err));
+  }
+  index--; // the one that failed
+  expect(describeStorageError(failure)).toMatch(/^ENOSPC: .*No space left on device/);
+  // Still full: the retry fails too (the store tries to reopen the database and cannot).
+  const again = await storage.append({ term: 2, vote: 'b', commit: index - 1 }, [entry(index, 2)]).catch((err: Error) => err);
+  expect(describeStorageError(again)).toMatch(/^ENOSPC: .*No space left on device/);
+
+  unlinkSync(full);
+  // The same write, retried: it succeeds and so does the next one.
+  await storage.append({ term: 2, vote: 'b', commit: index - 1 }, [entry(index, 2)]);
+  await storage.append(undefined, [entry(index + 1, 2)]);
+  await storage.close();
+
+  storage = new LevelStorage({ path: dir });
+  const loaded = await storage.load();
+  await storage.close();
+  expect(loaded.hardState).toEqual({ term: 2, vote: 'b', commit: index - 1 });
+  expect(loaded.entries.map((e) => `${e.index}:${e.term}`)).toEqual(
+    Array.from({ length: index + 1 }, (_, i) => `${i + 1}:${i + 1 >= index ? 2 : 1}`),
+  );
+  expect(text(loaded.entries.at(-1)!.data).startsWith(`${index + 1}:`)).toBe(true);
+});
+
+test('RaftNode on a full disk refuses writes with the cause, does not stop, and commits again once space is freed', async () => {
+  if (!mounted) return console.warn(skipReason);
+  const dir = join(mnt, 'node');
+  const net = new InMemoryNetwork();
+  const open = async () => {
+    const fsm = new ListFsm();
+    const node = await RaftNode.create({ id: 'solo', storage: new LevelStorage({ path: dir }), transport: net.transport(`solo-${Date.now()}:1`), fsm, tickMs: 10, electionTicks: 5 });
+    return { node, fsm };
+  };
+  let { node, fsm } = await open();
+  await node.bootstrap([{ id: 'solo', address: 'solo:1' }]);
+  node.start();
+  await waitFor(() => node.leaderReady(), 5000);
+  const acked: string[] = [];
+  const big = (s: string) => s.padEnd(16 << 10, '.');
+  for (let i = 0; i < 5; i++) {
+    await node.propose(bytes(big(`v${i}`)));
+    acked.push(`v${i}`);
+  }
+
+  const faults: StorageFault[] = [];
+  node.on('storage-fault', (f: StorageFault) => faults.push(f));
+  const full = fill(mnt);
+  let refusal: Error | undefined;
+  for (let i = 5; i < 100 && !refusal; i++) {
+    try {
+      await node.propose(bytes(big(`v${i}`)));
+      acked.push(`v${i}`);
+    } catch (err) {
+      refusal = err as Error;
+    }
+  }
+  expect(refusal?.message).toMatch(/^raft storage failed: ENOSPC: .*No space left on device/);
+  expect(node.storageFault()).toMatchObject({ kind: 'log', message: expect.stringMatching(/^raft storage failed: ENOSPC/) });
+  expect(faults).toHaveLength(1);
+  await expect(node.propose(bytes('refused'))).rejects.toThrow(/raft storage failed: ENOSPC/);
+  expect(node.isLeader()).toBe(false);
+
+  unlinkSync(full);
+  await waitFor(() => node.storageFault() === null, 5000, 'recovery after the space was freed');
+  await waitFor(() => node.leaderReady(), 5000, 'leading again');
+  for (let i = 100; i < 105; i++) {
+    await node.propose(bytes(big(`v${i}`)));
+    acked.push(`v${i}`);
+  }
+  const applied = fsm.items.map((s) => s.replace(/\.+$/, ''));
+  for (const v of acked) expect(applied).toContain(v);
+
+  // Everything acknowledged is on disk: a restart from the directory brings it all back.
+  await node.stop();
+  ({ node, fsm } = await open());
+  node.start();
+  await waitFor(() => node.leaderReady(), 5000);
+  await node.readBarrier(2000);
+  const restored = fsm.items.map((s) => s.replace(/\.+$/, ''));
+  for (const v of acked) expect(restored).toContain(v);
+  expect(new Set(restored).size).toBe(restored.length);
+  await node.stop();
+});
