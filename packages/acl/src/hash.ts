@@ -3,7 +3,21 @@
  * what the object grants, in Consul's order, base64-encoded (44 characters).
  * Fields are concatenated without separators, as Consul does.
  */
-import { blake2b } from './blake2b';
+import { blake2b as nobleBlake2b } from '@noble/hashes/blake2';
+
+/**
+ * The BLAKE2b digest of `data`, `outputLength` bytes long (1–64), unkeyed (RFC 7693).
+ * Node's crypto offers only the 64-byte variant (`blake2b512`), and a truncated
+ * BLAKE2b-512 is not BLAKE2b-256 (the length is mixed into the initial state), so the
+ * digest comes from @noble/hashes, which takes the length as a parameter.
+ */
+export function blake2b(data: Uint8Array, outputLength: number): Buffer {
+  if (!Number.isInteger(outputLength) || outputLength < 1 || outputLength > 64) {
+    throw new RangeError(`BLAKE2b output length must be 1..64 bytes, got ${outputLength}`);
+  }
+  const digest = nobleBlake2b(data, { dkLen: outputLength });
+  return Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength);
+}
 
 export interface TokenHashInput {
   readonly Description: string;

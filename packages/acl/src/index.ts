@@ -11,9 +11,8 @@ export { Authorizer } from './authorizer';
 export type { DefaultPolicy, ParentPolicy } from './authorizer';
 export { TokenResolver } from './token-resolver';
 export type { TokenLookup, ResolvableToken, ResolvablePolicy, TokenResolverOptions } from './token-resolver';
-export { tokenHash, policyHash } from './hash';
+export { blake2b, tokenHash, policyHash } from './hash';
 export type { TokenHashInput, PolicyHashInput } from './hash';
-export { blake2b } from './blake2b';
 export { POLICY_NAME_PATTERN, isValidPolicyName, policyNameError } from './policy-name';
 export { isUUID, uuidError, isReservedID, generateUUID } from './uuid';
 export {

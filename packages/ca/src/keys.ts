@@ -1,11 +1,11 @@
 /**
  * Key pairs and signatures, all through Node's native crypto (fast, and the only way to
  * get EC here: node-forge is RSA-only). Private keys travel as PEM in Consul's forms:
- * `EC PRIVATE KEY` (SEC1) and `RSA PRIVATE KEY` (PKCS#1).
+ * `EC PRIVATE KEY` (SEC1) and `RSA PRIVATE KEY` (PKCS#1). forge only encodes and parses
+ * the structures around them (AlgorithmIdentifier, SubjectPublicKeyInfo).
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, KeyObject } from 'node:crypto';
-import { nullValue, oid, sequence, TAG } from './der-writer';
-import { bitStringBytesOf, childrenOf, decodeOid, expectTag, readSingle } from './der-reader';
+import { asn1, fromBinary, fromDer, oid, sequence, T, UNIVERSAL, validated, type Asn1, type Validator } from './asn1';
 import { OID } from './oids';
 
 export type KeyType = 'rsa' | 'ec';
@@ -65,8 +65,8 @@ const SIGNATURE_ALGORITHMS: Record<string, { keyType: KeyType; hash: Hash }> = {
 };
 
 export interface Signer {
-  /** DER AlgorithmIdentifier to put in the TBS and around the signature. */
-  algorithm: Buffer;
+  /** AlgorithmIdentifier to put in the TBS and around the signature (never modified). */
+  algorithm: Asn1;
   sign(data: Buffer): Buffer;
 }
 
@@ -75,7 +75,7 @@ export function signerFor(privateKey: KeyObject): Signer {
   const type = privateKey.asymmetricKeyType;
   if (type === 'rsa') {
     // RFC 4055: the RSA algorithm identifiers carry an explicit NULL parameter.
-    const algorithm = sequence(oid(OID.sha256WithRSAEncryption), nullValue());
+    const algorithm = sequence(oid(OID.sha256WithRSAEncryption), asn1.create(UNIVERSAL, T.NULL, false, ''));
     return { algorithm, sign: (data) => sign('sha256', data, privateKey) };
   }
   if (type === 'ec') {
@@ -95,18 +95,11 @@ export function publicKeyFromSpki(spki: Buffer): KeyObject {
 }
 
 /**
- * Check `signature` over `data` with `publicKey`, under the algorithm named by a DER
- * AlgorithmIdentifier. Returns false for a bad signature, an unknown algorithm, or an
+ * Check `signature` over `data` with `publicKey`, under the signature algorithm named by
+ * `algorithmOid`. Returns false for a bad signature, an unknown algorithm, or an
  * algorithm that does not fit the key.
  */
-export function verifySignature(publicKey: KeyObject, algorithmIdentifier: Buffer, data: Buffer, signature: Buffer): boolean {
-  let algorithmOid: string;
-  try {
-    const [id] = childrenOf(expectTag(readSingle(algorithmIdentifier), TAG.SEQUENCE, 'AlgorithmIdentifier'));
-    algorithmOid = decodeOid(expectTag(id, TAG.OID, 'algorithm'));
-  } catch {
-    return false;
-  }
+export function verifySignature(publicKey: KeyObject, algorithmOid: string, data: Buffer, signature: Buffer): boolean {
   const algorithm = SIGNATURE_ALGORITHMS[algorithmOid];
   if (algorithm === undefined) return false;
   if (publicKey.asymmetricKeyType !== algorithm.keyType) return false;
@@ -118,10 +111,26 @@ export function verifySignature(publicKey: KeyObject, algorithmIdentifier: Buffe
   }
 }
 
-/** RFC 5280 §4.2.1.2 method 1: SHA-1 of the subjectPublicKey BIT STRING's bytes. */
+/** SubjectPublicKeyInfo (RFC 5280 §4.1), for forge's asn1.validate. */
+export const SPKI_VALIDATOR: Validator = {
+  name: 'SubjectPublicKeyInfo', tagClass: UNIVERSAL, type: T.SEQUENCE, constructed: true, captureAsn1: 'spki',
+  value: [
+    { name: 'SubjectPublicKeyInfo.algorithm', tagClass: UNIVERSAL, type: T.SEQUENCE, constructed: true },
+    {
+      name: 'SubjectPublicKeyInfo.subjectPublicKey', tagClass: UNIVERSAL, type: T.BITSTRING, constructed: false,
+      captureBitStringValue: 'publicKeyBits',
+    },
+  ],
+};
+
+/** RFC 5280 §4.2.1.2 method 1: SHA-1 of the subjectPublicKey BIT STRING's bytes (a forge binary string). */
+export function keyIdentifierOfBits(publicKeyBits: string): Buffer {
+  return createHash('sha1').update(fromBinary(publicKeyBits)).digest();
+}
+
+/** The method-1 key identifier of a DER SubjectPublicKeyInfo. */
 export function keyIdentifier(spki: Buffer): Buffer {
-  const [, subjectPublicKey] = childrenOf(expectTag(readSingle(spki), TAG.SEQUENCE, 'SubjectPublicKeyInfo'));
-  return createHash('sha1').update(bitStringBytesOf(expectTag(subjectPublicKey, TAG.BIT_STRING, 'subjectPublicKey'))).digest();
+  return keyIdentifierOfBits(validated(fromDer(spki, 'SubjectPublicKeyInfo'), SPKI_VALIDATOR).publicKeyBits as string);
 }
 
 /** What kind of key this is, for policy checks on CSRs. */

@@ -9,10 +9,9 @@ import { readVerifiedCSR, createCSR } from './csr';
 import { commonNameOnly } from './distinguished-name';
 import { CertificateRequestError } from './errors';
 import {
-  authorityKeyIdentifier, basicConstraints, extKeyUsage, KEY_USAGE, keyUsage, subjectAltName, subjectKeyIdentifier,
+  authorityKeyIdentifier, basicConstraints, extKeyUsage, keyUsage, subjectAltName, subjectKeyIdentifier,
 } from './extensions';
-import { describePublicKey, keyIdentifier, type KeyType } from './keys';
-import { OID } from './oids';
+import { describePublicKey, type KeyType } from './keys';
 import { rootSigningMaterial, rootTrustDomain } from './root';
 import { checkedSerial, formatSerialNumber } from './serial';
 import { parseSpiffeURI, serviceURI, type ServiceSpiffeId } from './spiffe';
@@ -55,9 +54,9 @@ export function signLeaf(options: SignLeafOptions): Leaf {
     spki: csr.spki,
     extensions: [
       basicConstraints(false),
-      keyUsage([KEY_USAGE.digitalSignature, KEY_USAGE.keyEncipherment, KEY_USAGE.dataEncipherment, KEY_USAGE.keyAgreement]),
-      extKeyUsage([OID.clientAuth, OID.serverAuth]),
-      subjectKeyIdentifier(keyIdentifier(csr.spki)),
+      keyUsage(['digitalSignature', 'keyEncipherment', 'dataEncipherment', 'keyAgreement']),
+      extKeyUsage(['clientAuth', 'serverAuth']),
+      subjectKeyIdentifier(csr.keyId),
       authorityKeyIdentifier(root.subjectKeyId),
       subjectAltName({ uris: [uri], dnsNames: options.dnsNames ?? [] }),
     ],

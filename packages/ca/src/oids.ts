@@ -1,24 +1,29 @@
-/** The object identifiers the CA writes or looks for. */
+/**
+ * The object identifiers the CA writes or looks for: forge's table (`forge.pki.oids`,
+ * name → dotted form) where it has them. It has none for elliptic-curve cryptography
+ * (forge implements RSA only), so the ECDSA signature algorithms are spelled out here.
+ */
+import { pki } from './asn1';
+
+function forgeOid(name: string): string {
+  const dotted = pki.oids[name];
+  if (dotted === undefined) throw new Error(`node-forge has no OID named ${name}`);
+  return dotted;
+}
+
 export const OID = {
-  commonName: '2.5.4.3',
+  commonName: forgeOid('commonName'),
 
-  subjectKeyIdentifier: '2.5.29.14',
-  keyUsage: '2.5.29.15',
-  subjectAltName: '2.5.29.17',
-  basicConstraints: '2.5.29.19',
-  authorityKeyIdentifier: '2.5.29.35',
-  extKeyUsage: '2.5.29.37',
+  subjectKeyIdentifier: forgeOid('subjectKeyIdentifier'),
+  subjectAltName: forgeOid('subjectAltName'),
+  authorityKeyIdentifier: forgeOid('authorityKeyIdentifier'),
 
-  serverAuth: '1.3.6.1.5.5.7.3.1',
-  clientAuth: '1.3.6.1.5.5.7.3.2',
+  extensionRequest: forgeOid('extensionRequest'),
 
-  extensionRequest: '1.2.840.113549.1.9.14',
-
-  rsaEncryption: '1.2.840.113549.1.1.1',
-  sha256WithRSAEncryption: '1.2.840.113549.1.1.11',
-  sha384WithRSAEncryption: '1.2.840.113549.1.1.12',
-  sha512WithRSAEncryption: '1.2.840.113549.1.1.13',
-  ecPublicKey: '1.2.840.10045.2.1',
+  sha256WithRSAEncryption: forgeOid('sha256WithRSAEncryption'),
+  sha384WithRSAEncryption: forgeOid('sha384WithRSAEncryption'),
+  sha512WithRSAEncryption: forgeOid('sha512WithRSAEncryption'),
+  // RFC 5758 §3.2; not in forge's table.
   ecdsaWithSHA256: '1.2.840.10045.4.3.2',
   ecdsaWithSHA384: '1.2.840.10045.4.3.3',
   ecdsaWithSHA512: '1.2.840.10045.4.3.4',

@@ -1,15 +1,21 @@
-/** PEM armour: base64 DER between BEGIN/END lines, 64 characters a line. */
+/** PEM armour (RFC 7468) through forge.pem: base64 DER between BEGIN/END lines, 64 characters a line. */
+import { fromBinary, pem, toBinary } from './asn1';
 
 export function toPem(label: string, der: Buffer): string {
-  const body = der.toString('base64').replace(/.{1,64}/g, '$&\n');
-  return `-----BEGIN ${label}-----\n${body}-----END ${label}-----\n`;
+  // forge ends lines with CRLF; Go's encoding/pem, and so Consul, use LF, as we always have.
+  return pem.encode({ type: label, body: toBinary(der) }).replace(/\r\n/g, '\n');
 }
 
-/** The DER of the first PEM block with this label; throws when there is none. */
-export function fromPem(label: string, pem: string): Buffer {
-  const re = new RegExp(`-----BEGIN ${label}-----([A-Za-z0-9+/=\\s]*?)-----END ${label}-----`);
-  const match = re.exec(pem);
-  if (match === null) throw new SyntaxError(`no PEM block labelled ${label}`);
-  return Buffer.from(match[1]!.replace(/\s+/g, ''), 'base64');
+/** The DER of the first PEM block with this label; throws SyntaxError when there is none. */
+export function fromPem(label: string, text: string): Buffer {
+  let messages;
+  try {
+    messages = pem.decode(text);
+  } catch (err) {
+    throw new SyntaxError(`no PEM block labelled ${label}: ${(err as Error).message}`);
+  }
+  const message = messages.find((m) => m.type === label);
+  if (message === undefined) throw new SyntaxError(`no PEM block labelled ${label}`);
+  if (message.procType) throw new SyntaxError(`PEM block ${label} is encrypted or has headers`);
+  return fromBinary(message.body);
 }
-

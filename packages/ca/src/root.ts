@@ -3,11 +3,12 @@
  * certificate whose only SAN is the URI `spiffe://<trust-domain>`, valid 10 years.
  */
 import { createHash, createPublicKey } from 'node:crypto';
+import { fromDer, type Asn1 } from './asn1';
 import { readCertificate } from './certificate-reader';
 import { writeCertificate } from './certificate-writer';
 import { commonNameOnly } from './distinguished-name';
 import {
-  authorityKeyIdentifier, basicConstraints, KEY_USAGE, keyUsage, subjectAltName, subjectKeyIdentifier,
+  authorityKeyIdentifier, basicConstraints, keyUsage, subjectAltName, subjectKeyIdentifier,
 } from './extensions';
 import { generateKey, keyIdentifier, loadPrivateKey, signerFor, spkiOf, type KeyType, type Signer } from './keys';
 import { checkedSerial, colonHex } from './serial';
@@ -48,10 +49,10 @@ export function generateRoot(options: GenerateRootOptions): RootCA {
     subject: name,
     notBefore,
     notAfter,
-    spki: key.spki,
+    spki: fromDer(key.spki, 'SubjectPublicKeyInfo'),
     extensions: [
       basicConstraints(true),
-      keyUsage([KEY_USAGE.digitalSignature, KEY_USAGE.keyCertSign, KEY_USAGE.cRLSign]),
+      keyUsage(['digitalSignature', 'keyCertSign', 'cRLSign']),
       subjectKeyIdentifier(keyId),
       authorityKeyIdentifier(keyId),
       subjectAltName({ uris: [signingURI(trustDomain)], dnsNames: [] }),
@@ -83,16 +84,17 @@ export function rootTrustDomain(root: Pick<RootCA, 'RootCert'>): string {
 
 /** What signing with a root needs, parsed once per root and reused. */
 export interface RootSigningMaterial {
-  subject: Buffer;
+  /** The root's subject as parsed (never modified): the issuer of what it signs. */
+  subject: Asn1;
   subjectKeyId: Buffer;
   trustDomain: string;
   signer: Signer;
 }
 
 interface PreparedCert {
-  subject: Buffer;
+  subject: Asn1;
   subjectKeyId: Buffer;
-  spki: Buffer;
+  spkiDer: Buffer;
   trustDomain: string;
 }
 
@@ -116,7 +118,7 @@ function prepared(rootCert: string): PreparedCert {
     const parts = readCertificate(rootCert);
     const signing = parts.uris.map((u) => parseSpiffeURI(u)).find((id) => id.kind === 'signing');
     if (signing === undefined) throw new Error('root certificate has no spiffe://<trust-domain> URI SAN');
-    return { subject: parts.subject, subjectKeyId: parts.subjectKeyId, spki: parts.spki, trustDomain: signing.trustDomain };
+    return { subject: parts.subject, subjectKeyId: parts.subjectKeyId, spkiDer: parts.spkiDer, trustDomain: signing.trustDomain };
   });
 }
 
@@ -124,7 +126,7 @@ export function rootSigningMaterial(root: Pick<RootCA, 'RootCert' | 'PrivateKey'
   return remember(materialCache, root.RootCert + root.PrivateKey, () => {
     const cert = prepared(root.RootCert);
     const privateKey = loadPrivateKey(root.PrivateKey);
-    if (!spkiOf(createPublicKey(privateKey)).equals(cert.spki)) {
+    if (!spkiOf(createPublicKey(privateKey)).equals(cert.spkiDer)) {
       throw new Error('root PrivateKey does not belong to RootCert');
     }
     return { subject: cert.subject, subjectKeyId: cert.subjectKeyId, trustDomain: cert.trustDomain, signer: signerFor(privateKey) };

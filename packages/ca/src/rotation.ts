@@ -6,7 +6,7 @@
  */
 import { readCertificate } from './certificate-reader';
 import { writeCertificate } from './certificate-writer';
-import { authorityKeyIdentifier } from './extensions';
+import { authorityKeyIdentifier, copiedExtension } from './extensions';
 import { OID } from './oids';
 import { rootSigningMaterial } from './root';
 import { checkedSerial } from './serial';
@@ -40,7 +40,7 @@ export function crossSign(options: CrossSignOptions): string {
   // except the authority key id, which must now name the old root's key.
   const extensions = newRoot.extensions
     .filter((e) => e.id !== OID.authorityKeyIdentifier)
-    .map((e) => e.der);
+    .map(copiedExtension);
   extensions.push(authorityKeyIdentifier(oldRoot.subjectKeyId));
 
   return writeCertificate({

@@ -27,6 +27,15 @@ export function serialMagnitude(serial: bigint): Buffer {
   return Buffer.from(hex, 'hex');
 }
 
+/**
+ * The hex of a positive serial as DER INTEGER contents, for forge: the magnitude with a
+ * leading zero byte when its top bit is set, so it stays positive (two's complement).
+ */
+export function serialIntegerHex(serial: bigint): string {
+  const hex = serialMagnitude(serial).toString('hex');
+  return /^[89a-f]/.test(hex) ? '00' + hex : hex;
+}
+
 export function formatSerialNumber(serial: number | bigint): string {
   return colonHex(serialMagnitude(checkedSerial(serial)));
 }
