@@ -18,6 +18,8 @@
 # REGISTRY_CLUSTER_BIN runs another JS entry point instead of packages/cli/bin/registry.js,
 # REGISTRY_LOG_LEVEL sets -log-level (default info). Needs `npm run build` first.
 set -euo pipefail
+# Node cannot raise its own descriptor limit; the servers size their HTTP connection cap from it.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 HOST=127.0.0.1 # loopback only
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -29,7 +29,7 @@ export type { NodeMetaQuery, ServiceQuery } from './catalog/catalog-reads';
 export type { HealthServiceQuery } from './catalog/health-reads';
 export { ANY_STATE } from './catalog/health-reads';
 export { dropNonPassing } from './catalog/passing-filter';
-export { RESERVED_META_PREFIX } from './catalog/service-meta';
+export { RESERVED_META_PREFIX, metaProblem } from './catalog/service-meta';
 export { NODES, SERVICES, CHECKS, COORDINATES, nodeWatchKey, serviceWatchKey, connectWatchKey } from './catalog/keys';
 export { estimatedRtt, type Coordinate } from './coordinates/vivaldi';
 export { parseGoDuration, formatGoDuration } from './go-duration';

@@ -1,7 +1,7 @@
 // One agent process: LevelDB, the Raft node and its transport, the store, cluster membership,
 // the leader's reconcile loop and the HTTP API, wired together and torn down in order.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import { Store, type Command } from '@registry/store';
 import type { AgentConfig } from '../config/config';
 import { readEndpoints } from '../endpoints';
 import { createApp } from '../http/app';
+import { createHttpServer } from '../http/http-server';
 import type { ClusterOps, RouteDeps } from '../http/routes/deps';
 import { allRoutes } from '../http/routes';
 import { HttpError, NO_LEADER, serverError } from '../http/errors';
@@ -204,9 +205,11 @@ export class Agent {
       defaultToken: () => this.config.acl.tokens.default,
       logger: this.logger.child({ module: 'agent.http' }),
     });
-    const server = createServer(app);
-    server.keepAliveTimeout = 65_000;
-    server.requestTimeout = 0; // blocking queries answer after up to 10 minutes
+    // Bounded receive timeouts (blocking waits come after the request is read and are not cut),
+    // idle keep-alive, and a cap on open connections below the descriptor limit (docs/http.md).
+    const httpLogger = this.logger.child({ module: 'agent.http' });
+    const { server, limits } = createHttpServer(app, this.config.http, httpLogger);
+    httpLogger.info({ maxConns: limits.maxConns, maxConnsPerClient: limits.maxConnsPerClient }, 'http connection limits');
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.config.httpPort, this.config.client, () => {

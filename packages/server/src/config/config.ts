@@ -56,6 +56,24 @@ export interface AgentConfig {
     /** Shortest DeregisterCriticalServiceAfter: 1 min, lowered only by the test knob `check_deregister_min` (with -dev). */
     deregisterMinMs: number;
   };
+  /** Bounds on the HTTP port (docs/http.md "Bounded resources"). */
+  http: HttpLimitsConfig;
+}
+
+export interface HttpLimitsConfig {
+  /** Longest time to receive a request's headers, from the connection's first byte (`http_config.headers_timeout`); 0 = none. */
+  headersTimeoutMs: number;
+  /**
+   * Longest time to receive a whole request, headers and body (`http_config.request_timeout`); 0 = none.
+   * Only receiving is bounded: a blocking query waits after its request is read and is not cut by it.
+   */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept between requests (`http_config.idle_timeout`). */
+  idleTimeoutMs: number;
+  /** Open HTTP connections at most (`limits.http_max_conns`); undefined → derived from the soft RLIMIT_NOFILE. */
+  maxConns: number | undefined;
+  /** Open HTTP connections from one client address at most (`limits.http_max_conns_per_client`); undefined → half of maxConns, 0 → no per-client bound. */
+  maxConnsPerClient: number | undefined;
 }
 
 export function defaultConfig(): AgentConfig {
@@ -81,6 +99,8 @@ export function defaultConfig(): AgentConfig {
     sessionTtlMinMs: 10_000,
     definitions: { services: [], checks: [] },
     checks: { updateIntervalMs: 300_000, intervalMinMs: 1_000, deregisterMinMs: 60_000 },
+    // 65 s idle: longer than the usual 60 s of load balancers, so they close first.
+    http: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, idleTimeoutMs: 65_000, maxConns: undefined, maxConnsPerClient: undefined },
   };
 }
 
@@ -185,6 +205,7 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   }
   const defs = agentDefinitionsOf(file, source);
   out.definitions = { services: [...out.definitions.services, ...defs.services], checks: [...out.definitions.checks, ...defs.checks] };
+  applyHttpLimits(out.http, file, source);
   const raft = file.raft as Json | undefined;
   if (raft) {
     for (const [k, key] of [
@@ -197,6 +218,38 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
     }
   }
   return out;
+}
+
+/** `http_config.{headers,request,idle}_timeout` (Go durations) and `limits.http_max_conns{,_per_client}`. */
+function applyHttpLimits(out: HttpLimitsConfig, file: Json, source: string): void {
+  const section = (name: string): Json => {
+    const v = file[name];
+    if (v === undefined || v === null) return {};
+    if (typeof v !== 'object' || Array.isArray(v)) throw new Error(`${source}: ${name} must be an object`);
+    return v as Json;
+  };
+  const httpConfig = section('http_config');
+  for (const [key, field] of [
+    ['headers_timeout', 'headersTimeoutMs'],
+    ['request_timeout', 'requestTimeoutMs'],
+    ['idle_timeout', 'idleTimeoutMs'],
+  ] as const) {
+    const v = httpConfig[key];
+    if (v === undefined) continue;
+    const ms = typeof v === 'string' ? parseDuration(v) : undefined;
+    if (ms === undefined || ms < 0) throw new Error(`${source}: http_config.${key} must be a duration such as "30s" ("0s" for none)`);
+    out[field] = Math.round(ms);
+  }
+  const limits = section('limits');
+  for (const [key, field, min] of [
+    ['http_max_conns', 'maxConns', 1],
+    ['http_max_conns_per_client', 'maxConnsPerClient', 0],
+  ] as const) {
+    const v = limits[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw new Error(`${source}: limits.${key} must be an integer ≥ ${min}`);
+    out[field] = v;
+  }
 }
 
 /** Defaults → config files (in order) → flags: the agent's effective configuration. */
@@ -246,5 +299,9 @@ export function validateConfig(cfg: AgentConfig): void {
   const floors = defaultConfig().checks;
   if (!cfg.dev && (cfg.checks.intervalMinMs !== floors.intervalMinMs || cfg.checks.deregisterMinMs !== floors.deregisterMinMs)) {
     throw new Error('check_interval_min and check_deregister_min are test knobs: they are accepted only with -dev');
+  }
+  const h = cfg.http;
+  if (h.requestTimeoutMs > 0 && h.headersTimeoutMs > h.requestTimeoutMs) {
+    throw new Error('http_config.headers_timeout must not exceed http_config.request_timeout (the headers are part of the request)');
   }
 }

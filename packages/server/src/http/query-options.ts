@@ -24,10 +24,13 @@ export function flag(query: Query, name: string): boolean {
   return query[name] !== undefined;
 }
 
-/** The last value of a parameter that may have been repeated. */
+/**
+ * The value of a one-valued parameter. Repeated (`?index=5&index=9`), the first counts, as in
+ * Consul (Go's `url.Values.Get`); only the list parameters (`tag`, `node-meta`…) take them all.
+ */
 export function single(query: Query, name: string): string | undefined {
   const v = query[name];
-  return Array.isArray(v) ? v[v.length - 1] : v;
+  return Array.isArray(v) ? v[0] : v;
 }
 
 export function list(query: Query, name: string): string[] {

@@ -1,5 +1,7 @@
 // Request bodies of the catalog endpoints (spec "Catalog entities"; consul-behaviour §5.2–5.3).
 import type { SchemaNode } from './canonical-keys';
+import { nodeMetaProblem } from './node-meta';
+import { BODY_CHECK, type CheckedSchema } from './validator';
 
 const str = { type: 'string' } as const;
 const bool = { type: 'boolean' } as const;
@@ -67,7 +69,7 @@ export const checkSchema: SchemaNode = {
   },
 };
 
-export const registerSchema: SchemaNode = {
+export const registerSchema: CheckedSchema = {
   type: 'object',
   properties: {
     ID: str,
@@ -80,6 +82,10 @@ export const registerSchema: SchemaNode = {
     Check: { ...checkSchema, type: ['object', 'null'] },
     Checks: { type: ['array', 'null'], items: checkSchema },
     SkipNodeUpdate: bool,
+  },
+  [BODY_CHECK]: (body: { NodeMeta?: Record<string, string> | null }) => {
+    const problem = nodeMetaProblem(body.NodeMeta);
+    return problem && `Invalid Node Meta: ${problem}`;
   },
 };
 

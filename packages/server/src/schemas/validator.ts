@@ -1,5 +1,6 @@
 // ajv at the HTTP edge: schemas compiled once at start-up; a body is canonicalised (key case),
-// then validated; a failure is a 400 whose text names the field.
+// then validated; a failure is a 400 whose text names the field. A schema may carry a rule JSON
+// Schema cannot word as Consul does (BODY_CHECK), run on the valid body: its reason is the 400.
 import { Ajv, type ValidateFunction } from 'ajv';
 import { badRequest } from '../http/errors';
 import { canonicalKeys, type SchemaNode } from './canonical-keys';
@@ -10,8 +11,14 @@ export interface BodyValidator<T> {
   (body: unknown): T;
 }
 
-export function compileBody<T>(schema: SchemaNode, what = 'Request decode failed'): BodyValidator<T> {
+/** Key of a schema's extra check: the canonical, schema-valid body → a 400 reason, or undefined. */
+export const BODY_CHECK = Symbol('bodyCheck');
+export type BodyCheck = (body: any) => string | undefined;
+export type CheckedSchema = SchemaNode & { [BODY_CHECK]?: BodyCheck };
+
+export function compileBody<T>(schema: CheckedSchema, what = 'Request decode failed'): BodyValidator<T> {
   const validate: ValidateFunction = ajv.compile(schema);
+  const check = schema[BODY_CHECK];
   return (body: unknown): T => {
     const canonical = canonicalKeys(body, schema);
     if (!validate(canonical)) {
@@ -19,6 +26,8 @@ export function compileBody<T>(schema: SchemaNode, what = 'Request decode failed
       const where = e?.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : 'body';
       throw badRequest(`${what}: ${where} ${e?.message ?? 'is invalid'}`);
     }
+    const problem = check?.(canonical);
+    if (problem) throw badRequest(problem);
     return canonical as T;
   };
 }

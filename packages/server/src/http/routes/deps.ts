@@ -2,6 +2,7 @@
 // or the store directly.
 import type { Rpc, ReadReply } from '../../rpc/rpc';
 import type { RouteContext } from '../route';
+import { single } from '../query-options';
 import type { Mesh } from '../../connect/mesh';
 import type { SessionRenewer } from '../../sessions/session-ttl';
 import type { AgentChecks } from '../../checks/agent-checks';
@@ -49,8 +50,7 @@ export async function readInto<T>(deps: RouteDeps, ctx: RouteContext<any>, endpo
 
 /** `near=_agent` means this agent's own node. */
 export function nearOf(ctx: RouteContext<any>, deps: RouteDeps): string | undefined {
-  const v = ctx.query.near;
-  const near = Array.isArray(v) ? v[v.length - 1] : v;
+  const near = single(ctx.query, 'near');
   if (!near) return undefined;
   return near === '_agent' ? deps.agent.nodeName : near;
 }

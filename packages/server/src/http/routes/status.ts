@@ -1,5 +1,6 @@
 // /v1/status/*, /v1/operator/raft/*, and the agent's own /v1/agent/{self,members,join,leave}.
 import { badRequest } from '../errors';
+import { joinTarget } from '../join-target';
 import { single } from '../query-options';
 import { route, type Route } from '../route';
 import type { RouteDeps } from './deps';
@@ -65,7 +66,7 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
       async handle(ctx) {
         const { params } = ctx;
         demand(deps, ctx, (a) => a.agentWrite(node));
-        await cluster.join(params.address);
+        await cluster.join(joinTarget(params.address));
         return undefined;
       },
     }),
