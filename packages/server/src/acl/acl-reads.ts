@@ -1,7 +1,7 @@
 // ACL read endpoints (spec "ACL tokens" / "ACL policies"): acl:read for everything but `self`,
 // unknown objects answer 403 `ACL not found`, and a token's SecretID is `<hidden>` without acl:write.
 import type { ReadEndpoint } from '../endpoints/read-context';
-import { forbidden } from '../http/errors';
+import { forbidden } from '../errors';
 import { ACL_NOT_FOUND } from './store-resolver';
 
 export const HIDDEN_SECRET = '<hidden>';

@@ -2,7 +2,7 @@
 // filter; writes are checked on the leader, against the leader's state, by authorizeCommand.
 import { Authorizer } from '@registry/acl';
 import type { Command, Store } from '@registry/store';
-import { forbidden } from '../http/errors';
+import { forbidden } from '../errors';
 import { authorizeConnectCommand } from '../connect/connect-authorization';
 import { authorizeDeregister, authorizeRegister } from './catalog-authorization';
 import { authorizeKvOps, authorizeSessionCreate, authorizeSessionDestroy } from '../sessions/authorize';

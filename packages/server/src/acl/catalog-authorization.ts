@@ -2,7 +2,7 @@
 // vetDeregisterWithACL), checked on the leader against its current catalog.
 import type { Authorizer } from '@registry/acl';
 import type { CheckRequest, DeregisterRequest, NodeOut, NodeServiceOut, RegisterRequest, Store } from '@registry/store';
-import { badRequest, forbidden } from '../http/errors';
+import { badRequest, forbidden } from '../errors';
 
 const fold = (s: string) => s.toLowerCase();
 

@@ -1,7 +1,7 @@
 // For routes that are neither replicated reads nor writes (agent and operator endpoints): the
 // caller's Authorizer from this server's resolver, with the same 403/500 answers as everywhere.
 import type { Authorizer } from '@registry/acl';
-import { forbidden } from '../http/errors';
+import { forbidden } from '../errors';
 import type { RouteContext } from '../http/route';
 import type { RouteDeps } from '../http/routes/deps';
 

@@ -3,7 +3,7 @@
 // restored), from a watch on the ACL tables' keys, synchronously inside the apply that changed them.
 import { Authorizer, isRootSecret, ROOT_TOKEN_ERROR, TokenResolver, type DefaultPolicy } from '@registry/acl';
 import { ACL_POLICIES, ACL_TOKENS, type Store } from '@registry/store';
-import { forbidden, serverError } from '../http/errors';
+import { forbidden, serverError } from '../errors';
 import type { AclResolver } from './authorization';
 
 export const ACL_NOT_FOUND = 'ACL not found';

@@ -14,7 +14,7 @@ import { createApp } from '../http/app';
 import { createHttpServer } from '../http/http-server';
 import type { ClusterOps, RouteDeps } from '../http/routes/deps';
 import { allRoutes } from '../http/routes';
-import { HttpError, NO_LEADER, serverError } from '../http/errors';
+import { serverError, badRequest } from '../errors';
 import { Joiner } from '../cluster/join';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
 import { portOf, type ServerFacts } from '../cluster/server-info';
@@ -30,6 +30,14 @@ import { createLogger, type Logger } from './logger';
 import { loadOrCreateNodeId } from './node-id';
 import { storeStateMachine } from './store-fsm';
 import { installAreas, type Areas } from '../areas/install';
+
+declare module '../rpc/leader-calls' {
+  interface LeaderMethods {
+    'Operator.RemovePeer': { args: { id?: string; address?: string }; reply: boolean };
+    'Operator.TransferLeader': { args: { id?: string }; reply: void };
+    'Cluster.AddServer': { args: { id: string; address: string }; reply: void };
+  }
+}
 
 export const VERSION = '0.1.0';
 
@@ -124,7 +132,7 @@ export class Agent {
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc);
     agent.registerRpc();
     agent.mesh = mesh;
-    agent.sessions = installSessions({ store, raft, transport, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }) });
+    agent.sessions = installSessions({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }) });
     agent.areas = installAreas({ self, version: VERSION, raft, store, rpc, transport, leaderDuties, translateWanAddrs: config.translateWanAddrs, logger: logger.child({ module: 'agent.areas' }) });
 
     raft.start();
@@ -220,39 +228,24 @@ export class Agent {
     this.http = server;
   }
 
-  /** Internal RPC for operations that must run on the leader. */
+  /** Operations that must run on the leader (rpc/leader-calls.ts). */
   private registerRpc(): void {
-    this.transport.handle('operator.removePeer', async (body) => {
-      const { id, address } = body as { id?: string; address?: string };
-      return this.removePeerHere({ id, address });
+    const calls = this.rpc.leader;
+    calls.handle('Operator.RemovePeer', (by) => this.removePeerHere(by));
+    calls.handle('Operator.TransferLeader', ({ id }) => this.transferHere(id));
+    calls.handle('Cluster.AddServer', async (server) => {
+      await this.raft.addServer({ id: server.id, address: server.address });
     });
-    this.transport.handle('operator.transferLeader', async (body) => {
-      await this.transferHere((body as { id?: string }).id);
-      return true;
-    });
-  }
-
-  private async onLeader<T>(method: string, body: unknown, here: () => Promise<T>): Promise<T> {
-    if (this.raft.isLeader()) return here();
-    const leader = this.raft.leader();
-    if (!leader) throw serverError(NO_LEADER);
-    try {
-      return (await this.transport.call(leader.address, method, body, 10_000)) as T;
-    } catch (err) {
-      throw serverError((err as Error).message);
-    }
   }
 
   private async removePeerHere(by: { id?: string; address?: string }): Promise<boolean> {
-    if (!this.raft.isLeader()) throw new Error(NO_LEADER);
     const server = this.raft.configuration().find((s) => (by.id ? s.id === by.id : s.address === by.address));
-    if (!server) throw new HttpError(400, `Unknown peer ${by.id ?? by.address}`);
+    if (!server) throw badRequest(`Unknown peer ${by.id ?? by.address}`);
     await this.raft.removeServer(server.id);
     return true;
   }
 
   private async transferHere(id?: string): Promise<void> {
-    if (!this.raft.isLeader()) throw new Error(NO_LEADER);
     await this.raft.transferLeadership(id, 5_000);
   }
 
@@ -282,11 +275,11 @@ export class Agent {
         };
       },
       removePeer: async (by) => {
-        await this.onLeader('operator.removePeer', by, () => this.removePeerHere(by));
+        await this.rpc.leader.call('Operator.RemovePeer', by);
       },
       transferLeader: async (id) => {
-        if (raft.configuration().length < 2) throw new HttpError(400, 'cannot transfer leadership: no other voter');
-        await this.onLeader('operator.transferLeader', { id }, () => this.transferHere(id));
+        if (raft.configuration().length < 2) throw badRequest('cannot transfer leadership: no other voter');
+        await this.rpc.leader.call('Operator.TransferLeader', { id });
       },
       members: async () => this.members(),
       join: async (address) => {
@@ -294,10 +287,7 @@ export class Agent {
         if (replies.length === 0) throw serverError(`failed to join ${address}: no registry server answered`);
         const other = replies[0];
         if (raft.configuration().length > 0 && !other.inCluster) {
-          await this.onLeader('cluster.join', other, async () => {
-            await raft.addServer({ id: other.id, address: other.address });
-            return true;
-          });
+          await this.rpc.leader.call('Cluster.AddServer', { id: other.id, address: other.address });
         } else if (raft.configuration().length === 0 && other.leader) {
           await this.transport.call(other.leader.address, 'cluster.join', this.self, 10_000);
         }
@@ -305,7 +295,7 @@ export class Agent {
       leave: async () => {
         if (raft.configuration().length > 1) {
           if (raft.isLeader()) await raft.transferLeadership(undefined, 5_000).catch(() => undefined);
-          await this.onLeader('operator.removePeer', { id: this.nodeId }, () => this.removePeerHere({ id: this.nodeId }));
+          await this.rpc.leader.call('Operator.RemovePeer', { id: this.nodeId });
         }
         setTimeout(() => void this.stop(), 50);
       },

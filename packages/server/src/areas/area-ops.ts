@@ -2,7 +2,7 @@
 // this datacenter, or by a server of the datacenter named in `?dc=`, with the caller's token
 // checked by whichever server runs them (operator:write to join, operator:read for members).
 import type { AreaOut } from '@registry/store';
-import { forbidden, notFound } from '../http/errors';
+import { forbidden, notFound } from '../errors';
 import type { QueryOptions } from '../http/query-options';
 import type { Rpc } from '../rpc/rpc';
 import { joinArea, type JoinResult } from './area-join';

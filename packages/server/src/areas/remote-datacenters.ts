@@ -2,7 +2,7 @@
 // The agent installs the area links; until then, and for a datacenter no area reaches, the answer
 // is Consul's 500 `No path to datacenter`.
 import type { Command } from '@registry/store';
-import { NO_PATH_TO_DC, serverError } from '../http/errors';
+import { NO_PATH_TO_DC, serverError } from '../errors';
 import type { QueryOptions } from '../http/query-options';
 import type { ApplyOptions, ReadReply } from '../rpc/rpc';
 

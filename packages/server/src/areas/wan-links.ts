@@ -9,7 +9,7 @@ import type { AreaOut, AreaServer, Command, Store } from '@registry/store';
 import type { Logger } from '../agent/logger';
 import type { ServerFacts } from '../cluster/server-info';
 import { effectiveWait } from '../http/blocking';
-import { NO_PATH_TO_DC, serverError } from '../http/errors';
+import { NO_PATH_TO_DC, serverError } from '../errors';
 import type { QueryOptions } from '../http/query-options';
 import { fromEnvelope, toEnvelope, type Envelope } from '../rpc/envelope';
 import { RequestIds } from '../rpc/request-ids';

@@ -4,7 +4,7 @@
 import type { Coordinate } from '@registry/store';
 import type { RemoteDatacenterExecutor } from '../queries/failover';
 import { noRemoteDatacenters } from '../queries/failover';
-import { NO_PATH_TO_DC, serverError } from '../http/errors';
+import { NO_PATH_TO_DC, serverError } from '../errors';
 import type { JoinResult } from './area-join';
 import type { AreaMember } from './area-members';
 

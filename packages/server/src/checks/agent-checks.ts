@@ -8,7 +8,7 @@ import type { Command, Store } from '@registry/store';
 import type { Logger } from '../agent/logger';
 import type { Mesh } from '../connect/mesh';
 import { servicesFromDefinition, type LocalService, type ServiceDefinition } from '../connect/local-services';
-import { badRequest, forbidden, HttpError } from '../http/errors';
+import { badRequest, forbidden, isClientError } from '../errors';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
 import { CatalogSync, type CheckState } from './catalog-sync';
 import { capOutput } from './check-output';
@@ -277,8 +277,7 @@ export class AgentChecks {
         await attempt();
         return;
       } catch (err) {
-        const status = err instanceof HttpError ? err.status : 500;
-        if (status < 500 || tries >= 30) {
+        if (isClientError(err) || tries >= 30) {
           this.deps.logger.error({ what, err: (err as Error).message }, 'could not restore agent state');
           return;
         }

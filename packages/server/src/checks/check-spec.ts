@@ -3,7 +3,7 @@
 // the catalog row that reports it.
 import type { CheckRequest } from '@registry/store';
 import { parseGoDuration } from '@registry/store';
-import { badRequest } from '../http/errors';
+import { badRequest } from '../errors';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
 
 export const CHECK_STATUSES = ['passing', 'warning', 'critical'] as const;

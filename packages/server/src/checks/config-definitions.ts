@@ -2,7 +2,7 @@
 // (a list), `check` or `checks`, with the same fields and key spellings as the HTTP API. They are
 // validated when the config is read, so a bad definition stops the agent from starting.
 import { servicesFromDefinition, type ServiceDefinition } from '../connect/local-services';
-import { HttpError } from '../http/errors';
+import { RegistryError } from '../errors';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
 import { checkRegisterSchema } from '../schemas/agent-check';
 import { agentServiceSchema } from '../schemas/agent-service';
@@ -31,7 +31,7 @@ function valid<T>(what: string, run: () => T): T {
   try {
     return run();
   } catch (err) {
-    throw new Error(`${what}: ${err instanceof HttpError ? err.message : (err as Error).message}`);
+    throw new Error(`${what}: ${err instanceof RegistryError ? err.message : (err as Error).message}`);
   }
 }
 

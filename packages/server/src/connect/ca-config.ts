@@ -4,7 +4,7 @@
 // leaves already issued keep verifying, becomes active and the old one stays listed until they expire.
 import { crossSign, generateRoot } from '@registry/ca';
 import { parseGoDuration, type CaSettings, type Command, type SerialBlock, type Store } from '@registry/store';
-import { badRequest, serverError } from '../http/errors';
+import { badRequest, serverError } from '../errors';
 import { CA_PROVIDER, DEFAULT_CA_SETTINGS } from './ca-leader';
 import { CA_NOT_READY } from './leaf-signer';
 

@@ -4,7 +4,7 @@
 // serials, pruning) is only ever issued by servers themselves, as internal commands.
 import type { Authorizer } from '@registry/acl';
 import type { Command, Store } from '@registry/store';
-import { forbidden } from '../http/errors';
+import { forbidden } from '../errors';
 
 type ConnectCommand = Extract<Command, { type: `intention.${string}` | `ca.${string}` }>;
 

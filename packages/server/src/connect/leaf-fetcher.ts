@@ -4,7 +4,7 @@
 // issues a new leaf with a new key.
 import { createCSR, serviceURI, type Leaf } from '@registry/ca';
 import type { CaRootsOut } from '@registry/store';
-import { serverError } from '../http/errors';
+import { serverError } from '../errors';
 import type { CacheAnswer, Fetched, Fetcher } from './agent-cache';
 import { CA_NOT_READY } from './leaf-signer';
 

@@ -3,7 +3,7 @@
 // Other servers reach it through the internal RPC `connect.sign`.
 import { CertificateRequestError, signLeaf, type Leaf } from '@registry/ca';
 import { parseGoDuration, type Command, type SerialBlock, type Store } from '@registry/store';
-import { HttpError, badRequest, serverError } from '../http/errors';
+import { badRequest, serverError, tooManyRequests } from '../errors';
 import { RATE_LIMITED, type SignLimiter } from './sign-limiter';
 
 export interface SignedLeaf {
@@ -24,7 +24,7 @@ export class LeafSigner {
 
   async sign(csrPEM: string): Promise<SignedLeaf> {
     if (typeof csrPEM !== 'string' || csrPEM === '') throw badRequest('CSR must be specified');
-    if (!this.limiter.tryAcquire()) throw new HttpError(429, RATE_LIMITED);
+    if (!this.limiter.tryAcquire()) throw tooManyRequests(RATE_LIMITED);
     try {
       if (!this.store.caSigningRoot()) throw serverError(CA_NOT_READY);
       const block = (await this.applyInternal({ type: 'ca.serials', count: 1 })) as SerialBlock;

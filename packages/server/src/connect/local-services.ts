@@ -3,7 +3,7 @@
 // the change listeners: registration into the catalog and process management are the caller's.
 import { createHash, randomUUID } from 'node:crypto';
 import type { RegisterRequest, ServiceRequest } from '@registry/store';
-import { badRequest } from '../http/errors';
+import { badRequest } from '../errors';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
 import { catalogCheckOf, checkSpecOf, isCheckStatus, type CheckSpec } from '../checks/check-spec';
 

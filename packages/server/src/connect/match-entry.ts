@@ -1,7 +1,7 @@
 // `name` / `source` / `destination` parameters of the intention endpoints: `ns/name` or a plain name
 // in the default namespace (Consul's parseIntentionMatchEntry).
 import { DEFAULT_NAMESPACE } from '@registry/store';
-import { badRequest } from '../http/errors';
+import { badRequest } from '../errors';
 import type { ServiceName } from './intention-decision';
 
 export function parseMatchEntry(input: string): ServiceName {

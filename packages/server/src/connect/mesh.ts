@@ -7,10 +7,9 @@ import type { CaRootsOut, Command, Store } from '@registry/store';
 import type { Logger } from '../agent/logger';
 import type { AgentConfig } from '../config/config';
 import { MAX_WAIT_MS } from '../http/blocking';
-import { HttpError, NO_LEADER, serverError } from '../http/errors';
+import { serverError, forbidden } from '../errors';
 import type { QueryOptions } from '../http/query-options';
 import type { Rpc } from '../rpc/rpc';
-import { fromEnvelope, toEnvelope, type Envelope } from '../rpc/envelope';
 import { AgentCache, type CacheAnswer, type GetOptions } from './agent-cache';
 import { CaLeaderDuty } from './ca-leader';
 import type { IntentionDefaults } from './intention-decision';
@@ -19,6 +18,12 @@ import { LeafSigner, type SignedLeaf } from './leaf-signer';
 import { ManagedProxies } from './managed-proxies';
 import { agentServiceOut, registerRequestOf, servicesFromDefinition, type LocalService, type ServiceDefinition } from './local-services';
 import { SignLimiter } from './sign-limiter';
+
+declare module '../rpc/leader-calls' {
+  interface LeaderMethods {
+    'Connect.Sign': { args: { csrPEM: string }; reply: SignedLeaf };
+  }
+}
 
 const SIGN_TIMEOUT_MS = 10_000;
 export const CONNECT_DISABLED = 'Connect must be enabled in order to use this endpoint';
@@ -57,13 +62,7 @@ export class Mesh {
     );
     this.caDuty = new CaLeaderDuty(deps.store, applyInternal, deps.logger, connect.enabled);
     this.proxies = new ManagedProxies(deps.httpAddress, deps.logger);
-    deps.transport.handle('connect.sign', async (body): Promise<Envelope<SignedLeaf>> => {
-      try {
-        return { ok: true, value: await this.signer.sign((body as { csrPEM: string }).csrPEM) };
-      } catch (err) {
-        return toEnvelope(err);
-      }
-    });
+    deps.rpc.leader.handle('Connect.Sign', ({ csrPEM }) => this.signer.sign(csrPEM));
   }
 
   /** This server's replica of the state (the CA configuration is read from it before a rotation). */
@@ -125,17 +124,7 @@ export class Mesh {
 
   /** Have the leader sign a CSR (here when this server leads). */
   async sign(csrPEM: string): Promise<SignedLeaf> {
-    const { raft, transport } = this.deps;
-    if (raft.isLeader()) return this.signer.sign(csrPEM);
-    const leader = raft.leader();
-    if (!leader) throw serverError(NO_LEADER);
-    let env: Envelope<SignedLeaf>;
-    try {
-      env = (await transport.call(leader.address, 'connect.sign', { csrPEM }, SIGN_TIMEOUT_MS)) as Envelope<SignedLeaf>;
-    } catch (err) {
-      throw serverError(`forwarding the CSR to the leader failed: ${(err as Error).message}`);
-    }
-    return fromEnvelope(env);
+    return this.rpc.leader.call('Connect.Sign', { csrPEM }, SIGN_TIMEOUT_MS);
   }
 
   // ---- this agent's services ----
@@ -167,9 +156,9 @@ export class Mesh {
       allowManagedApiRegistration: this.config.connect.proxy.allowManagedApiRegistration,
     });
     for (const s of made) {
-      if (!authz.serviceWrite(s.service.Service)) throw new HttpError(403, 'Permission denied');
+      if (!authz.serviceWrite(s.service.Service)) throw forbidden();
       const dest = s.service.Proxy?.DestinationServiceName;
-      if (s.service.Kind === 'connect-proxy' && dest && !authz.serviceWrite(dest)) throw new HttpError(403, 'Permission denied');
+      if (s.service.Kind === 'connect-proxy' && dest && !authz.serviceWrite(dest)) throw forbidden();
     }
     const mainId = made[0]!.service.ID;
     // The agent syncs with its own authority (Consul's agent token), once the caller's rights are checked.
@@ -189,7 +178,7 @@ export class Mesh {
   async deregisterService(id: string, authz: Authorizer): Promise<boolean> {
     const s = this.services.get(id);
     if (!s) return false;
-    if (!authz.serviceWrite(s.service.Service)) throw new HttpError(403, 'Permission denied');
+    if (!authz.serviceWrite(s.service.Service)) throw forbidden();
     for (const child of [...this.services.values()]) if (child.parentId === id) await this.dropLocal(child.service.ID);
     await this.dropLocal(id);
     this.changed();

@@ -2,7 +2,7 @@
 // the other operator endpoints). Also the read another datacenter forwards here to run a prepared
 // query during its failover (areas/remote-query.ts): the rendered query travels with it.
 import type { CheckServiceNodeOut } from '@registry/store';
-import { forbidden } from '../http/errors';
+import { forbidden } from '../errors';
 import { filterNodes, shuffle } from '../queries/execute';
 import type { RemoteResult } from '../queries/failover';
 import type { RemoteExecuteArgs } from '../areas/remote-query';

@@ -1,5 +1,5 @@
 // CA reads (consul-behaviour §7.2, §7.4): roots need no ACL; the configuration needs operator:read.
-import { forbidden, serverError } from '../http/errors';
+import { forbidden, serverError } from '../errors';
 import type { ReadEndpoint } from './read-context';
 
 export const connectReads: Record<string, ReadEndpoint> = {

@@ -1,7 +1,7 @@
 // Node coordinates (Consul's /v1/coordinate/nodes and /node/:node): filtered by node:read in a list;
 // a single node the token may not read is refused (DECISIONS.md: single-object reads answer 403).
 import type { NodeCoordinate } from '@registry/store';
-import { forbidden } from '../http/errors';
+import { forbidden } from '../errors';
 import type { ReadEndpoint } from './read-context';
 
 export const coordinateReads: Record<string, ReadEndpoint> = {

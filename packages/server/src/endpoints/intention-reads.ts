@@ -1,7 +1,7 @@
 // Intention reads (spec "Intentions"; consul-behaviour §6, ACL rules §2.9–2.10): lists filter by
 // `intentions:read` on the destination, single objects and match answer 403.
 import type { MatchEntry, MatchSide } from '@registry/store';
-import { forbidden } from '../http/errors';
+import { forbidden } from '../errors';
 import type { ReadEndpoint } from './read-context';
 
 export const intentionReads: Record<string, ReadEndpoint> = {

@@ -1,7 +1,7 @@
 // KV reads (consul-behaviour Appendix A, §2.9–2.10): a single key the token may not read is 403;
 // prefix reads leave such keys out. A null value means "answer 404 with an empty body".
 import { kvEntryOut, type KvEntryOut, type KvOp, type TxnReply } from '@registry/store';
-import { forbidden } from '../http/errors';
+import { forbidden } from '../errors';
 import type { ReadEndpoint } from './read-context';
 
 export type KvReadMode = 'get' | 'recurse' | 'keys';

@@ -4,7 +4,7 @@
 // them with the query's own Token when it has one, which must never leave the servers.
 import { Authorizer } from '@registry/acl';
 import type { CheckServiceNodeOut, QueryDefinition, QueryRecord, Store } from '@registry/store';
-import { badRequest, forbidden, notFound } from '../http/errors';
+import { badRequest, forbidden, notFound } from '../errors';
 import { REDACTED } from '../queries/definition';
 import { filterNodes, orderNear, shuffle } from '../queries/execute';
 import { compileTemplate } from '../queries/template';

@@ -1,7 +1,7 @@
 // Session reads (spec "Sessions"; consul-behaviour §3.2, §2.10): sessions on nodes the token may not
 // read are left out (info of such a session answers null, as for an unknown one).
 import type { SessionRecord } from '@registry/store';
-import { forbidden } from '../http/errors';
+import { forbidden } from '../errors';
 import type { ReadEndpoint } from './read-context';
 
 export const sessionReads: Record<string, ReadEndpoint> = {

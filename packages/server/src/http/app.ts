@@ -12,7 +12,8 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { parse as parseQueryString } from 'node:querystring';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { hasBody, parseByteLimit, readBody } from './body-reader';
-import { HttpError, badRequest } from './errors';
+import { statusOf } from './error-status';
+import { RegistryError, badRequest } from '../errors';
 import { flag, parseQueryOptions, single, type Query, type QueryOptions } from './query-options';
 import type { ResponseMeta, Route, RouteContext } from './route';
 import { encodeJson } from '../rpc/reused-reads';
@@ -233,9 +234,9 @@ function writeMeta(res: ServerResponse, meta: ResponseMeta): void {
 }
 
 function sendError(res: ServerResponse, err: unknown, path: string, options: AppOptions): void {
-  if (err instanceof HttpError) {
+  if (err instanceof RegistryError) {
     if (!res.headersSent) for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
-    sendText(res, err.status, err.message);
+    sendText(res, statusOf(err.kind), err.message);
     return;
   }
   const e = err as { type?: string; status?: number; message?: string };

@@ -3,7 +3,7 @@
 // rather than a dial that fails later with a 500.
 import { isIP } from 'node:net';
 import { joinAddress } from '../areas/join-address';
-import { badRequest } from './errors';
+import { badRequest } from '../errors';
 
 /** RFC 1123 host name: dot-separated labels of letters, digits and inner hyphens, 253 characters at most. */
 const LABEL = /^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/;

@@ -1,7 +1,7 @@
 // The query parameters every read shares, parsed once (consul-behaviour §1.6):
 // dc → token → consistency → cache-control → wait/index.
 import type { IncomingHttpHeaders } from 'node:http';
-import { badRequest } from './errors';
+import { badRequest } from '../errors';
 import { parseDuration } from './durations';
 
 export type Query = Record<string, string | string[] | undefined>;

@@ -3,7 +3,7 @@
 // write them (they must be bound to a session). Templates are checked on their Name, '' included.
 import type { Authorizer } from '@registry/acl';
 import { isTemplate, type QueryDefinition, type Store } from '@registry/store';
-import { forbidden } from '../http/errors';
+import { forbidden } from '../errors';
 
 function mayWrite(q: Pick<QueryDefinition, 'Name' | 'Template'>, authz: Authorizer): boolean {
   if (q.Name === '' && !isTemplate(q)) return true;

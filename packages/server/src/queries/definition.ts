@@ -1,7 +1,7 @@
 // A request body becomes a complete prepared-query definition (Go zero values for what is missing),
 // checked as Consul's parseQuery and template compiler do, with their texts (as 400s).
 import { parseGoDuration, type QueryDefinition } from '@registry/store';
-import { badRequest } from '../http/errors';
+import { badRequest } from '../errors';
 import type { QueryBody } from '../schemas/query';
 import { compileTemplate, TemplateError } from './template';
 

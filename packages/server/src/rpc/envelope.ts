@@ -1,10 +1,10 @@
-// What crosses the internal RPC port for forwarded requests: results or errors with their HTTP
-// status, so a forwarded request fails the same way as a local one.
-import { HttpError } from '../http/errors';
+// What crosses the internal RPC port for forwarded requests: results, or errors with their kind
+// intact (../errors.ts), so a forwarded request fails the same way as a local one.
+import { RegistryError, type ErrorKind } from '../errors';
 
 export type Envelope<T = unknown> =
   | { ok: true; value: T }
-  | { ok: false; status: number; message: string }
+  | { ok: false; kind: ErrorKind; message: string; headers?: Record<string, string> }
   /**
    * The receiver is not (or no longer) the leader: the sender should find the leader again.
    * `maybeApplied`: the write reached a log before leadership was lost, so it may still commit;
@@ -13,12 +13,20 @@ export type Envelope<T = unknown> =
   | { ok: false; retry: true; message: string; maybeApplied?: boolean };
 
 export function toEnvelope(err: unknown): Envelope<never> {
-  if (err instanceof HttpError) return { ok: false, status: err.status, message: err.message };
-  return { ok: false, status: 500, message: err instanceof Error ? err.message : String(err) };
+  if (err instanceof RegistryError) {
+    const headers = Object.keys(err.headers).length > 0 ? err.headers : undefined;
+    return { ok: false, kind: err.kind, message: err.message, ...(headers ? { headers } : {}) };
+  }
+  return { ok: false, kind: 'Internal', message: err instanceof Error ? err.message : String(err) };
+}
+
+/** The error an envelope carries, as it was raised on the other side. */
+export function errorOf(env: Exclude<Envelope, { ok: true }>): RegistryError {
+  if ('retry' in env) return new RegistryError('Internal', env.message);
+  return new RegistryError(env.kind, env.message, env.headers);
 }
 
 export function fromEnvelope<T>(env: Envelope<T>): T {
   if (env.ok) return env.value;
-  if ('retry' in env) throw new HttpError(500, env.message);
-  throw new HttpError(env.status, env.message);
+  throw errorOf(env);
 }

@@ -5,15 +5,16 @@
 import { CommandError, encodeEntry, type Command, type Store } from '@registry/store';
 import { NotLeaderError, RemoteError, RpcConnectionError, StorageFaultError, type RaftNode, type Transport } from '@registry/raft';
 import { blockingQuery, effectiveWait, type QueryResult } from '../http/blocking';
-import { HttpError, NO_LEADER, OUTCOME_UNKNOWN, badRequest, serverError } from '../http/errors';
+import { NO_LEADER, badRequest, noLeader, outcomeUnknown, serverError } from '../errors';
 import type { QueryOptions } from '../http/query-options';
 import type { ReadEndpoint } from '../endpoints';
 import { allowAllResolver, authorizeCommand, type AclResolver } from '../acl/authorization';
-import { fromEnvelope, toEnvelope, type Envelope } from './envelope';
+import { errorOf, fromEnvelope, toEnvelope, type Envelope } from './envelope';
 import { lockDelayVerdict } from '../sessions/lock-delay-gate';
 import { REUSABLE_READS, ReusedReads } from './reused-reads';
 import { noRemoteDatacenters, type RemoteDatacenters } from '../areas/remote-datacenters';
 import { RequestIds } from './request-ids';
+import { LeaderCalls } from './leader-calls';
 
 /** How long a read waits for a leader to exist before answering `No cluster leader` (Consul: 7 s). */
 const LEADER_WAIT_MS = 7_000;
@@ -77,6 +78,8 @@ interface ForwardedRead {
 export class Rpc {
   private readonly reused = new ReusedReads();
   private readonly requestIds = new RequestIds();
+  /** Calls that run on the leader (operator, session renew, CA sign, adding a server). */
+  readonly leader: LeaderCalls;
 
   constructor(
     private readonly raft: RaftNode,
@@ -86,6 +89,7 @@ export class Rpc {
     private readonly reads: Record<string, ReadEndpoint>,
     private acl: AclResolver = allowAllResolver,
   ) {
+    this.leader = new LeaderCalls(raft, transport);
     transport.handle('rpc.apply', (body) => this.applyHere(body as ForwardedApply));
     transport.handle('rpc.read', (body) => this.readHere(body as ForwardedRead));
   }
@@ -127,11 +131,12 @@ export class Rpc {
     for (;;) {
       const env = await this.sendApply(req);
       if (env.ok) return env.value;
-      if (!('retry' in env)) throw new HttpError(env.status, env.message);
+      if (!('retry' in env)) throw errorOf(env);
       maybeApplied ||= env.maybeApplied === true;
       const left = req.deadline - Date.now();
       if (left <= 0 || options.signal?.aborted) {
-        throw serverError(maybeApplied ? `${OUTCOME_UNKNOWN}: ${env.message}` : env.message);
+        if (maybeApplied) throw outcomeUnknown(env.message);
+        throw env.message === NO_LEADER ? noLeader() : serverError(env.message);
       }
       await this.leaderChange(Math.min(250, left));
     }
@@ -160,7 +165,7 @@ export class Rpc {
     switch (opts.consistency) {
       case 'stale': {
         // A server that has never heard from a leader holds nothing trustworthy (Consul #4554).
-        if (!this.raft.hasEverHadLeader()) throw serverError(NO_LEADER);
+        if (!this.raft.hasEverHadLeader()) throw noLeader();
         const result = await this.runRead(name, args, opts.token, run, opts.minIndex, opts.waitMs, signal);
         return { result: result as QueryResult<T>, meta: this.localMeta() };
       }
@@ -168,7 +173,7 @@ export class Rpc {
         try {
           await this.raft.readBarrier(FORWARD_TIMEOUT_MS);
         } catch (err) {
-          if (err instanceof NotLeaderError) throw serverError(NO_LEADER);
+          if (err instanceof NotLeaderError) throw noLeader();
           throw serverError(err instanceof StorageFaultError ? err.message : `Not ready to serve consistent reads`);
         }
         const result = await blockingQuery(this.store, run, opts.minIndex, opts.waitMs, signal);
@@ -203,7 +208,7 @@ export class Rpc {
           }
         }
       }
-      if (Date.now() >= deadline) throw serverError(NO_LEADER);
+      if (Date.now() >= deadline) throw noLeader();
       await this.leaderChange(Math.min(250, deadline - Date.now()));
     }
   }
@@ -278,7 +283,7 @@ export class Rpc {
 
   private runner(name: string, args: unknown, token: string | undefined): () => QueryResult {
     const endpoint = this.reads[name];
-    if (!endpoint) throw new HttpError(500, `unknown read endpoint ${name}`);
+    if (!endpoint) throw serverError(`unknown read endpoint ${name}`);
     const authz = this.acl.resolve(token);
     return () => endpoint({ store: this.store, token, authz }, args);
   }

@@ -2,7 +2,7 @@
 // then validated; a failure is a 400 whose text names the field. A schema may carry a rule JSON
 // Schema cannot word as Consul does (BODY_CHECK), run on the valid body: its reason is the 400.
 import { Ajv, type ValidateFunction } from 'ajv';
-import { badRequest } from '../http/errors';
+import { badRequest } from '../errors';
 import { canonicalKeys, type SchemaNode } from './canonical-keys';
 
 const ajv = new Ajv({ allErrors: false, strict: false, removeAdditional: true });

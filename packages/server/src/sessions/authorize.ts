@@ -3,7 +3,7 @@
 // transaction reads, and write on the whole subtree for a recursive delete.
 import type { Authorizer } from '@registry/acl';
 import { KV_READ_VERBS, type KvOp, type Store } from '@registry/store';
-import { forbidden } from '../http/errors';
+import { forbidden } from '../errors';
 
 export function authorizeSessionCreate(node: string, authz: Authorizer): void {
   if (!authz.sessionWrite(node)) throw forbidden();

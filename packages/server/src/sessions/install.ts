@@ -1,21 +1,20 @@
 // Wires sessions into an agent: the leader's TTL timers (a LeaderDuty) and the renewer the HTTP
 // routes use.
-import type { RaftNode, Transport } from '@registry/raft';
 import type { Command, Store } from '@registry/store';
 import type { LeaderDuties } from '../agent/leader-duties';
 import type { Logger } from '../agent/logger';
+import type { LeaderCalls } from '../rpc/leader-calls';
 import { SessionTtl } from './session-ttl';
 
 export function installSessions(deps: {
   store: Store;
-  raft: RaftNode;
-  transport: Transport;
+  leaderCalls: LeaderCalls;
   apply: (cmd: Command) => Promise<unknown>;
   ttlMinMs: number;
   leaderDuties: LeaderDuties;
   logger: Logger;
 }): SessionTtl {
-  const ttl = new SessionTtl(deps.store, deps.raft, deps.transport, deps.apply, deps.ttlMinMs, deps.logger);
+  const ttl = new SessionTtl(deps.store, deps.leaderCalls, deps.apply, deps.ttlMinMs, deps.logger);
   deps.leaderDuties.add(ttl);
   return ttl;
 }

@@ -3,11 +3,16 @@
 // session.destroy. A new leader starts every timer afresh from the replicated sessions, so a
 // session may live up to 2 × TTL past its last renewal (the spec allows it). Renewals are not
 // written to Raft: they reset the leader's timer, forwarded there from whichever server got them.
-import type { RaftNode, Transport } from '@registry/raft';
 import { parseGoDuration, SESSIONS, type Command, type Store } from '@registry/store';
 import type { LeaderDuty } from '../agent/leader-duties';
 import type { Logger } from '../agent/logger';
-import { HttpError, NO_LEADER, serverError } from '../http/errors';
+import type { LeaderCalls } from '../rpc/leader-calls';
+
+declare module '../rpc/leader-calls' {
+  interface LeaderMethods {
+    'Session.Renew': { args: { id: string }; reply: void };
+  }
+}
 
 /** Consul's SessionTTLMultiplier. */
 export const TTL_MULTIPLIER = 2;
@@ -38,16 +43,12 @@ export class SessionTtl implements LeaderDuty, SessionRenewer {
 
   constructor(
     private readonly store: Store,
-    private readonly raft: RaftNode,
-    private readonly transport: Transport,
+    private readonly leaderCalls: LeaderCalls,
     private readonly apply: (cmd: Command) => Promise<unknown>,
     readonly ttlMinMs: number,
     private readonly logger: Logger,
   ) {
-    transport.handle('session.renew', async (body) => {
-      await this.renewHere((body as { id: string }).id);
-      return true;
-    });
+    leaderCalls.handle('Session.Renew', ({ id }) => this.renewHere(id));
   }
 
   start(): void {
@@ -70,18 +71,10 @@ export class SessionTtl implements LeaderDuty, SessionRenewer {
   }
 
   async renew(id: string): Promise<void> {
-    if (this.raft.isLeader()) return this.renewHere(id);
-    const leader = this.raft.leader();
-    if (!leader) throw serverError(NO_LEADER);
-    try {
-      await this.transport.call(leader.address, 'session.renew', { id }, 10_000);
-    } catch (err) {
-      throw err instanceof HttpError ? err : serverError((err as Error).message);
-    }
+    return this.leaderCalls.call('Session.Renew', { id });
   }
 
   private async renewHere(id: string): Promise<void> {
-    if (!this.raft.isLeader()) throw new Error(NO_LEADER);
     const s = this.store.sessionInfo(id).value?.[0];
     if (s && this.active) this.arm(s.ID, ttlMs(s.TTL));
   }

@@ -2,7 +2,8 @@
 import { Authorizer, parseRules } from '@registry/acl';
 import { Store, type RegisterRequest } from '@registry/store';
 import { authorizeCommand } from '../../src/acl/authorization';
-import { HttpError } from '../../src/http/errors';
+import { RegistryError } from '../../src/errors';
+import { statusOf } from '../../src/http/error-status';
 
 const authz = (rules: string) => new Authorizer([parseRules(rules)], 'deny');
 const WEB = authz('service "web" { policy = "write" }\nnode_prefix "" { policy = "read" }');
@@ -24,7 +25,7 @@ function verdict(a: Authorizer, cmd: Parameters<typeof authorizeCommand>[0], sto
     authorizeCommand(cmd, a, store, true);
     return 'ok';
   } catch (err) {
-    if (err instanceof HttpError) return `${err.status} ${err.message}`;
+    if (err instanceof RegistryError) return `${statusOf(err.kind)} ${err.message}`;
     throw err;
   }
 }

@@ -55,13 +55,14 @@ const cases: Case[] = [
   { what: '?acquire with an unknown session', method: 'PUT', path: `/v1/kv/lock-key?acquire=${UNKNOWN}`, body: 'x', status: 400 },
   { what: 'a write the token may not make (ACL denial)', method: 'PUT', path: '/v1/kv/denied', body: 'x', token: 'anonymous', status: 403 },
   { what: 'an update of an unknown prepared query', method: 'PUT', path: `/v1/query/${UNKNOWN}`, body: { Name: 'q', Service: { Service: 'web' } }, status: 404 },
+  { what: 'removing a peer the configuration does not have', method: 'DELETE', path: '/v1/operator/raft/peer?address=10.9.9.9:1', status: 400 },
   { what: 'a duplicate intention', method: 'POST', path: '/v1/connect/intentions', body: { SourceName: 'web', DestinationName: 'db', Action: 'allow' }, status: 400 },
 ];
 
 describe('a client error through a follower is the leader\'s answer', () => {
   beforeAll(async () => {
     // The first copy of the intention, so that the cases' copy is the duplicate.
-    const first = await cluster.http(leader, 'POST', '/v1/connect/intentions', cases[4].body, auth(MASTER));
+    const first = await cluster.http(leader, 'POST', '/v1/connect/intentions', cases[cases.length - 1].body, auth(MASTER));
     expect(first.status).toBe(200);
   });
 

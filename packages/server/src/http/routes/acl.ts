@@ -6,7 +6,7 @@ import type { BootstrapResult, PolicyLinkInput, TokenOut } from '@registry/store
 import { ACL_NOT_FOUND } from '../../acl/store-resolver';
 import { cloneSchema, policySchema, tokenSchema } from '../../schemas/acl';
 import { compileBody, type BodyValidator } from '../../schemas/validator';
-import { HttpError, badRequest, forbidden } from '../errors';
+import { badRequest, forbidden, aclDisabled } from '../../errors';
 import { single } from '../query-options';
 import { route, type Route, type RouteContext } from '../route';
 import { readInto, type RouteDeps } from './deps';
@@ -68,7 +68,7 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
 
   /** ACLs off: every ACL endpoint answers 401 (Consul), before looking at anything else. */
   const enabled = () => {
-    if (!deps.rpc.aclResolver.enabled) throw new HttpError(401, ACL_DISABLED);
+    if (!deps.rpc.aclResolver.enabled) throw aclDisabled(ACL_DISABLED);
   };
   const apply = (ctx: RouteContext<any>, cmd: Parameters<RouteDeps['rpc']['apply']>[0]) =>
     deps.rpc.apply(cmd, { token: ctx.opts.token, datacenter: ctx.opts.datacenter, signal: ctx.signal });

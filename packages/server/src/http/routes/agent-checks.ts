@@ -5,7 +5,7 @@ import type { AgentChecks } from '../../checks/agent-checks';
 import { isCheckStatus, type CheckStatus } from '../../checks/check-spec';
 import { checkRegisterSchema, checkUpdateSchema, type AgentCheckDefinition, type CheckUpdateBody } from '../../schemas/agent-check';
 import { compileBody } from '../../schemas/validator';
-import { badRequest } from '../errors';
+import { badRequest } from '../../errors';
 import { single } from '../query-options';
 import { route, type Route } from '../route';
 import type { RouteDeps } from './deps';

@@ -8,7 +8,7 @@ import { blockOnHash } from '../../connect/hash-blocking';
 import { contentHash, proxyConfigOf } from '../../connect/local-services';
 import { compileBody } from '../../schemas/validator';
 import { authorizeSchema } from '../../schemas/connect';
-import { badRequest, forbidden, notFound } from '../errors';
+import { badRequest, forbidden, notFound } from '../../errors';
 import { route, type Route } from '../route';
 import { meshOf } from './connect';
 import type { RouteDeps } from './deps';

@@ -5,7 +5,7 @@ import { contentHash, type ServiceDefinition } from '../../connect/local-service
 import { blockOnHash } from '../../connect/hash-blocking';
 import { compileBody } from '../../schemas/validator';
 import { agentServiceSchema } from '../../schemas/agent-service';
-import { badRequest, notFound } from '../errors';
+import { badRequest, notFound } from '../../errors';
 import { route, type Route } from '../route';
 import { meshOf } from './connect';
 import type { RouteDeps } from './deps';

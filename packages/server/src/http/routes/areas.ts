@@ -3,7 +3,7 @@
 // not Raft operations and are run by a server of the datacenter asked for (areas/area-ops.ts).
 import { randomUUID } from 'node:crypto';
 import type { AreaOut, AreaUpdateResult } from '@registry/store';
-import { badRequest, notFound } from '../errors';
+import { badRequest, notFound } from '../../errors';
 import { route, type Route } from '../route';
 import { compileBody } from '../../schemas/validator';
 import { areaJoinSchema, areaSchema, areaUpdateSchema, type AreaBody, type AreaUpdateBody } from '../../schemas/area';

@@ -1,6 +1,6 @@
 // /v1/catalog/* (spec "Catalog"; consul-behaviour §5.2–5.4).
 import type { DeregisterRequest, RegisterRequest } from '@registry/store';
-import { badRequest } from '../errors';
+import { badRequest } from '../../errors';
 import { list, nodeMeta } from '../query-options';
 import { route, type Route } from '../route';
 import { compileBody } from '../../schemas/validator';

@@ -4,7 +4,7 @@ import { updateCaConfig, type CaConfigBody } from '../../connect/ca-config';
 import type { Mesh } from '../../connect/mesh';
 import { compileBody } from '../../schemas/validator';
 import { caConfigSchema } from '../../schemas/connect';
-import { forbidden, serverError } from '../errors';
+import { forbidden, serverError } from '../../errors';
 import { route, type Route } from '../route';
 import { readInto, type RouteDeps } from './deps';
 

@@ -1,7 +1,7 @@
 // /v1/coordinate/* (Consul 1.4's coordinate endpoints): WAN coordinates of the servers of every
 // linked datacenter, the LAN coordinates of nodes (node:read), and updates (node:write, checked on
 // the leader by the coordinate.update command's ACL case).
-import { badRequest, notFound } from '../errors';
+import { badRequest, notFound } from '../../errors';
 import { single } from '../query-options';
 import { route, type Route } from '../route';
 import { compileBody } from '../../schemas/validator';

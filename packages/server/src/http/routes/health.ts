@@ -1,5 +1,5 @@
 // /v1/health/* (spec "Health"; consul-behaviour §5.4).
-import { badRequest } from '../errors';
+import { badRequest } from '../../errors';
 import { list, nodeMeta, single } from '../query-options';
 import { route, type Route, type RouteContext } from '../route';
 import { nearOf, readInto, type RouteDeps } from './deps';

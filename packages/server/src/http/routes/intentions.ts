@@ -6,7 +6,7 @@ import { decideIntention } from '../../connect/intention-decision';
 import { parseMatchEntry } from '../../connect/match-entry';
 import { compileBody } from '../../schemas/validator';
 import { intentionSchema } from '../../schemas/intention';
-import { badRequest, HttpError, notFound, serverError } from '../errors';
+import { badRequest, notFound, serverError, methodNotAllowed } from '../../errors';
 import { list, single } from '../query-options';
 import { route, type Route, type RouteContext } from '../route';
 import { readInto, type RouteDeps } from './deps';
@@ -21,7 +21,7 @@ function checkId(id: string): void {
 
 /** `/match` and `/check` answer GET only; the `/:id` routes must not take their other verbs. */
 function refuseFixedPaths(id: string, method: string): void {
-  if (id === 'match' || id === 'check') throw new HttpError(405, `method ${method} not allowed`, { Allow: 'OPTIONS,GET' });
+  if (id === 'match' || id === 'check') throw methodNotAllowed(method, 'OPTIONS,GET');
 }
 
 function required(ctx: RouteContext, name: string): string {

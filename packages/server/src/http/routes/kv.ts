@@ -1,7 +1,7 @@
 // /v1/kv/* (consul-behaviour Appendix A, §3.4). The key is the path after /v1/kv/, decoded segment
 // by segment (clients send "/" inside a segment as %2F) and joined with "/".
 import type { KvOp, KvWriteVerb } from '@registry/store';
-import { badRequest, HttpError } from '../errors';
+import { badRequest, tooLarge } from '../../errors';
 import { flag, single, type Query } from '../query-options';
 import { route, type Route, type RouteContext } from '../route';
 import type { KvReadMode } from '../../endpoints/kv-reads';
@@ -60,7 +60,7 @@ export function kvRoutes(deps: RouteDeps): Route<any>[] {
         const given = ['cas', 'acquire', 'release'].filter((f) => flag(query, f));
         if (given.length > 1) throw badRequest(`Conflicting flags: ${rawQuery(query)}`);
         const value = ctx.rawBody ?? Buffer.alloc(0);
-        if (value.length > MAX_KV_VALUE_BYTES) throw new HttpError(413, `Value exceeds ${MAX_KV_VALUE_BYTES} byte limit`);
+        if (value.length > MAX_KV_VALUE_BYTES) throw tooLarge(`Value exceeds ${MAX_KV_VALUE_BYTES} byte limit`);
         const flags = uintParam(query, 'flags') ?? 0;
         let verb: KvWriteVerb = 'set';
         const op: KvOp = { Verb: verb, Key: key, Value: value.length > 0 ? new Uint8Array(value) : null, Flags: flags };

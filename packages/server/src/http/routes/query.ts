@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Authorizer } from '@registry/acl';
 import type { CheckServiceNodeOut, QueryDefinition, QuerySetResult } from '@registry/store';
-import { badRequest, notFound } from '../errors';
+import { badRequest, notFound } from '../../errors';
 import { single } from '../query-options';
 import { route, type Route, type RouteContext } from '../route';
 import { compileBody } from '../../schemas/validator';

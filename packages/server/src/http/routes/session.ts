@@ -1,7 +1,7 @@
 // /v1/session/* (spec "Sessions"; consul-behaviour §3).
 import { randomUUID } from 'node:crypto';
 import { formatGoDuration, parseGoDuration, type SessionData, type SessionRecord } from '@registry/store';
-import { badRequest, notFound } from '../errors';
+import { badRequest, notFound } from '../../errors';
 import { route, type Route } from '../route';
 import { compileBody } from '../../schemas/validator';
 import { sessionCreateSchema, type SessionCreateBody } from '../../schemas/session';

@@ -1,5 +1,5 @@
 // /v1/status/*, /v1/operator/raft/*, and the agent's own /v1/agent/{self,members,join,leave}.
-import { badRequest } from '../errors';
+import { badRequest } from '../../errors';
 import { joinTarget } from '../join-target';
 import { single } from '../query-options';
 import { route, type Route } from '../route';

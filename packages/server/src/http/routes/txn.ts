@@ -2,7 +2,7 @@
 // read verbs is served as a read (consistency modes apply); anything else goes through Raft.
 // A rolled-back transaction answers 409 with {"Results": null, "Errors": [{OpIndex, What}]}.
 import { KV_READ_VERBS, KV_VERBS, MAX_TXN_OPS, type KvOp, type KvVerb, type TxnReply } from '@registry/store';
-import { badRequest, HttpError } from '../errors';
+import { badRequest, tooLarge } from '../../errors';
 import { route, type Method, type Route, type RouteContext } from '../route';
 import { compileBody } from '../../schemas/validator';
 import { txnSchema, type TxnOpBody } from '../../schemas/kv';
@@ -13,7 +13,7 @@ const VERBS = new Set<string>(KV_VERBS);
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export function txnOps(body: TxnOpBody[]): KvOp[] {
-  if (body.length > MAX_TXN_OPS) throw new HttpError(413, `Transaction contains too many operations (${body.length} > ${MAX_TXN_OPS})`);
+  if (body.length > MAX_TXN_OPS) throw tooLarge(`Transaction contains too many operations (${body.length} > ${MAX_TXN_OPS})`);
   return body.map((item, i) => {
     const kv = item.KV;
     if (!kv) throw badRequest(`Request decode failed: operation ${i} has no KV member`);
@@ -24,7 +24,7 @@ export function txnOps(body: TxnOpBody[]): KvOp[] {
       if (!BASE64.test(kv.Value) || kv.Value.length % 4 === 1) throw badRequest(`Request decode failed: operation ${i}: Value is not base64`);
       value = new Uint8Array(Buffer.from(kv.Value, 'base64'));
       if (value.length > MAX_KV_VALUE_BYTES) {
-        throw new HttpError(413, `Value for key ${JSON.stringify(kv.Key ?? '')} is too large (${value.length} > ${MAX_KV_VALUE_BYTES} bytes)`);
+        throw tooLarge(`Value for key ${JSON.stringify(kv.Key ?? '')} is too large (${value.length} > ${MAX_KV_VALUE_BYTES} bytes)`);
       }
     }
     return { Verb: verb as KvVerb, Key: kv.Key ?? '', Value: value, Flags: kv.Flags ?? 0, Index: kv.Index ?? 0, Session: kv.Session ?? '' };
