@@ -54,3 +54,14 @@ export function formatGoDuration(nanoseconds: number): string {
   if (minutes > 0) return `${sign}${minutes}m${seconds}`;
   return `${sign}${seconds}`;
 }
+
+/** Milliseconds of a Go duration string (surrounding spaces ignored), or undefined if malformed. */
+export function parseDurationMs(text: string): number | undefined {
+  const ns = parseGoDuration(text.trim());
+  return ns === undefined ? undefined : ns / 1e6;
+}
+
+/** Go's Duration.String() of a number of milliseconds (15000 → "15s", 90000 → "1m30s"). */
+export function formatDurationMs(ms: number): string {
+  return formatGoDuration(ms * 1e6);
+}

@@ -32,7 +32,7 @@ export { dropNonPassing } from './catalog/passing-filter';
 export { RESERVED_META_PREFIX, metaProblem } from './catalog/service-meta';
 export { NODES, SERVICES, CHECKS, COORDINATES, nodeWatchKey, serviceWatchKey, connectWatchKey } from './catalog/keys';
 export { estimatedRtt, type Coordinate } from './coordinates/vivaldi';
-export { parseGoDuration, formatGoDuration } from './go-duration';
+export { parseGoDuration, formatGoDuration, parseDurationMs, formatDurationMs } from './go-duration';
 export { intentionPrecedence, compareEvaluationOrder, WILDCARD, type IntentionNames } from './intentions/precedence';
 export { SOURCE_TYPE, DEFAULT_NAMESPACE, describeIntention, type IntentionInput, type IntentionOut } from './intentions/records';
 export { normaliseIntention, intentionProblems, problemsMessage } from './intentions/validation';

@@ -5,7 +5,6 @@ import { CatalogTable, type CatalogTableDump } from './tables/catalog';
 import { CoordinateTable, type CoordinateTableDump } from './tables/coordinates';
 import type { Txn } from './txn';
 import { SessionTable, type SessionTableDump } from './sessions/session-table';
-import { invalidateAfterCatalogChange } from './sessions/invalidation';
 import { KvTable, type KvTableDump } from './kv/kv-table';
 import { KV_PREFIX } from './kv/kv-keys';
 import { QueryTable, type QueryTableDump } from './queries/query-table';
@@ -48,13 +47,6 @@ export class State {
   /** Applied request ids and their results (the dedup window; requests/request-table.ts). */
   requests = new RequestTable();
 
-  /**
-   * Rules that follow any write, inside the same apply: sessions whose node or checks went away or
-   * turned critical are invalidated (consul-behaviour §3.3).
-   */
-  afterCommit(txn: Txn): void {
-    invalidateAfterCatalogChange(this, txn);
-  }
 
   /** Remove a node and everything that hangs off it in every table. */
   deleteNode(nodeName: string, txn: Txn): void {

@@ -13,6 +13,7 @@ import { storeInvariants } from './invariants';
 import { queryResult, type QueryResult } from './query-result';
 import { decodeSnapshot, encodeSnapshot } from './snapshot';
 import { State } from './state';
+import { invalidateAfterCatalogChange } from './sessions/invalidation';
 import type { RequestStamp } from './requests/request-table';
 import { Txn } from './txn';
 import { aclLookup, aclPolicies, aclPolicy, aclToken, aclTokenBySecret, aclTokens } from './acl/acl-reads';
@@ -115,7 +116,9 @@ export class Store {
     if (verdict instanceof CommandError) return verdict;
     const txn = new Txn(index, this.now());
     const result = verdict(txn);
-    this.state.afterCommit(txn);
+    // Rules that follow any write, inside the same apply: sessions whose node or checks went away or
+    // turned critical are invalidated (consul-behaviour §3.3).
+    invalidateAfterCatalogChange(this.state, txn);
     for (const key of txn.bumped) {
       if (this.state.keepsIndexEntry(key)) this.indexes.set(key, index);
       else this.indexes.delete(key);

@@ -3,7 +3,7 @@
 // checked by whichever server runs them (operator:write to join, operator:read for members).
 import type { AreaOut } from '@registry/store';
 import { forbidden, notFound } from '../errors';
-import type { QueryOptions } from '../http/query-options';
+import type { QueryOptions } from '../rpc/query-options';
 import type { Rpc } from '../rpc/rpc';
 import { joinArea, type JoinResult } from './area-join';
 import { areaMembers, type AreaMember } from './area-members';

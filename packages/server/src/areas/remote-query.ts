@@ -5,7 +5,7 @@
 // interface (queries/failover.ts) does not carry the caller's token, so a query without a Token
 // shows there what the anonymous token may read.
 import type { QueryDefinition } from '@registry/store';
-import type { QueryOptions } from '../http/query-options';
+import type { QueryOptions } from '../rpc/query-options';
 import type { RemoteDatacenterExecutor, RemoteResult } from '../queries/failover';
 import type { Rpc } from '../rpc/rpc';
 import type { WanLinks } from './wan-links';

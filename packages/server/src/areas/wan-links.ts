@@ -8,16 +8,16 @@ import { RpcConnectionError, RpcTimeoutError, type RaftNode, type Transport } fr
 import type { AreaOut, AreaServer, Command, Store } from '@registry/store';
 import type { Logger } from '../agent/logger';
 import type { ServerFacts } from '../cluster/server-info';
-import { effectiveWait } from '../http/blocking';
+import { effectiveWait } from '../rpc/blocking';
 import { NO_PATH_TO_DC, serverError } from '../errors';
-import type { QueryOptions } from '../http/query-options';
+import type { QueryOptions } from '../rpc/query-options';
 import { fromEnvelope, toEnvelope, type Envelope } from '../rpc/envelope';
 import { RequestIds } from '../rpc/request-ids';
 import type { ApplyOptions, ReadReply, Rpc } from '../rpc/rpc';
 import { CoordinateKeeper } from './coordinate-keeper';
 import { orderDatacenters } from './datacenter-order';
 import { PeerStatus } from './peer-status';
-import type { RemoteDatacenters } from './remote-datacenters';
+import type { RemoteDatacenters } from '../rpc/remote-datacenters';
 import {
   WAN_APPLY,
   WAN_AREA,

@@ -1,6 +1,6 @@
 // What servers of linked datacenters say to each other over the server RPC port.
 import type { Command, Coordinate } from '@registry/store';
-import type { QueryOptions } from '../http/query-options';
+import type { QueryOptions } from '../rpc/query-options';
 
 export const WAN_HELLO = 'wan.hello';
 export const WAN_PING = 'wan.ping';

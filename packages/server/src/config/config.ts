@@ -1,7 +1,7 @@
 // The agent's configuration: defaults, then config files in order, then flags (DECISIONS.md).
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { parseDuration } from '../http/durations';
+import { parseDurationMs as parseDuration } from '@registry/store';
 import { agentDefinitionsOf, type AgentDefinitions } from '../checks/config-definitions';
 
 export type DefaultPolicy = 'allow' | 'deny';

@@ -4,7 +4,7 @@
 // then the connection is closed. Node's default is a bare status line with no reason.
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { formatDuration } from './durations';
+import { formatDurationMs as formatDuration } from '@registry/store';
 
 /** What the parser or the server says about a connection ('clientError'). */
 interface ClientError extends Error {

@@ -2,23 +2,12 @@
 // dc → token → consistency → cache-control → wait/index.
 import type { IncomingHttpHeaders } from 'node:http';
 import { badRequest } from '../errors';
-import { parseDuration } from './durations';
+import type { Consistency, QueryOptions } from '../rpc/query-options';
+
+export type { Consistency, QueryOptions };
+import { parseDurationMs as parseDuration } from '@registry/store';
 
 export type Query = Record<string, string | string[] | undefined>;
-export type Consistency = 'default' | 'stale' | 'consistent';
-
-export interface QueryOptions {
-  datacenter: string;
-  token: string | undefined;
-  consistency: Consistency;
-  cached: boolean;
-  /** 0 means "do not block". */
-  minIndex: number;
-  /** Requested wait in ms (undefined → default); capping and jitter belong to blocking.ts. */
-  waitMs: number | undefined;
-  cacheControl: { maxAgeS?: number; staleIfErrorS?: number; mustRevalidate: boolean };
-}
-
 /** A presence flag (`?stale`, `?stale=`, `?stale=1`) — empty values count (Go clients send them). */
 export function flag(query: Query, name: string): boolean {
   return query[name] !== undefined;

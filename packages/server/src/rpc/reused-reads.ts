@@ -3,7 +3,7 @@
 // cost one store walk per change, and — because the answer's value is marked here — one JSON
 // encoding per change in the HTTP layer. Only endpoints whose routes return the value
 // untouched may be reused (the agent cache already shares these values the same way).
-import type { QueryResult } from '../http/blocking';
+import type { QueryResult } from './blocking';
 
 export const REUSABLE_READS: ReadonlySet<string> = new Set([
   'catalog.nodes',

@@ -4,16 +4,17 @@
 // `apply` and `read`; nothing else forwards, blocks or checks consistency.
 import { CommandError, encodeEntry, type Command, type Store } from '@registry/store';
 import { NotLeaderError, RemoteError, RpcConnectionError, StorageFaultError, type RaftNode, type Transport } from '@registry/raft';
-import { blockingQuery, effectiveWait, type QueryResult } from '../http/blocking';
+import { blockingQuery, effectiveWait, type QueryResult } from './blocking';
 import { NO_LEADER, badRequest, noLeader, outcomeUnknown, serverError } from '../errors';
-import type { QueryOptions } from '../http/query-options';
-import type { ReadEndpoint } from '../endpoints';
+import type { QueryOptions } from './query-options';
+import type { ReadEndpoint } from './read-endpoint';
 import { allowAllResolver, authorizeCommand, type AclResolver } from '../acl/authorization';
 import { errorOf, fromEnvelope, toEnvelope, type Envelope } from './envelope';
 import { lockDelayVerdict } from '../sessions/lock-delay-gate';
 import { REUSABLE_READS, ReusedReads } from './reused-reads';
-import { noRemoteDatacenters, type RemoteDatacenters } from '../areas/remote-datacenters';
+import { noRemoteDatacenters, type RemoteDatacenters } from './remote-datacenters';
 import { RequestIds } from './request-ids';
+import type { ApplyOptions, ReadMeta, ReadReply } from './contract';
 import { LeaderCalls } from './leader-calls';
 
 /** How long a read waits for a leader to exist before answering `No cluster leader` (Consul: 7 s). */
@@ -32,27 +33,7 @@ const WRITE_BUDGET_MS = 7_000;
  */
 const WRITE_ATTEMPT_MS = 2_000;
 
-export interface ReadMeta {
-  knownLeader: boolean;
-  lastContactMs: number;
-}
-
-export interface ReadReply<T = unknown> {
-  result: QueryResult<T>;
-  meta: ReadMeta;
-}
-
-export interface ApplyOptions {
-  /** The caller's token; the leader checks the command against it. */
-  token?: string;
-  datacenter?: string;
-  /** Commands the servers issue themselves (reconcile, session expiry) skip ACL checks. */
-  internal?: boolean;
-  /** Aborted when the client goes away: the write is then not re-sent (it may be in flight already). */
-  signal?: AbortSignal;
-  /** The write's identity when it entered the cluster elsewhere (another datacenter); else one is made here. */
-  requestId?: string;
-}
+export type { ApplyOptions, ReadMeta, ReadReply } from './contract';
 
 interface ForwardedApply {
   cmd: Command;

@@ -1,6 +1,6 @@
 // The spec's Limits rows for blocking queries: default wait 5 minutes, at most 10 minutes, plus up
 // to wait/16 of jitter.
-import { effectiveWait } from '../../src/http/blocking';
+import { effectiveWait } from '../../src/rpc/blocking';
 
 const MIN = 60_000;
 

@@ -2,6 +2,8 @@
 // near ordering, source IP), the failover order with a fake remote executor, and the simple cache.
 import type { CheckServiceNodeOut, QueryDefinition } from '@registry/store';
 import { definitionOf, validateDefinition } from '../../src/queries/definition';
+import type { RegistryError } from '../../src/errors';
+import { statusOf } from '../../src/http/error-status';
 import { filterNodes, orderNear, shuffle, sourceIp } from '../../src/queries/execute';
 import { failover, type RemoteDatacenterExecutor } from '../../src/queries/failover';
 import { parseInterpolation, evaluate } from '../../src/queries/interpolation';
@@ -85,7 +87,7 @@ describe('templates', () => {
         validateDefinition(definitionOf(body as never, 'id'));
         return 'accepted';
       } catch (err) {
-        return `${(err as { status: number }).status} ${(err as Error).message}`;
+        return `${statusOf((err as RegistryError).kind)} ${(err as Error).message}`;
       }
     };
     expect(bad({ Service: { Service: 'web' } })).toBe('400 Invalid prepared query: Must be bound to a session');

@@ -2,9 +2,9 @@
 // the agent cache (X-Cache, Age), so authorize and roots keep working while servers are unreachable.
 import { parseSpiffeURI, SpiffeIdError } from '@registry/ca';
 import type { IntentionOut } from '@registry/store';
-import { cacheWait as blockingGet, setCacheHeaders } from '../../connect/cached-read';
+import { cacheWait as blockingGet, setCacheHeaders } from '../cached-read';
 import { decideIntention } from '../../connect/intention-decision';
-import { blockOnHash } from '../../connect/hash-blocking';
+import { blockOnHash } from '../hash-blocking';
 import { contentHash, proxyConfigOf } from '../../connect/local-services';
 import { compileBody } from '../../schemas/validator';
 import { authorizeSchema } from '../../schemas/connect';

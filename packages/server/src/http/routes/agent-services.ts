@@ -2,7 +2,7 @@
 // managed proxies), deregister, list. Only server agents exist, so services live on the agent's own
 // node; the caller's token is checked here and the catalog is written with the agent's authority.
 import { contentHash, type ServiceDefinition } from '../../connect/local-services';
-import { blockOnHash } from '../../connect/hash-blocking';
+import { blockOnHash } from '../hash-blocking';
 import { compileBody } from '../../schemas/validator';
 import { agentServiceSchema } from '../../schemas/agent-service';
 import { badRequest, notFound } from '../../errors';

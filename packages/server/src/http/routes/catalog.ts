@@ -6,7 +6,7 @@ import { route, type Route } from '../route';
 import { compileBody } from '../../schemas/validator';
 import { deregisterSchema, registerSchema } from '../../schemas/catalog';
 import { nearOf, readInto, type RouteDeps } from './deps';
-import { readMaybeCached } from '../../connect/cached-read';
+import { readMaybeCached } from '../cached-read';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -3,7 +3,7 @@ import { badRequest } from '../../errors';
 import { list, nodeMeta, single } from '../query-options';
 import { route, type Route, type RouteContext } from '../route';
 import { nearOf, readInto, type RouteDeps } from './deps';
-import { readMaybeCached } from '../../connect/cached-read';
+import { readMaybeCached } from '../cached-read';
 
 const STATES = new Set(['any', 'passing', 'warning', 'critical']);
 

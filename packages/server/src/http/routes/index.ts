@@ -17,7 +17,7 @@ import { queryRoutes } from './query';
 import { areaRoutes } from './areas';
 import { coordinateRoutes } from './coordinates';
 import { localDatacenterOnly, type WanRouteDeps } from '../../areas/wan-route-deps';
-import { translatingRoutes } from '../../areas/datacenter-routes';
+import { translatingRoutes } from '../datacenter-routes';
 
 /** `wan`: the network-area links (the agent passes them; without, only this datacenter is known). */
 export function allRoutes(deps: RouteDeps, wan: WanRouteDeps = localDatacenterOnly(() => deps.agent.datacenter)): Route<any>[] {

@@ -4,7 +4,7 @@ import { joinTarget } from '../join-target';
 import { single } from '../query-options';
 import { route, type Route } from '../route';
 import type { RouteDeps } from './deps';
-import { demand } from '../../acl/request-authorizer';
+import { demand } from '../request-authorizer';
 
 export function statusRoutes(deps: RouteDeps): Route<any>[] {
   const { cluster } = deps;

@@ -2,8 +2,8 @@
 // caller's Authorizer from this server's resolver, with the same 403/500 answers as everywhere.
 import type { Authorizer } from '@registry/acl';
 import { forbidden } from '../errors';
-import type { RouteContext } from '../http/route';
-import type { RouteDeps } from '../http/routes/deps';
+import type { RouteContext } from './route';
+import type { RouteDeps } from './routes/deps';
 
 export function requestAuthorizer(deps: RouteDeps, ctx: RouteContext<any>): Authorizer {
   return deps.rpc.aclResolver.resolve(ctx.opts.token);

@@ -2,8 +2,8 @@
 // nodes of another datacenter — a `?dc=` request, or prepared-query failover results — shows their
 // WAN addresses and carries `X-Registry-Translate-Addresses: true`. Without the setting, routes run
 // untouched.
-import type { Route, RouteContext } from '../http/route';
-import { translateAddresses } from './address-translation';
+import type { Route, RouteContext } from './route';
+import { translateAddresses } from '../areas/address-translation';
 
 export const TRANSLATE_HEADER = 'X-Registry-Translate-Addresses';
 

@@ -1,9 +1,9 @@
 // Hash-based blocking for agent-local endpoints (`?hash=` + `wait`): answer at once when the current
 // ContentHash differs from the client's, else wait for a change to this agent's services or the wait.
-import { effectiveWait } from '../http/blocking';
-import type { RouteContext } from '../http/route';
-import { single } from '../http/query-options';
-import type { Mesh } from './mesh';
+import { effectiveWait } from '../rpc/blocking';
+import type { RouteContext } from './route';
+import { single } from './query-options';
+import type { Mesh } from '../connect/mesh';
 
 export async function blockOnHash<T extends { ContentHash: string }>(mesh: Mesh, ctx: RouteContext<any>, current: () => T): Promise<T> {
   let value = current();

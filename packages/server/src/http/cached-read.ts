@@ -1,9 +1,9 @@
 // `?cached` on the service reads (`/catalog/service`, `/health/service` and their connect forms):
 // answered by the agent cache's background-refreshed entry instead of a server round trip.
-import type { CacheAnswer, GetOptions } from './agent-cache';
-import { effectiveWait } from '../http/blocking';
-import type { RouteContext } from '../http/route';
-import { readInto, type RouteDeps } from '../http/routes/deps';
+import type { CacheAnswer, GetOptions } from '../connect/agent-cache';
+import { effectiveWait } from '../rpc/blocking';
+import type { RouteContext } from './route';
+import { readInto, type RouteDeps } from './routes/deps';
 
 /** X-Cache and Age, as Consul's agent sets them for cached answers. */
 export function setCacheHeaders(ctx: RouteContext<any>, answer: Pick<CacheAnswer<unknown>, 'hit' | 'ageS'>): void {

@@ -1,0 +1,25 @@
+// What callers of the RPC layer pass and get back (rpc.ts), apart from the layer itself so that its
+// ports (remote-datacenters.ts) can name them without importing it.
+import type { QueryResult } from './blocking';
+
+export interface ReadMeta {
+  knownLeader: boolean;
+  lastContactMs: number;
+}
+
+export interface ReadReply<T = unknown> {
+  result: QueryResult<T>;
+  meta: ReadMeta;
+}
+
+export interface ApplyOptions {
+  /** The caller's token; the leader checks the command against it. */
+  token?: string;
+  datacenter?: string;
+  /** Commands the servers issue themselves (reconcile, session expiry) skip ACL checks. */
+  internal?: boolean;
+  /** Aborted when the client goes away: the write is then not re-sent (it may be in flight already). */
+  signal?: AbortSignal;
+  /** The write's identity when it entered the cluster elsewhere (another datacenter); else one is made here. */
+  requestId?: string;
+}
