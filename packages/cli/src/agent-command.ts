@@ -25,10 +25,12 @@ export function agentCommand(): Command {
     .option('--client <addr>', 'address the HTTP API listens on (default 127.0.0.1)')
     .option('--http-port <port>', 'HTTP API port (default 8500)', int('http-port'))
     .option('--server-port <port>', 'server RPC/Raft port (default 8300)', int('server-port'))
+    .option('--dns-port <port>', 'DNS port, UDP and TCP (default 8600; -1 disables)', int('dns-port'))
     .option('--retry-join <addr>', 'host:server-port of another server (repeatable)', collect)
     .option('--config-file <file>', 'JSON configuration file (repeatable; later files win)', collect)
     .option('--log-level <level>', 'trace, debug, info, warn, error (default info)')
     .option('--log-json', 'log JSON lines')
+    .option('--consul-compat', 'Consul wire compatibility: accept X-Consul-Token, send X-Consul-* beside X-Registry-* headers (http_config.consul_compat)')
     .action(async (opts: AgentFlags) => {
       const config = buildConfig(opts);
       const agent = await Agent.start(config);

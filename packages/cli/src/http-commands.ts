@@ -1,14 +1,15 @@
-// Commands that talk to an agent over HTTP (REGISTRY_HTTP_ADDR, default 127.0.0.1:8500).
+// Commands that talk to an agent over HTTP (REGISTRY_HTTP_ADDR, default 127.0.0.1:8500). Consul's
+// CONSUL_HTTP_ADDR / CONSUL_HTTP_TOKEN are honoured too, below the REGISTRY_* names.
 import { Command } from 'commander';
 
 function baseUrl(opt?: string): string {
-  const addr = opt ?? process.env.REGISTRY_HTTP_ADDR ?? '127.0.0.1:8500';
+  const addr = opt || process.env.REGISTRY_HTTP_ADDR || process.env.CONSUL_HTTP_ADDR || '127.0.0.1:8500';
   return /^https?:\/\//.test(addr) ? addr : `http://${addr}`;
 }
 
 async function call(method: string, path: string, opts: { httpAddr?: string; token?: string }, body?: unknown) {
   const headers: Record<string, string> = {};
-  const token = opts.token ?? process.env.REGISTRY_HTTP_TOKEN;
+  const token = opts.token || process.env.REGISTRY_HTTP_TOKEN || process.env.CONSUL_HTTP_TOKEN;
   if (token) headers['X-Registry-Token'] = token;
   const res = await fetch(baseUrl(opts.httpAddr) + path, {
     method,
@@ -21,7 +22,9 @@ async function call(method: string, path: string, opts: { httpAddr?: string; tok
 }
 
 const withHttp = (c: Command) =>
-  c.option('--http-addr <addr>', 'agent HTTP address (env REGISTRY_HTTP_ADDR)').option('--token <token>', 'ACL token (env REGISTRY_HTTP_TOKEN)');
+  c
+    .option('--http-addr <addr>', 'agent HTTP address (env REGISTRY_HTTP_ADDR, else CONSUL_HTTP_ADDR)')
+    .option('--token <token>', 'ACL token (env REGISTRY_HTTP_TOKEN, else CONSUL_HTTP_TOKEN)');
 
 export function httpCommands(): Command[] {
   const members = withHttp(new Command('members').description('list the servers of the cluster')).action(async (o) => {

@@ -60,3 +60,36 @@ test('an agent flag with a bad value is refused before anything starts', async (
     stderr: expect.stringMatching(/-http-port must be an integer/),
   });
 });
+
+describe("Consul's environment variables (issue 15)", () => {
+  const ROOT = 'c0ffee00-0000-4000-8000-0000000c11e5';
+  let acl: TestAgent;
+  beforeAll(async () => {
+    acl = await startDevAgent((c) => {
+      c.acl.enabled = true;
+      c.acl.defaultPolicy = 'deny';
+      c.acl.tokens.initialManagement = ROOT;
+    });
+  });
+  afterAll(async () => {
+    await acl?.stop();
+  });
+  const withEnv = (env: Record<string, string>, ...args: string[]) => {
+    const base = { ...process.env };
+    for (const k of ['REGISTRY_HTTP_ADDR', 'REGISTRY_HTTP_TOKEN', 'CONSUL_HTTP_ADDR', 'CONSUL_HTTP_TOKEN']) delete base[k];
+    return run(process.execPath, [BIN, ...args], { env: { ...base, ...env }, timeout: 20_000 });
+  };
+
+  test('CONSUL_HTTP_ADDR is the address when REGISTRY_HTTP_ADDR is unset; REGISTRY_HTTP_ADDR wins over it', async () => {
+    expect((await withEnv({ CONSUL_HTTP_ADDR: addr }, 'catalog', 'datacenters')).stdout.trim()).toBe('dc1');
+    expect((await withEnv({ CONSUL_HTTP_ADDR: '127.0.0.1:1', REGISTRY_HTTP_ADDR: addr }, 'catalog', 'datacenters')).stdout.trim()).toBe('dc1');
+  });
+
+  test('CONSUL_HTTP_TOKEN is the token when REGISTRY_HTTP_TOKEN is unset', async () => {
+    const aclAddr = `127.0.0.1:${acl.agent.httpPort}`;
+    await expect(withEnv({ CONSUL_HTTP_ADDR: aclAddr }, 'operator', 'raft', 'list-peers')).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/403/) });
+    const { stdout } = await withEnv({ CONSUL_HTTP_ADDR: aclAddr, CONSUL_HTTP_TOKEN: ROOT }, 'operator', 'raft', 'list-peers');
+    expect(stdout).toMatch(/test-agent\s+[0-9a-f-]{36}\s+127\.0\.0\.1:\d+\s+leader\s+true/);
+    await expect(withEnv({ CONSUL_HTTP_ADDR: aclAddr, CONSUL_HTTP_TOKEN: ROOT, REGISTRY_HTTP_TOKEN: 'not-a-token' }, 'operator', 'raft', 'list-peers')).rejects.toMatchObject({ code: 1 });
+  });
+});

@@ -7,9 +7,17 @@
 // for during `ttlMs` is dropped and its loop ends. After a failed refresh the loop retries with
 // backoff and `Age` counts the seconds since the last successful fetch.
 
+/** What the servers said about the leader with a read (X-Registry-KnownLeader / -LastContact). */
+export interface LeaderMeta {
+  knownLeader: boolean;
+  lastContactMs: number;
+}
+
 export interface Fetched<T> {
   index: number;
   value: T;
+  /** The leader metadata of the read that fetched it, when the fetcher has one. */
+  meta?: LeaderMeta;
 }
 
 /** One fetch: block while the servers' index is ≤ minIndex (0: answer at once); abort on `signal`. */
@@ -21,6 +29,12 @@ export interface CacheAnswer<T> {
   hit: boolean;
   /** Seconds since the value was last known fresh (0 while the refresh loop is connected). */
   ageS: number;
+  /**
+   * The leader metadata of the fetch that made the value, LastContact grown by the time the refresh
+   * has been failing (Consul's cached answers carry the fetch's QueryMeta). Absent when the
+   * fetcher gives none.
+   */
+  meta?: LeaderMeta;
 }
 
 export interface GetOptions {
@@ -47,6 +61,7 @@ interface Entry {
   freshAt: number;
   /** Set while the refresh loop is failing. */
   failing: boolean;
+  meta: LeaderMeta | undefined;
   lastUsed: number;
   waiters: Set<() => void>;
   controller: AbortController;
@@ -91,7 +106,9 @@ export class AgentCache {
     entry.lastUsed = this.now();
     const minIndex = opts.minIndex ?? 0;
     if (minIndex > 0 && entry.index <= minIndex) await this.waitPast(entry, minIndex, opts.waitMs ?? 0, opts.signal);
-    return { value: entry.value as T, index: entry.index, hit, ageS: entry.failing ? Math.round((this.now() - entry.freshAt) / 1000) : 0 };
+    const staleMs = entry.failing ? this.now() - entry.freshAt : 0;
+    const meta = entry.meta && { knownLeader: entry.meta.knownLeader, lastContactMs: entry.meta.lastContactMs + staleMs };
+    return { value: entry.value as T, index: entry.index, hit, ageS: Math.round(staleMs / 1000), meta };
   }
 
   /** Drop one entry (its loop ends). */
@@ -117,6 +134,7 @@ export class AgentCache {
       index: first.index,
       freshAt: this.now(),
       failing: false,
+      meta: first.meta,
       lastUsed: this.now(),
       waiters: new Set(),
       controller,
@@ -142,6 +160,7 @@ export class AgentCache {
         if (signal.aborted) return;
         entry.failing = false;
         entry.freshAt = this.now();
+        if (next.meta) entry.meta = next.meta;
         delay = this.retryMs;
         // An index going backwards (snapshot restore) restarts from the new value, as Consul's cache does.
         if (next.index !== entry.index || next.value !== entry.value) {

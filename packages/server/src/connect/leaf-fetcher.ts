@@ -59,7 +59,8 @@ export function leafFetcher(service: string, deps: LeafFetcherDeps): Fetcher<Iss
       ModifyIndex: index,
     };
     current = { cert, rootId: roots.value.ActiveRootID, rootsIndex: roots.index, renewAt: renewalTime(cert, random) };
-    return { index, value: cert };
+    // The leader just signed it: the roots read's leader metadata stands for the fetch.
+    return { index, value: cert, meta: roots.meta };
   };
 
   return async (_minIndex, signal) => {

@@ -11,7 +11,8 @@ export const sessionReads: Record<string, ReadEndpoint> = {
     return { ...r, value: visible.length > 0 ? visible : null };
   },
   'session.node': ({ store, authz }, a: { node: string }) => {
-    const r = store.sessionsOfNode(a.node);
+    // The path names the node by name or ID (spec; as /v1/health/node does): an ID is read as its node's name.
+    const r = store.sessionsOfNode(store.catalogNode(a.node).value?.Node.Node ?? a.node);
     return { ...r, value: r.value.filter((s) => authz.sessionRead(s.Node)) };
   },
   'session.list': ({ store, authz }) => {

@@ -17,6 +17,8 @@ import { RegistryError, badRequest } from '../errors';
 import { flag, parseQueryOptions, single, type Query, type QueryOptions } from './query-options';
 import type { ResponseMeta, Route, RouteContext } from './route';
 import { encodeJson } from '../rpc/reused-reads';
+import { TRANSLATE_HEADER } from './datacenter-routes';
+import { CONSUL_SEGMENT_KEY, SEGMENT_KEY } from '../schemas/node-meta';
 
 export interface AppOptions {
   datacenter: string;
@@ -25,6 +27,14 @@ export interface AppOptions {
   /** Largest request body accepted (KV values are capped separately by their route). */
   bodyLimit?: string;
   logger?: { error(o: object, msg?: string): void };
+  /**
+   * Consul wire compatibility (`http_config.consul_compat`): `X-Consul-Token` is read as
+   * `X-Registry-Token`, every `X-Registry-*` response header is also sent under its `X-Consul-*`
+   * name, and `node-meta=consul-network-segment:…` filters as `registry-network-segment`.
+   */
+  consulCompat?: boolean;
+  /** `translate_wan_addrs` is on: every response carries `X-Registry-Translate-Addresses: true`. */
+  translateAddresses?: boolean;
 }
 
 /** What `http.createServer` takes. */
@@ -92,7 +102,12 @@ export function createApp(routes: Route<any>[], options: AppOptions): HttpHandle
   });
 
   const limit = parseByteLimit(bodyLimit);
+  // Headers of every response, errors, 404s and 405s included (Consul sets the translate header
+  // in its wrap, before the handler runs).
+  const always: Array<[string, string]> = [];
+  if (options.translateAddresses) always.push(...withConsulNames([[TRANSLATE_HEADER, 'true']], options.consulCompat));
   return (req, res) => {
+    for (const [k, v] of always) res.setHeader(k, v);
     const candidates = direct.get(req.method ?? '');
     const url = req.url ?? '';
     if (!candidates || url.charCodeAt(0) !== 0x2f || NEEDS_FULL_PARSE.test(url) || !identityEncoded(req)) {
@@ -148,7 +163,8 @@ async function serve(
   rawBody: Buffer | undefined,
   options: AppOptions,
 ): Promise<void> {
-  const agent = { datacenter: options.datacenter, defaultToken: options.defaultToken?.() };
+  const agent = { datacenter: options.datacenter, defaultToken: options.defaultToken?.(), consulCompat: options.consulCompat };
+  if (options.consulCompat && query['node-meta'] !== undefined) query = consulNodeMetaQuery(query);
   let opts: QueryOptions;
   if (r.method === 'GET') {
     opts = parseQueryOptions(query, req.headers, agent);
@@ -191,13 +207,13 @@ async function serve(
     value = await r.handle(ctx);
   } catch (err) {
     // Blocking endpoints still report the index on errors (Consul sets it before failing).
-    writeMeta(res, meta);
+    writeMeta(res, meta, options.consulCompat);
     throw err;
   }
   if (res.headersSent || closedEarly) return;
   const status = meta.status ?? 200;
   if (meta.raw || value === undefined) {
-    writeMeta(res, meta);
+    writeMeta(res, meta, options.consulCompat);
     res.statusCode = status;
     if (meta.raw) {
       res.setHeader('Content-Type', meta.raw.contentType);
@@ -211,31 +227,53 @@ async function serve(
   const text = flag(query, 'pretty') ? JSON.stringify(value, null, 4) + '\n' : encodeJson(value);
   // One writeHead with every header (Content-Length too, so the body is not chunked) is
   // cheaper than a setHeader per header.
-  const headers: OutgoingHttpHeaders = metaHeaders(meta);
+  const headers: OutgoingHttpHeaders = metaHeaders(meta, options.consulCompat);
   headers['Content-Type'] = JSON_TYPE;
   headers['Content-Length'] = Buffer.byteLength(text);
   res.writeHead(status, headers);
   res.end(text);
 }
 
-function metaHeaders(meta: ResponseMeta): OutgoingHttpHeaders {
+/** The one place response metadata becomes headers (both paths, answers and errors). */
+function metaHeaders(meta: ResponseMeta, consulCompat: boolean | undefined): OutgoingHttpHeaders {
   const h: OutgoingHttpHeaders = {};
   if (meta.index !== undefined) h['X-Registry-Index'] = String(Math.max(1, meta.index));
   if (meta.knownLeader !== undefined) h['X-Registry-KnownLeader'] = String(meta.knownLeader);
   if (meta.lastContactMs !== undefined) h['X-Registry-LastContact'] = String(meta.lastContactMs);
   for (const k in meta.headers) h[k] = meta.headers[k];
+  if (consulCompat) {
+    for (const k in h) if (k.startsWith(REGISTRY_PREFIX)) h[CONSUL_PREFIX + k.slice(REGISTRY_PREFIX.length)] = h[k];
+  }
   return h;
 }
 
-function writeMeta(res: ServerResponse, meta: ResponseMeta): void {
+function writeMeta(res: ServerResponse, meta: ResponseMeta, consulCompat: boolean | undefined): void {
   if (res.headersSent) return;
-  const h = metaHeaders(meta);
+  const h = metaHeaders(meta, consulCompat);
   for (const k in h) res.setHeader(k, h[k]!);
+}
+
+const REGISTRY_PREFIX = 'X-Registry-';
+const CONSUL_PREFIX = 'X-Consul-';
+
+/** `pairs` and, with consul_compat, each `X-Registry-*` one again under its `X-Consul-*` name. */
+function withConsulNames(pairs: Array<[string, string]>, consulCompat: boolean | undefined): Array<[string, string]> {
+  if (!consulCompat) return pairs;
+  const out = [...pairs];
+  for (const [k, v] of pairs) if (k.startsWith(REGISTRY_PREFIX)) out.push([CONSUL_PREFIX + k.slice(REGISTRY_PREFIX.length), v]);
+  return out;
+}
+
+/** `node-meta=consul-network-segment:…` filters as registry's key (consul_compat). */
+function consulNodeMetaQuery(query: Query): Query {
+  const items = query['node-meta'];
+  const alias = (item: string) => (item === CONSUL_SEGMENT_KEY || item.startsWith(CONSUL_SEGMENT_KEY + ':') ? SEGMENT_KEY + item.slice(CONSUL_SEGMENT_KEY.length) : item);
+  return { ...query, 'node-meta': Array.isArray(items) ? items.map(alias) : items === undefined ? undefined : alias(items) };
 }
 
 function sendError(res: ServerResponse, err: unknown, path: string, options: AppOptions): void {
   if (err instanceof RegistryError) {
-    if (!res.headersSent) for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+    if (!res.headersSent) for (const [k, v] of withConsulNames(Object.entries(err.headers), options.consulCompat)) res.setHeader(k, v);
     sendText(res, statusOf(err.kind), err.message);
     return;
   }

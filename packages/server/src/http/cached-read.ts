@@ -5,10 +5,17 @@ import { effectiveWait } from '../rpc/blocking';
 import type { RouteContext } from './route';
 import { readInto, type RouteDeps } from './routes/deps';
 
-/** X-Cache and Age, as Consul's agent sets them for cached answers. */
-export function setCacheHeaders(ctx: RouteContext<any>, answer: Pick<CacheAnswer<unknown>, 'hit' | 'ageS'>): void {
+/**
+ * X-Cache and Age, as Consul's agent sets them for cached answers, and the leader metadata of the
+ * fetch behind the answer (X-Registry-KnownLeader / -LastContact, as on uncached reads; issue 15).
+ */
+export function setCacheHeaders(ctx: RouteContext<any>, answer: Pick<CacheAnswer<unknown>, 'hit' | 'ageS' | 'meta'>): void {
   ctx.meta.headers['X-Cache'] = answer.hit ? 'HIT' : 'MISS';
   if (answer.hit) ctx.meta.headers.Age = String(answer.ageS);
+  if (answer.meta) {
+    ctx.meta.knownLeader = answer.meta.knownLeader;
+    ctx.meta.lastContactMs = answer.meta.lastContactMs;
+  }
 }
 
 /** A request's blocking parameters, for a wait on a cache entry. */

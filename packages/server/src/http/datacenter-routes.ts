@@ -1,7 +1,8 @@
 // `translate_wan_addrs` applied to every route's answer (consul-behaviour §1.7): an answer holding
 // nodes of another datacenter — a `?dc=` request, or prepared-query failover results — shows their
-// WAN addresses and carries `X-Registry-Translate-Addresses: true`. Without the setting, routes run
-// untouched.
+// WAN addresses. The header `X-Registry-Translate-Addresses: true` is set by app.ts on every
+// response while the setting is on (spec common behaviour 5; Consul's wrap; issue 15 part 3).
+// Without the setting, routes run untouched.
 import type { Route, RouteContext } from './route';
 import { translateAddresses } from '../areas/address-translation';
 
@@ -14,9 +15,7 @@ export function translatingRoutes(routes: Route<any>[], datacenter: string, enab
     async handle(ctx: RouteContext<any>) {
       const value = await r.handle(ctx);
       if (value === undefined || ctx.meta.raw) return value;
-      const t = translateAddresses(value, datacenter);
-      if (t.translated || ctx.opts.datacenter !== datacenter) ctx.meta.headers[TRANSLATE_HEADER] = 'true';
-      return t.value;
+      return translateAddresses(value, datacenter).value;
     },
   }));
 }

@@ -44,12 +44,13 @@ export function nodeMeta(query: Query): Record<string, string> | undefined {
 /**
  * Token precedence (the spec's Authentication section and Consul's parseToken):
  * `?token=` over `X-Registry-Token` over `Authorization: Bearer` over the agent's default token.
+ * With `consulCompat` (http_config.consul_compat), `X-Consul-Token` counts as `X-Registry-Token`
+ * (the registry name first when a request sends both).
  */
-export function parseToken(query: Query, headers: IncomingHttpHeaders, agentDefault: string | undefined): string | undefined {
+export function parseToken(query: Query, headers: IncomingHttpHeaders, agentDefault: string | undefined, consulCompat = false): string | undefined {
   const fromQuery = single(query, 'token');
   if (fromQuery) return fromQuery;
-  const header = headers['x-registry-token'];
-  const fromHeader = Array.isArray(header) ? header[0] : header;
+  const fromHeader = firstValue(headers['x-registry-token']) || (consulCompat ? firstValue(headers['x-consul-token']) : undefined);
   if (fromHeader) return fromHeader;
   const auth = headers.authorization;
   if (auth) {
@@ -60,6 +61,10 @@ export function parseToken(query: Query, headers: IncomingHttpHeaders, agentDefa
     }
   }
   return agentDefault || undefined;
+}
+
+function firstValue(header: string | string[] | undefined): string | undefined {
+  return Array.isArray(header) ? header[0] : header;
 }
 
 function parseCacheControl(header: string | undefined): QueryOptions['cacheControl'] {
@@ -88,10 +93,10 @@ function parseCacheControl(header: string | undefined): QueryOptions['cacheContr
 export function parseQueryOptions(
   query: Query,
   headers: IncomingHttpHeaders,
-  agent: { datacenter: string; defaultToken?: string },
+  agent: { datacenter: string; defaultToken?: string; consulCompat?: boolean },
 ): QueryOptions {
   const datacenter = single(query, 'dc') || agent.datacenter;
-  const token = parseToken(query, headers, agent.defaultToken);
+  const token = parseToken(query, headers, agent.defaultToken, agent.consulCompat);
   const stale = flag(query, 'stale');
   const consistent = flag(query, 'consistent');
   const cached = flag(query, 'cached');

@@ -192,9 +192,12 @@ describe('translate_wan_addrs (on in dc1 only)', () => {
     expect(node.TaggedAddresses).toEqual({ lan: '10.0.0.7', wan: '198.51.100.7' });
   });
 
-  test('local answers, and a datacenter without the setting, are untouched', async () => {
+  test('local answers keep their addresses but carry the header (every response while it is on, issue 15); a datacenter without the setting has neither', async () => {
+    const reg = await http(dc1.url, 'PUT', '/v1/catalog/register', { Node: 'local-wan', Address: '10.0.0.8', TaggedAddresses: { wan: '198.51.100.8' } });
+    expect(reg.headers.get('x-registry-translate-addresses')).toBe('true');
     const local = await get(dc1, '/v1/catalog/nodes');
-    expect(local.headers.get('x-registry-translate-addresses')).toBeNull();
+    expect(local.headers.get('x-registry-translate-addresses')).toBe('true');
+    expect(local.json.find((n: any) => n.Node === 'local-wan').Address).toBe('10.0.0.8');
     const fromDc2 = await get(dc2, '/v1/catalog/nodes');
     expect(fromDc2.headers.get('x-registry-translate-addresses')).toBeNull();
     expect(fromDc2.json.find((n: any) => n.Node === 'wan-node').Address).toBe('10.0.0.7');

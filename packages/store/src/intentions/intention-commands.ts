@@ -6,12 +6,19 @@ import { intentionPrecedence } from './precedence';
 import { describeIntention, type IntentionInput, type IntentionRecord } from './records';
 import { intentionProblems, normaliseIntention, problemsMessage } from './validation';
 
+const CONSUL_SOURCE_TYPES = ['consul'];
+
 export interface IntentionUpsertCommand {
   /** create: ID must be new; update: ID must exist (CreatedAt and CreateIndex are kept). */
   op: 'create' | 'update';
   intention: IntentionInput & { ID: string };
   /** RFC 3339 time of the request, stamped as UpdatedAt (and CreatedAt on create). */
   now: string;
+  /**
+   * SourceType `consul` is accepted and kept as sent (the HTTP edge sets this in consul_compat
+   * mode). A flag in the command, so entries written without it replay exactly as before.
+   */
+  consulSourceType?: boolean;
 }
 
 export interface IntentionDeleteCommand {
@@ -34,7 +41,7 @@ export const intentionUpsert: CommandHandler<IntentionUpsertCommand> = (state, c
   } catch {
     return new CommandError('Invalid intention');
   }
-  const problems = intentionProblems(n);
+  const problems = intentionProblems(n, cmd.consulSourceType === true ? CONSUL_SOURCE_TYPES : []);
   if (problems.length > 0) return new CommandError(problemsMessage(problems));
   const precedence = intentionPrecedence(n);
   const duplicate = state.intentions.duplicateOf(n, input.ID);

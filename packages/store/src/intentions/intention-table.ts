@@ -1,5 +1,6 @@
 // The intentions table: rows by ID, one watch key for the whole table (Consul's "intentions" index;
 // every intention read depends on all rows, because wildcards make any row relevant to any name).
+import { Fields, keyedStream } from '../snapshot';
 import type { Txn } from '../txn';
 import { compareEvaluationOrder, WILDCARD } from './precedence';
 import type { IntentionRecord } from './records';
@@ -69,6 +70,19 @@ export class IntentionTable {
 
   dump(): IntentionTableDump {
     return { intentions: [...this.byId.values()].map((r) => ({ ...r, Meta: { ...r.Meta } })) };
+  }
+
+  /** dump() as of now, serialised later (rows are replaced, never changed). */
+  capture(): Fields {
+    return new Fields([
+      [
+        'intentions',
+        keyedStream(this.byId.size, [...this.byId.values()], (out, r) => {
+          out.item({ ...r, Meta: { ...r.Meta } });
+          return true;
+        }),
+      ],
+    ]);
   }
 
   static load(dump: IntentionTableDump | undefined): IntentionTable {

@@ -44,8 +44,11 @@ function wildcardProblems(field: string, value: string): string[] {
   return [];
 }
 
-/** Every problem with a normalised intention, [] when it is valid. */
-export function intentionProblems(i: NormalisedIntention): string[] {
+/**
+ * Every problem with a normalised intention, [] when it is valid. `otherSourceTypes`: SourceType
+ * values accepted besides `registry` (`consul` when the write came through consul_compat).
+ */
+export function intentionProblems(i: NormalisedIntention, otherSourceTypes: readonly string[] = []): string[] {
   const problems = [
     ...wildcardProblems('SourceNS', i.SourceNS),
     ...wildcardProblems('SourceName', i.SourceName),
@@ -67,7 +70,7 @@ export function intentionProblems(i: NormalisedIntention): string[] {
     else if (v.length > MAX_META_VALUE) problems.push(`Meta value for key ${JSON.stringify(k)} exceeds maximum length ${MAX_META_VALUE}`);
   }
   if (i.Action !== 'allow' && i.Action !== 'deny') problems.push(`Action must be set to 'allow' or 'deny'`);
-  if (i.SourceType !== SOURCE_TYPE) problems.push(`SourceType must be set to '${SOURCE_TYPE}'`);
+  if (i.SourceType !== SOURCE_TYPE && !otherSourceTypes.includes(i.SourceType)) problems.push(`SourceType must be set to '${SOURCE_TYPE}'`);
   return problems;
 }
 

@@ -5,6 +5,7 @@ import { list, nodeMeta } from '../query-options';
 import { route, type Route } from '../route';
 import { compileBody } from '../../schemas/validator';
 import { deregisterSchema, registerSchema } from '../../schemas/catalog';
+import { aliasConsulNodeMeta } from '../../schemas/node-meta';
 import { nearOf, readInto, type RouteDeps } from './deps';
 import { readMaybeCached } from '../cached-read';
 
@@ -26,7 +27,8 @@ export function catalogRoutes(deps: RouteDeps, datacenters: () => string[] = () 
         if (body.ID && !UUID.test(body.ID)) throw badRequest(`Bad node ID: invalid UUID "${body.ID}"`);
         if (!body.Address && !body.SkipNodeUpdate) throw badRequest('Must provide address if SkipNodeUpdate is not set');
         const dc = body.Datacenter || opts.datacenter;
-        return deps.rpc.apply({ type: 'catalog.register', req: { ...body, Datacenter: dc } }, { datacenter: dc, token: opts.token, signal });
+        const req = deps.agent.consulCompat && body.NodeMeta ? { ...body, NodeMeta: aliasConsulNodeMeta(body.NodeMeta) } : body;
+        return deps.rpc.apply({ type: 'catalog.register', req: { ...req, Datacenter: dc } }, { datacenter: dc, token: opts.token, signal });
       },
     }),
     route<DeregisterRequest>({

@@ -11,6 +11,8 @@ export interface AgentFacts {
   nodeName: string;
   nodeId: string;
   datacenter: string;
+  /** `http_config.consul_compat`: Consul's spellings accepted where registry renamed them (docs/clients.md). */
+  consulCompat?: boolean;
 }
 
 /** Cluster operations the status, operator and agent routes need (implemented by the agent). */

@@ -36,6 +36,8 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
     if (!deps.mesh) throw serverError('connect is not wired into this agent');
     return deps.mesh;
   };
+  // consul_compat: SourceType `consul` is accepted and answered as the caller sent it.
+  const consulSourceType = deps.agent.consulCompat ? { consulSourceType: true } : {};
 
   return [
     route({
@@ -67,7 +69,7 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
         const source = parseMatchEntry(required(ctx, 'source'));
         const destination = parseMatchEntry(required(ctx, 'destination'));
         const sourceType = single(ctx.query, 'source-type');
-        if (sourceType && sourceType !== 'registry') throw badRequest(`unsupported SourceType: ${JSON.stringify(sourceType)}`);
+        if (sourceType && sourceType !== 'registry' && !(deps.agent.consulCompat && sourceType === 'consul')) throw badRequest(`unsupported SourceType: ${JSON.stringify(sourceType)}`);
         const reply = await deps.rpc.read<IntentionOut[]>('intention.check', { destination }, ctx.opts, ctx.signal);
         return { Allowed: decideIntention(reply.result.value, source, mesh().intentionDefaults()).allowed };
       },
@@ -85,7 +87,7 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
         if (input.ID) throw badRequest('ID must be empty when creating a new intention');
         const intention = { ...input, ID: randomUUID() };
         await deps.rpc.apply(
-          { type: 'intention.upsert', op: 'create', intention, now: new Date().toISOString() },
+          { type: 'intention.upsert', op: 'create', intention, now: new Date().toISOString(), ...consulSourceType },
           { token: opts.token, datacenter: opts.datacenter, signal },
         );
         return { ID: intention.ID };
@@ -111,7 +113,7 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
         checkId(id);
         if (input.ID && input.ID !== id) throw badRequest(`ID in the body (${input.ID}) must match the ID in the URL (${id})`);
         await deps.rpc.apply(
-          { type: 'intention.upsert', op: 'update', intention: { ...input, ID: id }, now: new Date().toISOString() },
+          { type: 'intention.upsert', op: 'update', intention: { ...input, ID: id }, now: new Date().toISOString(), ...consulSourceType },
           { token: opts.token, datacenter: opts.datacenter, signal },
         );
         return { ID: id };
