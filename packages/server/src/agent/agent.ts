@@ -30,6 +30,8 @@ import { createLogger, type Logger } from './logger';
 import { loadOrCreateNodeId } from './node-id';
 import { storeStateMachine } from './store-fsm';
 import { installAreas, type Areas } from '../areas/install';
+import { installDns } from '../dns/install';
+import type { DnsServer } from '../dns/server';
 
 declare module '../rpc/leader-calls' {
   interface LeaderMethods {
@@ -59,6 +61,8 @@ export interface AgentOptions {
 
 export class Agent {
   private http: Server | null = null;
+  /** The DNS interface (undefined when disabled or its default port was taken). */
+  private dns: DnsServer | undefined;
   private stopping: Promise<void> | null = null;
   /** The service-mesh side (set once during start). */
   mesh: Mesh | undefined;
@@ -147,6 +151,11 @@ export class Agent {
 
     agent.checks = installAgentChecks({ config, dataDir, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }) });
     await agent.listenHttp();
+    agent.dns = await installDns({
+      rpc, config: config.dns, port: config.dnsPort, portSet: config.dnsPortSet, host: config.client, datacenter: config.datacenter,
+      nodeName: config.nodeName, translateWanAddrs: config.translateWanAddrs, defaultToken: () => config.acl.tokens.default,
+      remoteQueries: agent.areas?.routes.queryExecutor, logger: logger.child({ module: 'agent.dns' }),
+    });
     logger.info(
       { node: config.nodeName, id: nodeId, datacenter: config.datacenter, http: agent.httpAddress, server: address },
       'registry agent running',
@@ -161,6 +170,11 @@ export class Agent {
 
   get httpPort(): number {
     return (this.http?.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  /** The DNS port (UDP and TCP), 0 when DNS is not served. */
+  get dnsPort(): number {
+    return this.dns?.port ?? 0;
   }
 
   /** Stop serving. With `transfer`, a leader first hands leadership to a follower (SIGTERM). */
@@ -183,6 +197,7 @@ export class Agent {
     this.checks?.stop();
     this.mesh?.stop();
     this.areas?.stop();
+    await this.dns?.close();
     if (this.http) {
       const http = this.http;
       await new Promise<void>((resolve) => {
@@ -201,7 +216,7 @@ export class Agent {
   private async listenHttp(): Promise<void> {
     const deps: RouteDeps = {
       rpc: this.rpc,
-      agent: { nodeName: this.config.nodeName, nodeId: this.nodeId, datacenter: this.config.datacenter },
+      agent: { nodeName: this.config.nodeName, nodeId: this.nodeId, datacenter: this.config.datacenter, consulCompat: this.config.consulCompat },
       cluster: this.clusterOps(),
       mesh: this.mesh,
       sessions: this.sessions,
@@ -212,6 +227,8 @@ export class Agent {
       datacenter: this.config.datacenter,
       defaultToken: () => this.config.acl.tokens.default,
       logger: this.logger.child({ module: 'agent.http' }),
+      consulCompat: this.config.consulCompat,
+      translateAddresses: this.config.translateWanAddrs,
     });
     // Bounded receive timeouts (blocking waits come after the request is read and are not cut),
     // idle keep-alive, and a cap on open connections below the descriptor limit (docs/http.md).

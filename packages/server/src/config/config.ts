@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseDurationMs as parseDuration } from '@registry/store';
 import { agentDefinitionsOf, type AgentDefinitions } from '../checks/config-definitions';
+import { applyDnsConfig, defaultDnsConfig, DEFAULT_DNS_PORT, type DnsConfig } from '../dns/config';
 
 export type DefaultPolicy = 'allow' | 'deny';
 
@@ -29,6 +30,12 @@ export interface AgentConfig {
   client: string;
   httpPort: number;
   serverPort: number;
+  /** DNS port, UDP and TCP (`ports.dns`, `-dns-port`; 8600; -1 disables; docs/dns.md). */
+  dnsPort: number;
+  /** Whether dnsPort was configured: the default port is skipped with a warning when taken, a configured one must bind. */
+  dnsPortSet: boolean;
+  /** The DNS interface (`domain`, `dns_config`). */
+  dns: DnsConfig;
   retryJoin: string[];
   logLevel: string;
   logJson: boolean;
@@ -42,6 +49,12 @@ export interface AgentConfig {
     proxy: { allowManagedApiRegistration: boolean };
   };
   translateWanAddrs: boolean;
+  /**
+   * Consul wire compatibility (`http_config.consul_compat`, flag `-consul-compat`; docs/clients.md):
+   * X-Consul-Token is read, every X-Registry-* response header is also sent as X-Consul-*, intention
+   * SourceType `consul` and node-meta `consul-network-segment` are accepted. Off by default.
+   */
+  consulCompat: boolean;
   /** Raft timing, in ms (tests may shorten them). */
   raft: { tickMs: number; electionTicks: number; snapshotThreshold: number; trailingLogs: number };
   /** Smallest session TTL in ms: 10 s, lowered only by the test knob `session_ttl_min` (with -dev). */
@@ -89,12 +102,16 @@ export function defaultConfig(): AgentConfig {
     client: '127.0.0.1',
     httpPort: 8500,
     serverPort: 8300,
+    dnsPort: DEFAULT_DNS_PORT,
+    dnsPortSet: false,
+    dns: defaultDnsConfig(),
     retryJoin: [],
     logLevel: 'info',
     logJson: false,
     acl: { enabled: false, defaultPolicy: 'allow', downPolicy: 'extend-cache', tokens: {} },
     connect: { enabled: true, csrMaxPerSecond: 50, csrMaxConcurrent: 16, proxy: { allowManagedApiRegistration: false } },
     translateWanAddrs: false,
+    consulCompat: false,
     raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, trailingLogs: 10240 },
     sessionTtlMinMs: 10_000,
     definitions: { services: [], checks: [] },
@@ -117,10 +134,12 @@ export interface AgentFlags {
   client?: string;
   httpPort?: number;
   serverPort?: number;
+  dnsPort?: number;
   retryJoin?: string[];
   configFile?: string[];
   logLevel?: string;
   logJson?: boolean;
+  consulCompat?: boolean;
 }
 
 type Json = Record<string, any>;
@@ -150,6 +169,12 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   const ports = (file.ports ?? {}) as Json;
   out.httpPort = num('http_port') ?? (typeof ports.http === 'number' ? ports.http : out.httpPort);
   out.serverPort = num('server_port') ?? (typeof ports.server === 'number' ? ports.server : out.serverPort);
+  if (ports.dns !== undefined) {
+    if (typeof ports.dns !== 'number' || !Number.isInteger(ports.dns)) throw new Error(`${source}: ports.dns must be an integer`);
+    out.dnsPort = ports.dns;
+    out.dnsPortSet = true;
+  }
+  out.dns = applyDnsConfig(out.dns, file, source);
   if (file.retry_join !== undefined) {
     if (!Array.isArray(file.retry_join)) throw new Error(`${source}: retry_join must be an array`);
     out.retryJoin = file.retry_join.map(String);
@@ -206,6 +231,11 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   const defs = agentDefinitionsOf(file, source);
   out.definitions = { services: [...out.definitions.services, ...defs.services], checks: [...out.definitions.checks, ...defs.checks] };
   applyHttpLimits(out.http, file, source);
+  const consulCompat = (file.http_config as Json | undefined)?.consul_compat;
+  if (consulCompat !== undefined) {
+    if (typeof consulCompat !== 'boolean') throw new Error(`${source}: http_config.consul_compat must be true or false`);
+    out.consulCompat = consulCompat;
+  }
   const raft = file.raft as Json | undefined;
   if (raft) {
     for (const [k, key] of [
@@ -279,9 +309,14 @@ export function buildConfig(flags: AgentFlags): AgentConfig {
   if (flags.client) cfg.client = flags.client;
   if (flags.httpPort !== undefined) cfg.httpPort = flags.httpPort;
   if (flags.serverPort !== undefined) cfg.serverPort = flags.serverPort;
+  if (flags.dnsPort !== undefined) {
+    cfg.dnsPort = flags.dnsPort;
+    cfg.dnsPortSet = true;
+  }
   if (flags.retryJoin && flags.retryJoin.length > 0) cfg.retryJoin = flags.retryJoin;
   if (flags.logLevel) cfg.logLevel = flags.logLevel;
   if (flags.logJson) cfg.logJson = true;
+  if (flags.consulCompat) cfg.consulCompat = true;
   validateConfig(cfg);
   return cfg;
 }
@@ -294,6 +329,7 @@ export function validateConfig(cfg: AgentConfig): void {
   for (const [name, port] of [['http-port', cfg.httpPort], ['server-port', cfg.serverPort]] as const) {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid -${name} ${port}`);
   }
+  if (!Number.isInteger(cfg.dnsPort) || cfg.dnsPort < -1 || cfg.dnsPort > 65535) throw new Error(`invalid -dns-port ${cfg.dnsPort} (-1 disables DNS)`);
   if (cfg.bootstrapExpect < 0) throw new Error('-bootstrap-expect must be ≥ 0');
   if (cfg.sessionTtlMinMs !== 10_000 && !cfg.dev) throw new Error('session_ttl_min is a test knob: it is accepted only with -dev');
   const floors = defaultConfig().checks;
