@@ -2,63 +2,22 @@
 // after a failed write must be reopened before it is written again (else a later synced batch can
 // vanish when its log is replayed); the node must refuse work with the cause and carry on once
 // space is freed, without a restart, keeping every write it acknowledged.
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeStorageError, EntryType, LevelStorage, RaftNode, InMemoryNetwork, type Entry, type StorageFault } from '@registry/raft';
 import { ListFsm, waitFor } from './cluster-harness';
+import { Tmpfs } from '../support/tmpfs';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
-const base = mkdtempSync(join(tmpdir(), 'raft-enospc-'));
-const mnt = join(base, 'mnt');
-let mounted = false;
-let skipReason = '';
+const disk = Tmpfs.mount('raft-enospc-', 3);
+const mnt = disk.dir;
+const mounted = disk.mounted;
+const skipReason = disk.skipReason;
 
-beforeAll(() => {
-  mkdirSync(mnt);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', mnt], { stdio: 'pipe' });
-    mounted = true;
-  } catch (err) {
-    skipReason = `cannot mount a tmpfs here (${(err as Error).message.split('\n')[0]}): skipping the full-disk tests`;
-    console.warn(skipReason);
-  }
-});
-
-/** The filler file of the running test, removed after it whatever happens. */
-let filler: string | undefined;
-afterEach(() => {
-  if (filler) rmSync(filler, { force: true });
-  filler = undefined;
-});
-
-afterAll(() => {
-  if (mounted) execFileSync('umount', ['-l', mnt], { stdio: 'pipe' });
-  rmSync(base, { recursive: true, force: true });
-});
-
-/** Fills the file system holding `dir` with a file; returns its path (delete it to free the space). */
-function fill(dir: string): string {
-  const path = join(dir, 'filler');
-  filler = path;
-  const fd = openSync(path, 'w');
-  try {
-    for (const size of [1 << 20, 64 << 10, 4 << 10, 1]) {
-      const chunk = Buffer.alloc(size, 7);
-      try {
-        for (;;) writeSync(fd, chunk);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return path;
-}
+// The filler of the running test is removed after it whatever happens.
+afterEach(() => disk.free());
+afterAll(() => disk.unmount());
 
 const entry = (index: number, term = 1): Entry => ({ index, term, type: EntryType.Normal, data: bytes(`${index}:`.padEnd(16 << 10, 'x')) });
 
@@ -69,7 +28,7 @@ test('LevelStorage: a write that failed on a full disk succeeds when retried aft
   await storage.load();
   await storage.append({ term: 1, vote: 'a', commit: 0 }, [entry(1), entry(2)]);
 
-  const full = fill(mnt);
+  const full = disk.fill();
   // Entries of 16 KiB: the write-ahead log needs new pages, which a full tmpfs cannot give.
   let index = 3;
   let failure: Error | undefined;
@@ -82,7 +41,7 @@ test('LevelStorage: a write that failed on a full disk succeeds when retried aft
   const again = await storage.append({ term: 2, vote: 'b', commit: index - 1 }, [entry(index, 2)]).catch((err: Error) => err);
   expect(describeStorageError(again)).toMatch(/^ENOSPC: .*No space left on device/);
 
-  unlinkSync(full);
+  disk.free();
   // The same write, retried: it succeeds and so does the next one.
   await storage.append({ term: 2, vote: 'b', commit: index - 1 }, [entry(index, 2)]);
   await storage.append(undefined, [entry(index + 1, 2)]);
@@ -120,7 +79,7 @@ test('RaftNode on a full disk refuses writes with the cause, does not stop, and 
 
   const faults: StorageFault[] = [];
   node.on('storage-fault', (f: StorageFault) => faults.push(f));
-  const full = fill(mnt);
+  const full = disk.fill();
   let refusal: Error | undefined;
   for (let i = 5; i < 100 && !refusal; i++) {
     try {
@@ -136,7 +95,7 @@ test('RaftNode on a full disk refuses writes with the cause, does not stop, and 
   await expect(node.propose(bytes('refused'))).rejects.toThrow(/raft storage failed: ENOSPC/);
   expect(node.isLeader()).toBe(false);
 
-  unlinkSync(full);
+  disk.free();
   await waitFor(() => node.storageFault() === null, 5000, 'recovery after the space was freed');
   await waitFor(() => node.leaderReady(), 5000, 'leading again');
   for (let i = 100; i < 105; i++) {

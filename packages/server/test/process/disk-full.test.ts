@@ -3,68 +3,20 @@
 // (through a new leader when the full disk was the leader's), and once space is freed the server
 // takes part again and catches up — without a restart. Three real `registry agent -server`
 // processes; server s0's data dir is a small tmpfs that the test fills with a file.
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClusterHarness, type HttpAnswer } from '../cluster/support/cluster-harness';
+import { Tmpfs } from '../../../raft/test/support/tmpfs';
 
 jest.setTimeout(90_000);
 
-const base = mkdtempSync(join(tmpdir(), 'registry-disk-full-'));
-const mnt = join(base, 's0-data');
-let mounted = false;
-let skipReason = '';
+const disk = Tmpfs.mount('registry-disk-full-', 8);
+const mnt = disk.dir;
 let cluster: ClusterHarness | undefined;
-let filler: string | undefined;
-
-beforeAll(() => {
-  mkdirSync(mnt);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mnt], { stdio: 'pipe' });
-    mounted = true;
-  } catch (err) {
-    skipReason = `skipping: cannot mount a tmpfs for the full disk (${(err as Error).message.split('\n')[0]})`;
-  }
-});
 
 afterAll(async () => {
-  if (filler) rmSync(filler, { force: true });
   await cluster?.stop();
-  if (mounted) {
-    try {
-      execFileSync('umount', [mnt], { stdio: 'pipe' });
-    } catch {
-      execFileSync('umount', ['-l', mnt], { stdio: 'pipe' });
-    }
-  }
-  rmSync(base, { recursive: true, force: true });
+  disk.unmount();
 });
-
-/** Fills the tmpfs; delete the returned file to free the space. */
-function fill(dir: string): string {
-  const path = join(dir, 'filler');
-  filler = path;
-  const fd = openSync(path, 'w');
-  try {
-    for (const size of [1 << 20, 64 << 10, 4 << 10, 1]) {
-      const chunk = Buffer.alloc(size, 7);
-      try {
-        for (;;) writeSync(fd, chunk);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return path;
-}
-
-function free(): void {
-  if (filler) rmSync(filler, { force: true });
-  filler = undefined;
-}
 
 interface Fault {
   kind: string;
@@ -123,8 +75,8 @@ async function waitUntil(what: string, cond: () => Promise<boolean>, timeoutMs: 
 }
 
 test('a full disk is reported, writes go on (through a new leader when it was the leader), and the server recovers without a restart', async () => {
-  if (!mounted) {
-    console.warn(skipReason);
+  if (!disk.mounted) {
+    console.warn(disk.skipReason);
     return;
   }
   cluster = await ClusterHarness.start({ size: 3, dataDirs: { 0: mnt } });
@@ -141,7 +93,7 @@ test('a full disk is reported, writes go on (through a new leader when it was th
   await waitUntil('s0 serfHealth passing', async () => (await serf(leader, 's0'))?.Status === 'passing', 15_000);
   for (let i = 0; i < 3; i++) expect((await put(leader, `before/${i}`)).status).toBe(200);
 
-  fill(mnt);
+  disk.fill();
   const answers: { via: number; res: HttpAnswer }[] = [];
   let n = 0;
   await waitUntil('s0 to report a storage fault', async () => {
@@ -166,7 +118,7 @@ test('a full disk is reported, writes go on (through a new leader when it was th
 
   // Space is freed: s0 writes what it held, takes part again and catches up.
   const target = (await self(leader)).Stats.raft.commitIndex;
-  free();
+  disk.free();
   await waitUntil('s0 to recover', async () => (await self(0)).Stats.raft.storageFault === null, 10_000);
   await waitUntil('s0 serfHealth passing again', async () => (await serf(leader, 's0'))?.Status === 'passing', 10_000);
   await waitUntil('s0 to catch up', async () => (await self(0)).Stats.raft.appliedIndex >= target, 10_000);
@@ -179,7 +131,7 @@ test('a full disk is reported, writes go on (through a new leader when it was th
   // ---- s0 leads: its disk fills ----
   await c().http(leader, 'POST', `/v1/operator/raft/transfer-leader?id=${s0.Config.NodeID}`);
   await waitUntil('s0 to lead', async () => (await c().leader()) === 0, 10_000);
-  fill(mnt);
+  disk.fill();
   const answersB: { via: number; res: HttpAnswer }[] = [];
   let next: number | undefined;
   await waitUntil('a new leader that accepts writes', async () => {
@@ -197,7 +149,7 @@ test('a full disk is reported, writes go on (through a new leader when it was th
   expect((await serf(next!, 's0'))!.Output).toMatch(/^raft storage failed: ENOSPC/);
 
   const targetB = (await self(next!)).Stats.raft.commitIndex;
-  free();
+  disk.free();
   await waitUntil('s0 to recover again', async () => (await self(0)).Stats.raft.storageFault === null, 10_000);
   await waitUntil('s0 serfHealth passing again', async () => (await serf(next!, 's0'))?.Status === 'passing', 10_000);
   await waitUntil('s0 to catch up again', async () => (await self(0)).Stats.raft.appliedIndex >= targetB, 10_000);
