@@ -46,6 +46,11 @@ export class Inflights {
 
 export class Progress {
   match = 0;
+  /**
+   * The leader's send stamp (Message `seq`) when `match` was last set: the answer to any message
+   * stamped after it describes the follower's log as it was after the acknowledgement of `match`.
+   */
+  matchedAt = 0;
   next: number;
   state: ProgressState = 'probe';
   /** probe only: an append is out and unanswered. */
@@ -114,11 +119,15 @@ export class Progress {
     }
   }
 
-  /** A successful answer up to `index`; false when it tells nothing new (duplicate or reordered). */
-  acknowledge(index: number): boolean {
+  /**
+   * A successful answer up to `index`, `stamp` being the leader's latest send stamp; false when
+   * it tells nothing new (duplicate or reordered).
+   */
+  acknowledge(index: number, stamp: number): boolean {
     let updated = false;
     if (index > this.match) {
       this.match = index;
+      this.matchedAt = stamp;
       this.probeSent = false;
       updated = true;
     }
@@ -139,8 +148,31 @@ export class Progress {
     }
     // In snapshot state only the snapshot's answer (or a timeout) moves things on.
     if (this.state === 'snapshot' || this.next - 1 !== rejected) return false;
-    this.next = Math.max(this.match + 1, Math.min(hint, rejected));
+    const next = Math.max(this.match + 1, Math.min(hint, rejected));
+    // A rejection of prevIndex = match: the follower acknowledged that entry since (a stale
+    // rejection; a follower that lost its log is recognised by lostLog()). Resending the same
+    // probe would only repeat it — and with duplicated messages multiply it.
+    if (next === this.next) return false;
+    this.next = next;
     this.probeSent = false;
     return true;
+  }
+
+  /**
+   * The follower's log ends at `lastIndex`, below `match`, as a fresh answer shows (one to a
+   * message stamped after `matchedAt`): it lost entries it had acknowledged — a wiped disk,
+   * the server restarted with the same id (issue #16). Nothing it acknowledged can be relied on
+   * any more: start over as for a new follower, probing from its real last index (a snapshot
+   * follows if those entries are compacted). `stamp` is the leader's latest send stamp, so the
+   * answers to what was sent before — this one's duplicates included — cannot do it again.
+   */
+  lostLog(lastIndex: number, stamp: number): void {
+    this.state = 'probe';
+    this.match = 0;
+    this.matchedAt = stamp;
+    this.next = lastIndex + 1;
+    this.probeSent = false;
+    this.pendingSnapshot = 0;
+    this.inflights.reset();
   }
 }

@@ -111,6 +111,12 @@ export class RaftCore {
   private readonly readOnly = new ReadOnly();
   private appendWanted = false;
   private commitWanted = false;
+  /**
+   * The last send stamp (Message `seq`) put on an append, heartbeat or snapshot; it only grows
+   * (across terms too), so an answer echoing a stamp above a follower's `matchedAt` answers a
+   * message sent after the leader recorded that follower's match.
+   */
+  private sendStamp = 0;
 
   // Follower state.
   private readonly forwardedReads = new ForwardedReads();
@@ -548,7 +554,7 @@ export class RaftCore {
       // Entries at or below our commit index are already here (committed entries never change).
       const skip = this.commit - prevIndex;
       if (entries.length <= skip) {
-        this.respondAppend(m.from, true, this.commit, 0);
+        this.respondAppend(m, true, this.commit, 0);
         return;
       }
       entries = entries.slice(skip);
@@ -556,7 +562,7 @@ export class RaftCore {
       prevTerm = this.log.termAt(this.commit)!;
     }
     if (!this.log.matchTerm(prevIndex, prevTerm)) {
-      this.respondAppend(m.from, false, prevIndex, this.rejectHint(prevIndex));
+      this.respondAppend(m, false, prevIndex, this.rejectHint(prevIndex));
       return;
     }
     const lastNew = prevIndex + entries.length;
@@ -568,7 +574,7 @@ export class RaftCore {
     }
     this.commitTo(Math.min(m.commit, lastNew));
     // Sent in the same Ready as the entries: the driver persists them before sending this.
-    this.respondAppend(m.from, true, lastNew, 0);
+    this.respondAppend(m, true, lastNew, 0);
   }
 
   /** Where the leader should retry: skip the whole conflicting term, never below our commit. */
@@ -580,8 +586,20 @@ export class RaftCore {
     return Math.min(index, prevIndex);
   }
 
-  private respondAppend(to: NodeId, success: boolean, matchIndex: number, hint: number): void {
-    this.send({ type: 'appendResp', to, term: this._term, success, matchIndex, hint });
+  /** Answers the leader's append or snapshot `m`, echoing its stamp and telling our last index. */
+  private respondAppend(m: MessageOf<'append'> | MessageOf<'snapshot'>, success: boolean, matchIndex: number, hint: number): void {
+    const resp: MessageOf<'appendResp'> = {
+      type: 'appendResp',
+      from: this.id,
+      to: m.from,
+      term: this._term,
+      success,
+      matchIndex,
+      hint,
+      lastIndex: this.log.lastIndex,
+    };
+    if (m.seq !== undefined) resp.seq = m.seq;
+    this.raw.addMessage(resp);
   }
 
   private handleHeartbeat(m: MessageOf<'heartbeat'>): void {
@@ -589,13 +607,15 @@ export class RaftCore {
     this.commitTo(Math.min(m.commit, this.log.lastIndex));
     const resp: MessageOf<'heartbeatResp'> = { type: 'heartbeatResp', from: this.id, to: m.from, term: this._term };
     if (m.ctx !== undefined) resp.ctx = m.ctx;
+    resp.lastIndex = this.log.lastIndex;
+    if (m.seq !== undefined) resp.seq = m.seq;
     this.raw.addMessage(resp);
   }
 
   private handleSnapshot(m: MessageOf<'snapshot'>): void {
     const meta = m.meta;
     if (meta.index <= this.commit) {
-      this.respondAppend(m.from, true, this.commit, 0);
+      this.respondAppend(m, true, this.commit, 0);
       return;
     }
     if (this.log.matchTerm(meta.index, meta.term)) {
@@ -608,7 +628,7 @@ export class RaftCore {
       this.latestSnapshot = meta;
       this.raw.installSnapshot(meta, m.data ?? new Uint8Array(0));
     }
-    this.respondAppend(m.from, true, meta.index, 0);
+    this.respondAppend(m, true, meta.index, 0);
   }
 
   private heardFromLeader(from: NodeId): void {
@@ -666,7 +686,8 @@ export class RaftCore {
     }
     const entries = this.log.slice(pr.next, pr.next + this.cfg.maxEntriesPerAppend - 1);
     if (entries.length === 0 && !allowEmpty) return false;
-    this.send({ type: 'append', to, term: this._term, prevIndex, prevTerm, entries, commit: this.commit });
+    const seq = ++this.sendStamp;
+    this.send({ type: 'append', to, term: this._term, prevIndex, prevTerm, entries, commit: this.commit, seq });
     pr.sent(entries.length > 0 ? entries[entries.length - 1].index : undefined);
     return entries.length > 0 && pr.state === 'replicate';
   }
@@ -675,7 +696,7 @@ export class RaftCore {
     const meta = this.latestSnapshot;
     if (!meta) throw new Error(`follower ${pr.id} needs compacted entries but there is no snapshot`);
     pr.becomeSnapshot(meta.index, this.now);
-    this.send({ type: 'snapshot', to: pr.id, term: this._term, meta });
+    this.send({ type: 'snapshot', to: pr.id, term: this._term, meta, seq: ++this.sendStamp });
   }
 
   private broadcastHeartbeat(ctx: number | undefined): void {
@@ -686,6 +707,7 @@ export class RaftCore {
         to: pr.id,
         term: this._term,
         commit: Math.min(pr.match, this.commit),
+        seq: ++this.sendStamp,
       };
       if (ctx !== undefined) hb.ctx = ctx;
       this.raw.addMessage(hb);
@@ -695,12 +717,13 @@ export class RaftCore {
   private handleAppendResp(m: MessageOf<'appendResp'>): void {
     const pr = this.tracker.get(m.from);
     if (!pr) return;
+    const lost = this.lostLog(pr, m);
     if (!m.success) {
       // On failure matchIndex carries the prevIndex that was rejected.
-      if (pr.rejected(m.matchIndex, m.hint)) this.sendAppends(m.from, true);
+      if (lost || pr.rejected(m.matchIndex, m.hint)) this.sendAppends(m.from, true);
       return;
     }
-    if (!pr.acknowledge(m.matchIndex)) return;
+    if (!pr.acknowledge(m.matchIndex, this.sendStamp)) return;
     if (pr.state === 'probe') pr.becomeReplicate();
     else if (pr.state === 'snapshot' && pr.match >= pr.pendingSnapshot) {
       pr.becomeProbe();
@@ -717,6 +740,7 @@ export class RaftCore {
   private handleHeartbeatResp(m: MessageOf<'heartbeatResp'>): void {
     const pr = this.tracker.get(m.from);
     if (!pr) return;
+    this.lostLog(pr, m); // then the lost entries (or a snapshot) are sent just below
     pr.probeSent = false;
     if (pr.state === 'replicate' && pr.inflights.full) pr.inflights.freeFirst();
     if (pr.state === 'snapshot' && this.now - pr.snapshotSentAt >= this.cfg.electionTicks) {
@@ -725,6 +749,29 @@ export class RaftCore {
     }
     if (pr.match < this.log.lastIndex) this.sendAppends(m.from, true);
     if (m.ctx !== undefined && this.readOnly.recvAck(m.from, m.ctx)) this.releaseReads();
+  }
+
+  /**
+   * Issue #16 — a follower that lost its log (wiped disk, same id): does this answer show a log
+   * shorter than the match index the follower acknowledged? Only an answer to a message sent
+   * after that match was recorded counts: until the disk is lost a follower never loses an
+   * entry it acknowledged to this leader (acknowledged entries match the leader's log, so
+   * neither its appends nor its snapshots truncate them, and they were persisted before the
+   * acknowledgement left), so such an answer cannot come from a healthy follower; an older
+   * answer — delayed, duplicated, reordered — may predate the acknowledgement and is not
+   * evidence (a rejection among them is then handled, or ignored, by Progress.rejected as
+   * before). On evidence the follower's progress starts over from its real last index (a
+   * snapshot follows if those entries are compacted); true when that happened.
+   *
+   * Lowering match never endangers safety (commit only moves up, and counts no follower
+   * beyond what it acknowledged); whether a server that lost acknowledged entries may vote
+   * or count toward a quorum before it has caught up is the server layer's question.
+   */
+  private lostLog(pr: Progress, m: MessageOf<'appendResp'> | MessageOf<'heartbeatResp'>): boolean {
+    if (m.seq === undefined || m.lastIndex === undefined) return false;
+    if (m.seq <= pr.matchedAt || m.lastIndex >= pr.match) return false;
+    pr.lostLog(m.lastIndex, this.sendStamp);
+    return true;
   }
 
   /** Commit = the highest index a quorum has persisted, if it is of our term (Raft §5.4.2). */
@@ -804,7 +851,7 @@ export class RaftCore {
   private answerStale(m: Message): void {
     if ((this.cfg.checkQuorum || this.cfg.preVote) && (m.type === 'append' || m.type === 'heartbeat')) {
       // A deposed leader (or one we ignore because of stickiness) learns our term and steps down.
-      this.respondAppend(m.from, false, 0, 0);
+      this.send({ type: 'appendResp', to: m.from, term: this._term, success: false, matchIndex: 0, hint: 0 });
     } else if (m.type === 'prevote') {
       this.send({ type: 'prevoteResp', to: m.from, term: this._term, granted: false });
     } else if (m.type === 'readIndex') {

@@ -53,19 +53,41 @@ interface Envelope {
   term: number;
 }
 
+/**
+ * What a leader's append, heartbeat and snapshot carry and their answers echo, so that the
+ * leader can tell a fresh answer from a stale, duplicated or reordered one: `seq` stamps each
+ * such message (increasing for as long as the leader's core lives) and the answer returns it.
+ */
+interface Stamped {
+  seq?: number;
+}
+
+/**
+ * What a follower's answer reports about its log: `lastIndex` is its last index when it
+ * answered. An answer to a message stamped after the leader recorded match M that reports a
+ * lastIndex below M shows a follower that lost its log (issue #16). Both fields are optional
+ * (a server that does not send them is never taken for one that lost its log).
+ */
+interface Answer extends Stamped {
+  lastIndex?: number;
+}
+
 export type Message =
   | (Envelope & { type: 'prevote'; lastIndex: number; lastTerm: number })
   | (Envelope & { type: 'prevoteResp'; granted: boolean })
   | (Envelope & { type: 'vote'; lastIndex: number; lastTerm: number; transfer?: boolean })
   | (Envelope & { type: 'voteResp'; granted: boolean })
-  | (Envelope & { type: 'append'; prevIndex: number; prevTerm: number; entries: Entry[]; commit: number })
-  /** success → matchIndex is the follower's last matching index; failure → hint is where to retry. */
-  | (Envelope & { type: 'appendResp'; success: boolean; matchIndex: number; hint: number })
+  | (Envelope & Stamped & { type: 'append'; prevIndex: number; prevTerm: number; entries: Entry[]; commit: number })
+  /**
+   * success → matchIndex is the follower's last matching index; failure → matchIndex is the
+   * rejected prevIndex and hint is where to retry.
+   */
+  | (Envelope & Answer & { type: 'appendResp'; success: boolean; matchIndex: number; hint: number })
   /** ctx, when set, is a ReadIndex round the leader is confirming. */
-  | (Envelope & { type: 'heartbeat'; commit: number; ctx?: number })
-  | (Envelope & { type: 'heartbeatResp'; ctx?: number })
+  | (Envelope & Stamped & { type: 'heartbeat'; commit: number; ctx?: number })
+  | (Envelope & Answer & { type: 'heartbeatResp'; ctx?: number })
   /** The driver attaches the snapshot bytes (`data`) when it sends; the core only names the meta. */
-  | (Envelope & { type: 'snapshot'; meta: SnapshotMeta; data?: Uint8Array })
+  | (Envelope & Stamped & { type: 'snapshot'; meta: SnapshotMeta; data?: Uint8Array })
   | (Envelope & { type: 'timeoutNow' })
   /** A follower asks the leader for a read index; ctx identifies the request on the follower. */
   | (Envelope & { type: 'readIndex'; ctx: number })

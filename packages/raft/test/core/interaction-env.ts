@@ -16,6 +16,8 @@
 //   read-index <id> <ctx>          core.readIndex(ctx)
 //   transfer-leadership <from> <to>
 //   compact <id> <index>           snapshot the state machine at index (≤ applied) and compact the log to it
+//   wipe <id>                      the node loses its whole disk (log, snapshot, hard state) and its memory,
+//                                  and restarts with the same id and empty storage (queued messages survive)
 //   process-ready <ids...>         take a Ready: persist, queue its messages, apply, advance
 //   deliver-msgs <ids...>          step every queued message addressed to them, in order
 //   stabilize [quiet] [ids...]     process-ready and deliver-msgs until nothing moves (default: all);
@@ -87,6 +89,9 @@ export class InteractionEnv {
         break;
       case 'compact':
         out.push(...this.compact(this.node(a[0]), int(a[1])));
+        break;
+      case 'wipe':
+        out.push(...this.wipe(this.node(a[0])));
         break;
       case 'process-ready':
         for (const id of ids(a)) out.push(...this.processReady(this.node(id)));
@@ -264,6 +269,14 @@ export class InteractionEnv {
     n.disk.snapshot = { meta, data };
     n.disk.entries = n.disk.entries.filter((e) => e.index > index);
     return [`snapshot ${meta.term}/${meta.index} ${voters(meta.configuration)}; log compacted to ${index}`];
+  }
+
+  /** A lost disk: the node restarts as a brand-new server with the same id (no log, no term, no vote). */
+  private wipe(n: Node): string[] {
+    n.disk = { hardState: { term: 0, vote: null, commit: 0 }, entries: [] };
+    n.fsm = [];
+    n.core = new RaftCore(n.config, { hardState: { ...n.disk.hardState }, entries: [] });
+    return [`${n.id} restarted with empty storage`, ...formatStatus(n.core.status())];
   }
 
   private raftLog(n: Node): string[] {

@@ -2,6 +2,8 @@
 // tests' expected outputs. Positions are written term/index as in etcd-io/raft's
 // testdata ("2/3" = index 3, written in term 2). Only public data is printed, so
 // the core's internals can be reshaped without touching a single expected output.
+// The leader's send stamps (`seq`, echoed by answers) are left out: they number
+// every append, heartbeat and snapshot, and would only add noise to each line.
 import { decodeConfiguration, voterIds } from '../../src/core/configuration';
 import type { CoreStatus } from '../../src/core/raft-core';
 import { EntryType, type Configuration, type Entry, type HardState, type Message, type Ready, type SoftState } from '../../src/core/types';
@@ -35,13 +37,17 @@ export function formatMessage(m: Message): string {
       return `${head} ${m.granted ? 'granted' : 'rejected'}`;
     case 'append':
       return `${head} prev=${m.prevTerm}/${m.prevIndex} commit=${m.commit} entries=[${m.entries.map(formatEntry).join(', ')}]`;
-    case 'appendResp':
-      // On a rejection matchIndex carries the rejected prevIndex.
-      return m.success ? `${head} match=${m.matchIndex}` : `${head} reject prev=${m.matchIndex} hint=${m.hint}`;
+    case 'appendResp': {
+      // On a rejection matchIndex carries the rejected prevIndex; last= is the follower's last
+      // index (shown on a success only when it differs from match).
+      const last = m.lastIndex !== undefined ? ` last=${m.lastIndex}` : '';
+      if (!m.success) return `${head} reject prev=${m.matchIndex} hint=${m.hint}${last}`;
+      return `${head} match=${m.matchIndex}${m.lastIndex !== m.matchIndex ? last : ''}`;
+    }
     case 'heartbeat':
       return `${head} commit=${m.commit}${m.ctx !== undefined ? ` ctx=${m.ctx}` : ''}`;
     case 'heartbeatResp':
-      return `${head}${m.ctx !== undefined ? ` ctx=${m.ctx}` : ''}`;
+      return `${head}${m.ctx !== undefined ? ` ctx=${m.ctx}` : ''}${m.lastIndex !== undefined ? ` last=${m.lastIndex}` : ''}`;
     case 'snapshot':
       return `${head} snap=${m.meta.term}/${m.meta.index} ${voters(m.meta.configuration)}`;
     case 'timeoutNow':

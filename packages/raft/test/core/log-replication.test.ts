@@ -49,7 +49,7 @@ describe('§5.3 log replication', () => {
     follower.step({ type: 'append', from: 'n1', to: 'n2', term: 1, prevIndex: 0, prevTerm: 0, commit: 0, entries: [{ index: 1, term: 1, type: EntryType.Normal, data: data('x') }] });
     const rd = follower.ready();
     expect(rd.entries.map((e) => e.index)).toEqual([1]);
-    expect(rd.messages).toEqual([{ type: 'appendResp', from: 'n2', to: 'n1', term: 1, success: true, matchIndex: 1, hint: 0 }]);
+    expect(rd.messages).toEqual([{ type: 'appendResp', from: 'n2', to: 'n1', term: 1, success: true, matchIndex: 1, hint: 0, lastIndex: 1 }]);
   });
 
   it('pipelines up to maxInflight appends without waiting, then waits for acknowledgements', () => {
@@ -73,7 +73,7 @@ describe('§5.3 log replication', () => {
     });
     stale.step({ type: 'append', from: 'n1', to: 'n2', term: 3, prevIndex: 3, prevTerm: 3, commit: 1, entries: [] });
     const reject = stale.ready().messages[0];
-    expect(reject).toMatchObject({ type: 'appendResp', success: false, matchIndex: 3, hint: 2 });
+    expect(reject).toMatchObject({ type: 'appendResp', success: false, matchIndex: 3, hint: 2, lastIndex: 3 });
     // The leader retries from the hint: prev = 1, which matches.
     stale.step({ type: 'append', from: 'n1', to: 'n2', term: 3, prevIndex: 1, prevTerm: 1, commit: 3, entries: [entry(2, 3, 'kept'), entry(3, 3, 'kept too')] });
     const rd = stale.ready();

@@ -38,7 +38,7 @@ describe('§7 log compaction and snapshots', () => {
     const rd = follower.ready();
     expect(rd.snapshot?.meta).toEqual(meta);
     expect(new TextDecoder().decode(rd.snapshot!.data)).toBe('state');
-    expect(rd.messages).toEqual([{ type: 'appendResp', from: 'n3', to: 'n1', term: 3, success: true, matchIndex: 40, hint: 0 }]);
+    expect(rd.messages).toEqual([{ type: 'appendResp', from: 'n3', to: 'n1', term: 3, success: true, matchIndex: 40, hint: 0, lastIndex: 40 }]);
     expect(follower.lastIndex).toBe(40);
     expect(follower.commitIndex).toBe(40);
     expect(follower.configuration).toEqual(meta.configuration);

@@ -12,6 +12,15 @@ export interface RunSummary {
 export interface FaultRates {
   /** Chance per time unit that a live server crashes (restarts happen three times as often). */
   crashRate: number;
+  /**
+   * Chance per time unit that a server other than the leader loses its log and restarts
+   * (SimCluster.loseLog); 0 or absent: never (and no random number is drawn for it, so such
+   * runs replay as before). Only one server recovers at a time, and only with no membership
+   * change under way (none is proposed until it has recovered): a server whose latest
+   * configuration leaves it out does not campaign, and with the recovering server unable to
+   * vote too, the remaining majority could be unable to elect anyone.
+   */
+  loseLogRate?: number;
 }
 
 /** One time unit of chaos: maybe inject a fault or a client action, then let the cluster react. */
@@ -28,6 +37,10 @@ export function chaosStep(sim: SimCluster, summary: RunSummary, faults: FaultRat
       summary.crashes++;
     }
   }
+  if (faults.loseLogRate && rng.chance(faults.loseLogRate) && !sim.recovering() && sim.membershipSettled()) {
+    const victims = sim.servers.filter((s) => s !== leader);
+    if (victims.length > 0) sim.loseLog(rng.pick(victims).id);
+  }
   if (rng.chance(faults.crashRate * 3)) {
     const down = sim.servers.filter((s) => s.core === null);
     if (down.length > 0) sim.restart(rng.pick(down).id);
@@ -41,7 +54,7 @@ export function chaosStep(sim: SimCluster, summary: RunSummary, faults: FaultRat
     }
   }
   if (rng.chance(0.005)) sim.heal();
-  leader = sim.leader(); // it may have crashed
+  leader = sim.leader(); // it may have crashed or lost its log
   if (rng.chance(0.006)) {
     const s = rng.pick(sim.alive);
     if (s) {
@@ -49,7 +62,7 @@ export function chaosStep(sim: SimCluster, summary: RunSummary, faults: FaultRat
       summary.snapshots++;
     }
   }
-  if (leader && rng.chance(0.003)) {
+  if (leader && rng.chance(0.003) && !sim.recovering()) {
     const members = leader.core!.configuration.servers.map((s) => s.id);
     const others = sim.servers.map((s) => s.id).filter((id) => !members.includes(id));
     const remove = members.length > 3 && (others.length === 0 || rng.chance(0.5));

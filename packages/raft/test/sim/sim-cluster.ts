@@ -1,7 +1,9 @@
 // A deterministic simulated cluster of RaftCores: a seeded clock, a lossy
-// network that delays, duplicates and reorders, partitions, and servers that
+// network that delays, duplicates and reorders, partitions, servers that
 // crash and restart from a simulated disk holding only what a Ready handed
-// over for persisting. Every effect is checked by a SafetyChecker.
+// over for persisting, and servers whose log is lost (restarting with the
+// same id and only their term and vote). Every effect is checked by a
+// SafetyChecker.
 import { RaftCore, type CoreConfig } from '../../src/core/raft-core';
 import { EntryType, type Configuration, type Entry, type HardState, type Message, type NodeId, type Ready, type SnapshotMeta } from '../../src/core/types';
 import { Prng } from './prng';
@@ -62,6 +64,16 @@ export interface SimServer {
   phase: number;
   /** A leader's Ready already sent, its disk write still in progress until `doneAt`. */
   unfinished?: { rd: Ready; doneAt: number };
+  /**
+   * The highest index this server ever acknowledged to a leader, or counted for itself toward a
+   * commit as leader (its persisted log): an entry committed with its help is at or below it.
+   */
+  maxAcknowledged: number;
+  /**
+   * Set by loseLog(): the server lost entries it acknowledged, so it neither votes nor campaigns
+   * until its persisted commit index reaches `until` (its maxAcknowledged at the loss).
+   */
+  recovering?: { until: number };
 }
 
 /** What a run exercised, so a test can show its faults really happened. */
@@ -71,11 +83,22 @@ export interface SimStats {
   readsServed: number;
   readsFailed: number;
   entriesApplied: number;
+  /** loseLog() faults, and how many of those servers caught up and may vote again. */
+  logsLost: number;
+  logsRecovered: number;
 }
 
 export class SimCluster {
   readonly rng: Prng;
-  readonly stats: SimStats = { elections: 0, snapshotsInstalled: 0, readsServed: 0, readsFailed: 0, entriesApplied: 0 };
+  readonly stats: SimStats = {
+    elections: 0,
+    snapshotsInstalled: 0,
+    readsServed: 0,
+    readsFailed: 0,
+    entriesApplied: 0,
+    logsLost: 0,
+    logsRecovered: 0,
+  };
   readonly checker = new SafetyChecker();
   readonly servers: SimServer[] = [];
   now = 0;
@@ -122,6 +145,7 @@ export class SimCluster {
         digest: 0,
         appliedData: new Set(),
         phase: this.rng.int(0, TICK - 1),
+        maxAcknowledged: 0,
       });
     }
     for (const server of this.servers) {
@@ -189,6 +213,7 @@ export class SimCluster {
 
   private send(m: Message): void {
     if (this.rng.chance(this.dropRate) || this.cut(m.from, m.to)) return;
+    if (isElectionMessage(m) && this.server(m.from).recovering) return; // it may not campaign
     this.schedule(m);
     if (this.rng.chance(this.duplicateRate)) this.schedule(m);
   }
@@ -207,6 +232,7 @@ export class SimCluster {
     for (const m of due) {
       const to = this.servers.find((s) => s.id === m.to);
       if (!to?.core || this.cut(m.from, m.to)) continue;
+      if (isElectionMessage(m) && to.recovering) continue; // nor vote
       to.core.step(m);
     }
   }
@@ -285,6 +311,53 @@ export class SimCluster {
       { id: s.id, random: () => this.rng.next(), ...this.coreConfig },
       { hardState: { ...s.disk.hardState }, snapshot: snapshot?.meta, entries: s.disk.entries.slice() },
     );
+  }
+
+  /**
+   * The server loses its log, snapshot and state machine (a wiped or replaced data disk) and
+   * restarts with the same id, keeping only its term and vote — "log lost, hard state kept".
+   * (A lost vote could elect two leaders in a term: the server layer must keep it, or keep the
+   * server from voting in any term it may have voted in.) Such a server may have acknowledged
+   * entries it no longer holds, and an entry committed with its acknowledgement may be on no
+   * other server of a later election's majority: were it to vote, a leader without a committed
+   * entry could be elected. So, as the server layer must, the simulation keeps it out of
+   * elections — no vote requests in or out — until its commit index reaches the highest index
+   * it ever acknowledged: then every entry it acknowledged is either in its log and committed,
+   * or conflicts with a committed one and can never be committed. (The other servers' majority
+   * alone elects leaders meanwhile; the entries committed without it are on some of them.)
+   * Replication must bring it back; that is what this fault tests.
+   */
+  loseLog(id: NodeId): void {
+    const s = this.server(id);
+    if (s.core) this.crash(id, 'lost');
+    const disk = s.disk;
+    s.recovering = { until: Math.max(s.maxAcknowledged, s.recovering?.until ?? 0) };
+    disk.entries = [];
+    disk.snapshot = undefined;
+    disk.hardState = { term: disk.hardState.term, vote: disk.hardState.vote, commit: 0 };
+    this.stats.logsLost++;
+    this.trace?.(`${this.now} lose-log ${id} (term=${disk.hardState.term} vote=${disk.hardState.vote}; no elections until commit ${s.recovering.until})`);
+    this.restart(id);
+  }
+
+  /** Is a server still recovering from loseLog()? */
+  recovering(): boolean {
+    return this.servers.some((s) => s.recovering);
+  }
+
+  /**
+   * No membership change under way: every member of the configuration the leader has committed
+   * is up and has that configuration as its latest.
+   */
+  membershipSettled(): boolean {
+    const leader = this.leader();
+    if (!leader) return false;
+    const committed = leader.core!.configurationAt(leader.core!.commitIndex);
+    const voters = (c: Configuration) => c.servers.map((m) => m.id).sort().join(',');
+    return committed.servers.every((m) => {
+      const core = this.server(m.id).core;
+      return core !== null && voters(core.configuration) === voters(committed);
+    });
   }
 
   /** The driver's snapshot at the applied index, keeping a few trailing entries. */
@@ -379,10 +452,18 @@ export class SimCluster {
     this.stats.entriesApplied += rd.committed.length;
     if (rd.snapshot) this.stats.snapshotsInstalled++;
     s.core!.advance(rd);
+    // A leader counts its own persisted log toward commitment: it acknowledges it to itself.
+    if (s.core!.role === 'leader') s.maxAcknowledged = Math.max(s.maxAcknowledged, this.lastOnDisk(s));
+    if (s.recovering && s.disk.hardState.commit >= s.recovering.until) {
+      s.recovering = undefined;
+      this.stats.logsRecovered++;
+      this.trace?.(`${this.now} ${s.id} caught up after losing its log (commit ${s.disk.hardState.commit})`);
+    }
   }
 
   private sendAll(s: SimServer, rd: Ready): void {
     for (const m of rd.messages) {
+      if (m.type === 'appendResp' && m.success) s.maxAcknowledged = Math.max(s.maxAcknowledged, m.matchIndex);
       if (m.type === 'snapshot') {
         // The driver attaches the snapshot it holds now, which may be newer than the one named
         // when the message was made (meta and data always travel together).
@@ -419,6 +500,11 @@ export class SimCluster {
     }
     const last = disk.entries.length > 0 ? disk.entries[disk.entries.length - 1].index : (disk.snapshot?.meta.index ?? 0);
     if (disk.hardState.commit > last) throw new SafetyViolation(`${s.id}: commit ${disk.hardState.commit} beyond its log ${last} on disk`);
+  }
+
+  private lastOnDisk(s: SimServer): number {
+    const entries = s.disk.entries;
+    return entries.length > 0 ? entries[entries.length - 1].index : (s.disk.snapshot?.meta.index ?? 0);
   }
 
   private termOnDisk(s: SimServer, index: number): number {
@@ -466,4 +552,8 @@ export class SimCluster {
     const ids = this.propose(1);
     return ids ? String(ids[0]) : null;
   }
+}
+
+function isElectionMessage(m: Message): boolean {
+  return m.type === 'prevote' || m.type === 'vote' || m.type === 'prevoteResp' || m.type === 'voteResp';
 }

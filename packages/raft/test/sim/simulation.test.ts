@@ -1,6 +1,7 @@
 // Deterministic simulation of the Raft core under drops, delays, duplicates,
-// reordering, partitions, crashes with lost unpersisted state, compaction,
-// membership changes and leadership transfers. The Raft safety properties are
+// reordering, partitions, crashes with lost unpersisted state, servers that
+// lose their whole log and restart with the same id, compaction, membership
+// changes and leadership transfers. The Raft safety properties are
 // checked after every step; after healing, the cluster must make progress.
 //
 // Replay one seed:  SIM_SEED=1234 npx jest packages/raft/test/sim
@@ -29,7 +30,8 @@ function runSeed(seed: number, trace?: (line: string) => void): Totals {
   });
   const steps = shape.int(1000, 3000);
   const summary: RunSummary = { crashes: 0, snapshots: 0, confChanges: 0, transfers: 0 };
-  const faults = { crashRate: shape.chance(0.3) ? 0.01 : 0.003 };
+  // Drawn last, so that the shape of every run without lost logs is what it was before they existed.
+  const faults = { crashRate: shape.chance(0.3) ? 0.01 : 0.003, loseLogRate: shape.chance(0.3) ? 0.002 : 0 };
   try {
     for (let i = 0; i < steps; i++) chaosStep(sim, summary, faults);
     const stuck = healAndCheckLiveness(sim, ELECTION_TICKS);
@@ -54,7 +56,18 @@ describe('Raft core under a deterministic simulated network', () => {
     }
     if (only !== undefined) return;
     // The faults and features the run claims to exercise did happen.
-    const exercised = ['crashes', 'snapshots', 'confChanges', 'transfers', 'elections', 'snapshotsInstalled', 'readsServed', 'readsFailed'];
+    const exercised = [
+      'crashes',
+      'snapshots',
+      'confChanges',
+      'transfers',
+      'elections',
+      'snapshotsInstalled',
+      'readsServed',
+      'readsFailed',
+      'logsLost',
+      'logsRecovered',
+    ];
     expect(exercised.filter((key) => !(totals[key] > 0))).toEqual([]);
     if (process.env.SIM_STATS) process.stdout.write(JSON.stringify(totals) + '\n');
   });
