@@ -6,10 +6,27 @@ import type { Entry, HardState, Message, NodeId, ServerInfo, SnapshotMeta } from
 export interface StateMachine {
   /** Apply one committed command. The return value resolves the proposer's promise (leader only). */
   apply(index: number, data: Uint8Array): unknown;
-  /** Serialise the whole state as of the last applied index. */
-  snapshot(): Uint8Array;
+  /**
+   * The whole state as of the last applied index: either its bytes, serialised now (the event loop
+   * is blocked for as long as that takes), or — hashicorp/raft's FSM.Snapshot() — a point-in-time
+   * handle, cheap to take, that the driver persists while later entries are applied.
+   */
+  snapshot(): Uint8Array | FSMSnapshot;
   /** Replace the whole state with a snapshot's. */
   restore(data: Uint8Array, meta: SnapshotMeta): void;
+}
+
+/**
+ * A point-in-time snapshot of a StateMachine (hashicorp/raft's FSMSnapshot). `persist()` runs
+ * concurrently with further `apply()` calls and must still give the state as of the snapshot.
+ */
+export interface FSMSnapshot {
+  /** The state as of the snapshot, serialised (without blocking the event loop for long). */
+  persist(): Promise<Uint8Array>;
+  /** The driver is done with the handle, persisted or not; a persist() under way may reject. */
+  release(): void;
+  /** Event-loop milliseconds persist() took, once it resolved (spaces snapshots; wall time if absent). */
+  readonly costMs?: number;
 }
 
 /** What a server finds on disk when it starts. */

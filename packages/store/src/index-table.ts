@@ -1,3 +1,5 @@
+import { pairStream, type Stream } from './snapshot-stream';
+
 /**
  * Consul's "index table", finer grained: the Raft index at which each watch key last changed.
  * A per-entity key ("service:web") is dropped when its entity disappears; reads of a missing key fall
@@ -43,5 +45,10 @@ export class IndexTable {
 
   entries(): [string, number][] {
     return [...this.indexes.entries()];
+  }
+
+  /** entries() as of now, serialised later. */
+  capture(): Stream {
+    return pairStream([...this.indexes.keys()], [...this.indexes.values()]);
   }
 }

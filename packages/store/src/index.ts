@@ -1,5 +1,6 @@
 // @registry/store: the replicated state machine (tables, indexes, watches, snapshots).
 export { Store, type StoreOptions, type NodeCoordinate } from './store';
+export { StoreSnapshot, SnapshotReleasedError, type PersistOptions } from './snapshot-handle';
 export { CommandError } from './command-error';
 export { encodeCommand, decodeCommand, encodeEntry, decodeEntry, type Entry, type Command, type CommandType, type CoordinateUpdate } from './commands';
 export { REQUEST_WINDOW, type RequestStamp } from './requests/request-table';

@@ -1,5 +1,6 @@
 // The snapshot format: every table plus the index table and the last applied index, msgpack-encoded.
 // `version` lets a later format be told apart from this one.
+// Writing one without stalling the event loop is snapshot-stream.ts; the bytes are the same.
 import { Packr } from 'msgpackr';
 import type { StateDump } from './state';
 

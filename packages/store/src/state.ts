@@ -1,5 +1,5 @@
 // All tables of the state machine, and the rules that span tables (what goes when a node goes).
-// A new table is a new file under tables/ plus a field, a dump entry and a cascade here.
+// A new table is a new file under tables/ plus a field, a dump and a capture entry and a cascade here.
 import { catalogFallbackKey, fold } from './catalog/keys';
 import { CatalogTable, type CatalogTableDump } from './tables/catalog';
 import { CoordinateTable, type CoordinateTableDump } from './tables/coordinates';
@@ -13,6 +13,7 @@ import { IntentionTable, type IntentionTableDump } from './intentions/intention-
 import { CaTable, type CaTableDump } from './ca/ca-table';
 import { AreaTable, type AreaTableDump } from './areas/area-table';
 import { RequestTable, type RequestTableDump } from './requests/request-table';
+import { Fields } from './snapshot-stream';
 
 export interface StateDump {
   sessions?: SessionTableDump;
@@ -70,6 +71,28 @@ export class State {
 
   dump(): StateDump {
     return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump(), acl: this.acl.dump(), intentions: this.intentions.dump(), ca: this.ca.dump(), sessions: this.sessions.dump(), kv: this.kv.dump(), queries: this.queries.dump(), areas: this.areas.dump(), requests: this.requests.dump() };
+  }
+
+  /**
+   * dump() as of now, for a snapshot serialised later while writes go on (snapshot-handle.ts): the
+   * same fields in the same order; `release` ends what the capture keeps up in the live tables.
+   */
+  capture(): { value: Fields; release: () => void } {
+    const kv = this.kv.capture();
+    const value = new Fields([
+      ['catalog', this.catalog.capture()],
+      ['coordinates', this.coordinates.capture()],
+      ['acl', this.acl.capture()],
+      ['intentions', this.intentions.capture()],
+      // Small tables (one CA, a few peer datacenters): copied now.
+      ['ca', this.ca.dump()],
+      ['sessions', this.sessions.capture()],
+      ['kv', kv.value],
+      ['queries', this.queries.capture()],
+      ['areas', this.areas.dump()],
+      ['requests', this.requests.capture()],
+    ]);
+    return { value, release: kv.release };
   }
 
   static load(datacenter: string, dump: StateDump): State {

@@ -11,7 +11,9 @@ import { handlerFor } from './fsm/handlers';
 import { IndexTable } from './index-table';
 import { storeInvariants } from './invariants';
 import { queryResult, type QueryResult } from './query-result';
-import { decodeSnapshot, encodeSnapshot } from './snapshot';
+import { decodeSnapshot } from './snapshot';
+import { Fields } from './snapshot-stream';
+import { StoreSnapshot } from './snapshot-handle';
 import { State } from './state';
 import { invalidateAfterCatalogChange } from './sessions/invalidation';
 import type { RequestStamp } from './requests/request-table';
@@ -58,6 +60,8 @@ export class Store {
   private state: State;
   private indexes: IndexTable;
   private last = 0;
+  /** Size of the last snapshot serialised: the next one is written into a buffer about that big. */
+  private snapshotSize = 0;
   private readonly watches = new WatchRegistry();
   private readonly onWatcherError: (err: unknown) => void;
   private readonly now: () => number;
@@ -127,9 +131,31 @@ export class Store {
     return result;
   }
 
-  /** The whole state, including the index table and lastIndex. */
+  /**
+   * A point-in-time handle on the whole state (hashicorp/raft's FSMSnapshot), cheap to take on the
+   * apply path: `persist()` serialises the state as of now — index table and lastIndex included — in
+   * slices of a few ms while later commands are applied (snapshot-handle.ts says how). `release()` it
+   * when done with it: until it has persisted or been released, the store keeps pre-images for it.
+   */
+  openSnapshot(): StoreSnapshot {
+    const state = this.state.capture();
+    const tree = new Fields([
+      ['version', 1],
+      ['lastIndex', this.last],
+      ['indexes', this.indexes.capture()],
+      ['state', state.value],
+    ]);
+    return new StoreSnapshot(this.last, tree, state.release, this.snapshotSize, (bytes) => (this.snapshotSize = bytes));
+  }
+
+  /** The whole state, including the index table and lastIndex, serialised now (blocking meanwhile). */
   snapshot(): Uint8Array {
-    return encodeSnapshot({ version: 1, lastIndex: this.last, indexes: this.indexes.entries(), state: this.state.dump() });
+    const handle = this.openSnapshot();
+    try {
+      return handle.bytes();
+    } finally {
+      handle.release();
+    }
   }
 
   /**

@@ -9,7 +9,8 @@ export function storeStateMachine(store: Store): StateMachine {
       const { cmd, request } = decodeEntry(data);
       return store.apply(index, cmd, request);
     },
-    snapshot: () => store.snapshot(),
+    // A point-in-time handle: the driver persists it in slices while later entries are applied.
+    snapshot: () => store.openSnapshot(),
     restore: (data: Uint8Array, _meta: SnapshotMeta) => store.restore(data),
   };
 }

@@ -1,6 +1,7 @@
 // The ACL tables (Consul's state/acl.go): tokens by AccessorID with a SecretID index, policies by ID
 // with a case-insensitive name index, and the index at which the cluster was bootstrapped. The
 // mutators assume the caller validated the command and report every change to the Txn.
+import { Fields, listStream } from '../snapshot-stream';
 import type { Txn } from '../txn';
 import { ACL_POLICIES, ACL_TOKENS } from './keys';
 import type { PolicyRecord, TokenRecord } from './records';
@@ -104,6 +105,15 @@ export class AclTable {
 
   dump(): AclTableDump {
     return { tokens: this.allTokens(), policies: this.allPolicies(), bootstrapIndex: this.bootstrappedAt };
+  }
+
+  /** dump() as of now, serialised later (token and policy records are replaced, never changed). */
+  capture(): Fields {
+    return new Fields([
+      ['tokens', listStream(this.allTokens())],
+      ['policies', listStream(this.allPolicies())],
+      ['bootstrapIndex', this.bootstrappedAt],
+    ]);
   }
 
   static load(dump: AclTableDump | undefined): AclTable {

@@ -1,6 +1,6 @@
 // The intentions table: rows by ID, one watch key for the whole table (Consul's "intentions" index;
 // every intention read depends on all rows, because wildcards make any row relevant to any name).
-import { Fields, keyedStream } from '../snapshot';
+import { Fields, keyedStream } from '../snapshot-stream';
 import type { Txn } from '../txn';
 import { compareEvaluationOrder, WILDCARD } from './precedence';
 import type { IntentionRecord } from './records';

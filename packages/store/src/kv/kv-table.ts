@@ -2,14 +2,16 @@
 // tombstones of deleted keys so a prefix read's index never moves backwards when its newest entry
 // is deleted, the keys each session holds, and the lock-delays of keys whose holder was invalidated.
 // The mutators assume the caller validated the command: they never refuse.
+import { Fields, keyedStream } from '../snapshot-stream';
 import type { Txn } from '../txn';
 import { KVS, kvWriteWatchKeys } from './kv-keys';
 import type { KvEntry } from './kv-records';
 
+/** Never changed once stored: a write stores a new slot (a snapshot may hold the old one). */
 interface Slot {
-  entry?: KvEntry;
+  readonly entry?: KvEntry;
   /** Raft index at which the key was deleted (set only while there is no entry). */
-  tombstone?: number;
+  readonly tombstone?: number;
 }
 
 export interface KvTableDump {
@@ -28,6 +30,11 @@ export class KvTable {
   private readonly lockDelays = new Map<string, number>();
   private index = 0;
   private live = 0;
+  /**
+   * One per open snapshot (capture()): key → its slot when the snapshot was taken (undefined: none),
+   * recorded before the first write to the key after it.
+   */
+  private readonly preImages = new Set<Map<string, Slot | undefined>>();
 
   // ---- reads ----
 
@@ -84,13 +91,9 @@ export class KvTable {
     const slot = this.slots.get(data.Key);
     const existing = slot?.entry;
     const entry: KvEntry = { ...data, CreateIndex: existing?.CreateIndex ?? txn.index, ModifyIndex: txn.index };
-    if (!slot) {
-      this.insertKey(data.Key);
-      this.slots.set(data.Key, { entry });
-    } else {
-      slot.entry = entry;
-      slot.tombstone = undefined;
-    }
+    if (!slot) this.insertKey(data.Key);
+    this.keepPreImage(data.Key, slot);
+    this.slots.set(data.Key, { entry });
     if (!existing) this.live++;
     if (existing?.Session && existing.Session !== entry.Session) this.unhold(existing.Session, entry.Key);
     if (entry.Session) {
@@ -107,8 +110,8 @@ export class KvTable {
     const slot = this.slots.get(key);
     const existing = slot?.entry;
     if (!slot || !existing) return false;
-    slot.entry = undefined;
-    slot.tombstone = txn.index;
+    this.keepPreImage(key, slot);
+    this.slots.set(key, { tombstone: txn.index });
     this.live--;
     if (existing.Session) this.unhold(existing.Session, key);
     this.touched(key, txn);
@@ -145,6 +148,43 @@ export class KvTable {
       else if (slot.tombstone !== undefined) tombstones.push([key, slot.tombstone]);
     }
     return { entries, tombstones, tableIndex: this.index };
+  }
+
+  /**
+   * dump() as of now, for a snapshot that serialises it later while writes go on: the key list (keys
+   * are never removed, so it is the list as of now), and until `release` a pre-image of every slot
+   * written meanwhile (slots are replaced, never changed).
+   */
+  capture(): { value: Fields; release: () => void } {
+    const keys = this.sorted.slice();
+    const preImages = new Map<string, Slot | undefined>();
+    this.preImages.add(preImages);
+    const slots = this.slots;
+    const slotOf = (key: string) => (preImages.has(key) ? preImages.get(key) : slots.get(key));
+    return {
+      value: new Fields([
+        [
+          'entries',
+          // Every key has an entry or a tombstone: `live` of them entries.
+          keyedStream(this.live, keys, (out, key) => {
+            const entry = slotOf(key)?.entry;
+            if (entry) out.item(entry);
+            return entry !== undefined;
+          }),
+        ],
+        [
+          'tombstones',
+          keyedStream(keys.length - this.live, keys, (out, key) => {
+            const slot = slotOf(key);
+            const tombstone = slot && !slot.entry ? slot.tombstone : undefined;
+            if (tombstone !== undefined) out.pair(key, tombstone);
+            return tombstone !== undefined;
+          }),
+        ],
+        ['tableIndex', this.index],
+      ]),
+      release: () => this.preImages.delete(preImages),
+    };
   }
 
   static load(dump: KvTableDump | undefined): KvTable {
@@ -190,6 +230,10 @@ export class KvTable {
   }
 
   // ---- internals ----
+
+  private keepPreImage(key: string, slot: Slot | undefined): void {
+    for (const preImages of this.preImages) if (!preImages.has(key)) preImages.set(key, slot);
+  }
 
   private touched(key: string, txn: Txn): void {
     this.index = txn.index;

@@ -1,5 +1,6 @@
 // The prepared-query table (Consul's "prepared-queries"): by ID, by name (case-insensitive, unique
 // across queries and templates), the templates for prefix resolution, and by bound session.
+import { Fields, sortedStream } from '../snapshot-stream';
 import type { Txn } from '../txn';
 import { isTemplate, QUERIES, type QueryDefinition, type QueryRecord } from './query-records';
 
@@ -59,6 +60,11 @@ export class QueryTable {
 
   dump(): QueryTableDump {
     return { queries: this.all() };
+  }
+
+  /** dump() as of now, sorted and serialised later (records are replaced, never changed). */
+  capture(): Fields {
+    return new Fields([['queries', sortedStream([...this.byId.values()], byIdOrder)]]);
   }
 
   static load(dump: QueryTableDump | undefined): QueryTable {

@@ -8,6 +8,7 @@
 // evicted deterministically: by the proposer's timestamp carried in the entry, never by this
 // server's clock, so every server keeps the same window.
 import { CommandError } from '../command-error';
+import { Stream } from '../snapshot-stream';
 
 /** The identity of a write, stamped on its Raft entry by the leader that proposed it. */
 export interface RequestStamp {
@@ -28,17 +29,24 @@ export const REQUEST_WINDOW = { maxAgeMs: 120_000, maxEntries: 100_000 } as cons
 /** A result as kept in the window: a value, or the message of the CommandError it was refused with. */
 type Outcome = { value: unknown } | { refused: string };
 
+/** Never changed once recorded (a snapshot may hold it). */
 interface AppliedRequest {
-  index: number;
-  at: number;
-  outcome: Outcome;
+  readonly index: number;
+  readonly at: number;
+  readonly outcome: Outcome;
 }
 
 export type RequestTableDump = [id: string, index: number, at: number, outcome: Outcome][];
 
 export class RequestTable {
-  // Insertion order is apply order, so the oldest entry is always first.
   private readonly applied = new Map<string, AppliedRequest>();
+  /**
+   * Ids in apply order from `head` on: the eviction queue. Not the Map's own order — iterating a
+   * Map from its start walks every entry deleted there since its last rehash, which made each
+   * eviction O(window) (a 2–3x slower apply at a full window).
+   */
+  private order: string[] = [];
+  private head = 0;
 
   /** The result a request was first applied with, or undefined when it is not in the window. */
   result(id: string): { result: unknown } | undefined {
@@ -51,6 +59,7 @@ export class RequestTable {
   record(stamp: RequestStamp, index: number, result: unknown): void {
     const outcome: Outcome = result instanceof CommandError ? { refused: result.message } : { value: result };
     this.applied.set(stamp.id, { index, at: stamp.at, outcome });
+    this.order.push(stamp.id);
     this.evict(stamp.at);
   }
 
@@ -59,9 +68,17 @@ export class RequestTable {
   }
 
   private evict(now: number): void {
-    for (const [id, r] of this.applied) {
+    while (this.head < this.order.length) {
+      const id = this.order[this.head]!;
+      const r = this.applied.get(id)!;
       if (this.applied.size <= REQUEST_WINDOW.maxEntries && r.at >= now - REQUEST_WINDOW.maxAgeMs) break;
       this.applied.delete(id);
+      this.head++;
+    }
+    // Drop the evicted prefix now and then, so the queue stays about the size of the window.
+    if (this.head > 1024 && this.head * 2 > this.order.length) {
+      this.order = this.order.slice(this.head);
+      this.head = 0;
     }
   }
 
@@ -69,9 +86,25 @@ export class RequestTable {
     return [...this.applied].map(([id, r]) => [id, r.index, r.at, r.outcome]);
   }
 
+  /** dump() as of now, serialised later: the window's ids and rows in apply order. */
+  capture(): Stream {
+    const ids = [...this.applied.keys()];
+    const rows = [...this.applied.values()];
+    return new Stream(ids.length, function* (out, step) {
+      for (let i = 0; i < ids.length; i++) {
+        const r = rows[i];
+        out.quad(ids[i], r.index, r.at, r.outcome);
+        if ((i + 1) % step === 0) yield;
+      }
+    });
+  }
+
   static load(dump: RequestTableDump | undefined): RequestTable {
     const table = new RequestTable();
-    for (const [id, index, at, outcome] of dump ?? []) table.applied.set(id, { index, at, outcome });
+    for (const [id, index, at, outcome] of dump ?? []) {
+      table.applied.set(id, { index, at, outcome });
+      table.order.push(id);
+    }
     return table;
   }
 

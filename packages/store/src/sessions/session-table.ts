@@ -1,6 +1,7 @@
 // The sessions table (Consul's "sessions" and "session_checks"): sessions by ID, by node and by the
 // checks they are tied to, so a node or check change finds the sessions it invalidates directly.
 import { fold } from '../catalog/keys';
+import { Fields, sortedStream } from '../snapshot-stream';
 import type { Txn } from '../txn';
 import { SESSIONS, type SessionData, type SessionRecord } from './session-records';
 
@@ -11,6 +12,8 @@ export interface SessionTableDump {
 function checkKey(nodeKey: string, checkId: string): string {
   return `${nodeKey}\u0000${fold(checkId)}`;
 }
+
+const byId = (a: SessionRecord, b: SessionRecord) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0);
 
 export class SessionTable {
   private readonly byId = new Map<string, SessionRecord>();
@@ -23,7 +26,7 @@ export class SessionTable {
 
   /** Every session, ordered by ID. */
   all(): SessionRecord[] {
-    return [...this.byId.values()].sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
+    return [...this.byId.values()].sort(byId);
   }
 
   ofNode(nodeName: string): SessionRecord[] {
@@ -67,6 +70,11 @@ export class SessionTable {
 
   dump(): SessionTableDump {
     return { sessions: this.all() };
+  }
+
+  /** dump() as of now, sorted and serialised later (records are replaced, never changed). */
+  capture(): Fields {
+    return new Fields([['sessions', sortedStream([...this.byId.values()], byId)]]);
   }
 
   static load(dump: SessionTableDump | undefined): SessionTable {

@@ -16,6 +16,7 @@ import {
 } from '../catalog/keys';
 import type { CheckData, CheckRecord, NodeData, NodeRecord, RaftIndexes, ServiceData, ServiceRecord } from '../catalog/records';
 import { plainEqual } from '../plain-data';
+import { Fields, flatStream, listStream } from '../snapshot-stream';
 import type { Txn } from '../txn';
 
 export interface CatalogTableDump {
@@ -51,19 +52,36 @@ function removeFrom<K, V>(outer: Map<string, Map<K, V>>, key: string, inner: K):
   if (m.size === 0) outer.delete(key);
 }
 
+/**
+ * A per-node map of `services` or `checks`, stamped with the epoch it was made in. capture() starts a
+ * new epoch and hands the snapshot the maps as they are; a write to a map of an older epoch replaces
+ * it by a copy first (putIn/removeIn), so what a snapshot holds never changes. They hold a node's few
+ * services or checks, so a copy is cheap.
+ */
+class Bucket<V> extends Map<string, V> {
+  constructor(
+    readonly epoch: number,
+    entries?: Iterable<readonly [string, V]>,
+  ) {
+    super(entries);
+  }
+}
+
 export class CatalogTable {
   /** folded node name → node */
   private readonly nodes = new Map<string, NodeRecord>();
   /** folded node ID → folded node name */
   private readonly nodeIds = new Map<string, string>();
   /** folded node name → folded service ID → instance */
-  private readonly services = new Map<string, Map<string, ServiceRecord>>();
+  private readonly services = new Map<string, Bucket<ServiceRecord>>();
   /** folded service name → instance id → instance */
   private readonly byName = new Map<string, Map<string, ServiceRecord>>();
   /** folded service name → instance id → its proxies and its Connect-native instances */
   private readonly byConnect = new Map<string, Map<string, ServiceRecord>>();
   /** folded node name → folded check ID → check */
-  private readonly checks = new Map<string, Map<string, CheckRecord>>();
+  private readonly checks = new Map<string, Bucket<CheckRecord>>();
+  /** Buckets of an epoch before this one may be held by a snapshot (see Bucket). */
+  private epoch = 0;
 
   // ---- reads ----
 
@@ -167,7 +185,7 @@ export class CatalogTable {
     if (existing && plainEqual(withoutIndexes(existing), data)) return;
     if (existing) this.unindexService(existing);
     const rec = stamp(data, existing, txn.index);
-    addTo(this.services, rec.nodeKey, serviceKey, rec);
+    this.putIn(this.services, rec.nodeKey, serviceKey, rec);
     this.indexService(rec);
     txn.bump(SERVICES, nodeWatchKey(rec.nodeKey), ...instanceKeys(rec));
     if (existing) {
@@ -188,7 +206,7 @@ export class CatalogTable {
     for (const c of this.checksOf(nodeKey)) {
       if (c.serviceKey === serviceKey) this.deleteCheck(nodeKey, c.CheckID, txn);
     }
-    removeFrom(this.services, nodeKey, serviceKey);
+    this.removeIn(this.services, nodeKey, serviceKey);
     this.unindexService(existing);
     txn.bump(SERVICES, nodeWatchKey(nodeKey), ...instanceKeys(existing));
   }
@@ -199,7 +217,7 @@ export class CatalogTable {
     const existing = this.checks.get(data.nodeKey)?.get(checkKey);
     if (existing && plainEqual(withoutIndexes(existing), data)) return;
     const rec = stamp(data, existing, txn.index);
-    addTo(this.checks, rec.nodeKey, checkKey, rec);
+    this.putIn(this.checks, rec.nodeKey, checkKey, rec);
     txn.bump(CHECKS, nodeWatchKey(rec.nodeKey), ...this.checkAudience(rec));
     if (existing) txn.bump(...this.checkAudience(existing));
   }
@@ -210,7 +228,7 @@ export class CatalogTable {
     const existing = this.checks.get(nodeKey)?.get(checkKey);
     if (!existing) return;
     txn.bump(CHECKS, nodeWatchKey(nodeKey), ...this.checkAudience(existing));
-    removeFrom(this.checks, nodeKey, checkKey);
+    this.removeIn(this.checks, nodeKey, checkKey);
   }
 
   /** Watch keys of the instances whose health a check affects: its service, or every service on its node. */
@@ -234,10 +252,48 @@ export class CatalogTable {
     for (const t of connectTargets(rec)) removeFrom(this.byConnect, t, id);
   }
 
+  /** addTo for `services`/`checks`: a bucket a snapshot may hold is copied before it changes. */
+  private putIn<V>(outer: Map<string, Bucket<V>>, key: string, inner: string, value: V): void {
+    let m = outer.get(key);
+    // set() on a key already present keeps its place in the map's order, so dumps keep their order.
+    if (!m) outer.set(key, (m = new Bucket<V>(this.epoch)));
+    else if (m.epoch !== this.epoch) outer.set(key, (m = new Bucket(this.epoch, m)));
+    m.set(inner, value);
+  }
+
+  /** removeFrom for `services`/`checks`, copying a bucket a snapshot may hold. */
+  private removeIn<V>(outer: Map<string, Bucket<V>>, key: string, inner: string): void {
+    let m = outer.get(key);
+    if (!m || !m.has(inner)) return;
+    if (m.size === 1) {
+      outer.delete(key);
+      return;
+    }
+    if (m.epoch !== this.epoch) outer.set(key, (m = new Bucket(this.epoch, m)));
+    m.delete(inner);
+  }
+
   // ---- snapshot ----
 
   dump(): CatalogTableDump {
     return { nodes: this.allNodes(), services: this.allServices(), checks: this.allChecks() };
+  }
+
+  /**
+   * dump() as of now, for a snapshot that serialises it later while writes go on: the rows (records
+   * are replaced, never changed) and the per-node buckets as they are — a new epoch makes the next
+   * write to each bucket copy it — so this costs an array of references per map, not a row copy.
+   */
+  capture(): Fields {
+    this.epoch++;
+    const nodes = [...this.nodes.values()];
+    const services = [...this.services.values()];
+    const checks = [...this.checks.values()];
+    return new Fields([
+      ['nodes', listStream(nodes)],
+      ['services', flatStream(services)],
+      ['checks', flatStream(checks)],
+    ]);
   }
 
   static load(dump: CatalogTableDump): CatalogTable {
@@ -248,10 +304,10 @@ export class CatalogTable {
       if (n.ID) t.nodeIds.set(fold(n.ID), key);
     }
     for (const s of dump.services) {
-      addTo(t.services, s.nodeKey, fold(s.ID), s);
+      t.putIn(t.services, s.nodeKey, fold(s.ID), s);
       t.indexService(s);
     }
-    for (const c of dump.checks) addTo(t.checks, c.nodeKey, fold(c.CheckID), c);
+    for (const c of dump.checks) t.putIn(t.checks, c.nodeKey, fold(c.CheckID), c);
     return t;
   }
 

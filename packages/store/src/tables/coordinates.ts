@@ -3,6 +3,7 @@
 import { COORDINATES, fold } from '../catalog/keys';
 import { copyCoordinate, type Coordinate } from '../coordinates/vivaldi';
 import { plainEqual } from '../plain-data';
+import { Fields, pairStream } from '../snapshot-stream';
 import type { Txn } from '../txn';
 
 export interface CoordinateTableDump {
@@ -38,6 +39,14 @@ export class CoordinateTable {
 
   dump(): CoordinateTableDump {
     return { coordinates: this.all() };
+  }
+
+  /**
+   * dump() as of now, serialised later: coordinates are stored as copies and replaced, never changed,
+   * so the stored ones are written (dump() copies them; the bytes are the same).
+   */
+  capture(): Fields {
+    return new Fields([['coordinates', pairStream([...this.byNode.keys()], [...this.byNode.values()])]]);
   }
 
   static load(dump: CoordinateTableDump): CoordinateTable {
