@@ -92,7 +92,7 @@ export class Store {
     if (!request) return this.applyCommand(index, cmd);
     // A request already in the window was committed twice (re-sent across a leader change):
     // answer what its first copy answered and change nothing.
-    const seen = this.state.requests.result(request.id);
+    const seen = this.state.requests.get(request.id);
     if (seen) return seen.result;
     const result = this.applyCommand(index, cmd);
     this.state.requests.record(request, index, result);
@@ -104,7 +104,8 @@ export class Store {
    * else undefined. A leader answers a re-sent write from here without proposing it again.
    */
   appliedRequest(id: string): { result: unknown } | undefined {
-    return this.state.requests.result(id);
+    const seen = this.state.requests.get(id);
+    return seen && { result: seen.result };
   }
 
   private applyCommand(index: number, cmd: Command): unknown {

@@ -29,12 +29,18 @@ export const REQUEST_WINDOW = { maxAgeMs: 120_000, maxEntries: 100_000 } as cons
 /** A result as kept in the window: a value, or the message of the CommandError it was refused with. */
 type Outcome = { value: unknown } | { refused: string };
 
-/** Never changed once recorded (a snapshot may hold it). */
+/**
+ * Never changed once recorded (a snapshot may hold it). One small object per request: the result
+ * is kept as applied (a CommandError for a refusal) and only turned into an Outcome when written out.
+ */
 interface AppliedRequest {
   readonly index: number;
   readonly at: number;
-  readonly outcome: Outcome;
+  readonly result: unknown;
 }
+
+const outcomeOf = (result: unknown): Outcome => (result instanceof CommandError ? { refused: result.message } : { value: result });
+const resultOf = (outcome: Outcome): unknown => ('refused' in outcome ? new CommandError(outcome.refused) : outcome.value);
 
 export type RequestTableDump = [id: string, index: number, at: number, outcome: Outcome][];
 
@@ -48,17 +54,14 @@ export class RequestTable {
   private order: string[] = [];
   private head = 0;
 
-  /** The result a request was first applied with, or undefined when it is not in the window. */
-  result(id: string): { result: unknown } | undefined {
-    const r = this.applied.get(id);
-    if (!r) return undefined;
-    return { result: 'refused' in r.outcome ? new CommandError(r.outcome.refused) : r.outcome.value };
+  /** The request as first applied (its `result`), or undefined when it is not in the window. */
+  get(id: string): AppliedRequest | undefined {
+    return this.applied.get(id);
   }
 
   /** Remember that `stamp` was applied at `index` with `result`, then age the window. */
   record(stamp: RequestStamp, index: number, result: unknown): void {
-    const outcome: Outcome = result instanceof CommandError ? { refused: result.message } : { value: result };
-    this.applied.set(stamp.id, { index, at: stamp.at, outcome });
+    this.applied.set(stamp.id, { index, at: stamp.at, result });
     this.order.push(stamp.id);
     this.evict(stamp.at);
   }
@@ -83,7 +86,7 @@ export class RequestTable {
   }
 
   dump(): RequestTableDump {
-    return [...this.applied].map(([id, r]) => [id, r.index, r.at, r.outcome]);
+    return [...this.applied].map(([id, r]) => [id, r.index, r.at, outcomeOf(r.result)]);
   }
 
   /** dump() as of now, serialised later: the window's ids and rows in apply order. */
@@ -93,7 +96,7 @@ export class RequestTable {
     return new Stream(ids.length, function* (out, step) {
       for (let i = 0; i < ids.length; i++) {
         const r = rows[i];
-        out.quad(ids[i], r.index, r.at, r.outcome);
+        out.quad(ids[i], r.index, r.at, outcomeOf(r.result));
         if ((i + 1) % step === 0) yield;
       }
     });
@@ -102,7 +105,7 @@ export class RequestTable {
   static load(dump: RequestTableDump | undefined): RequestTable {
     const table = new RequestTable();
     for (const [id, index, at, outcome] of dump ?? []) {
-      table.applied.set(id, { index, at, outcome });
+      table.applied.set(id, { index, at, result: resultOf(outcome) });
       table.order.push(id);
     }
     return table;
