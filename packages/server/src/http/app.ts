@@ -194,6 +194,7 @@ async function serve(
     rawBody,
     remoteAddress: req.socket.remoteAddress,
     meta,
+    clientGone: () => closedEarly,
     get signal() {
       if (!controller) {
         controller = new AbortController();

@@ -28,8 +28,10 @@ export interface RouteContext<B = unknown> {
   rawBody: Buffer | undefined;
   remoteAddress: string | undefined;
   meta: ResponseMeta;
-  /** Aborted when the client disconnects (ends blocking queries early). */
+  /** Aborted when the client disconnects (ends blocking queries early). Made on first use. */
   signal: AbortSignal;
+  /** Whether the client has disconnected (cheap: writes ask it instead of making a signal). */
+  clientGone(): boolean;
 }
 
 export interface Route<B = unknown> {

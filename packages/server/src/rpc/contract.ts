@@ -18,8 +18,8 @@ export interface ApplyOptions {
   datacenter?: string;
   /** Commands the servers issue themselves (reconcile, session expiry) skip ACL checks. */
   internal?: boolean;
-  /** Aborted when the client goes away: the write is then not re-sent (it may be in flight already). */
-  signal?: AbortSignal;
+  /** True once the client has gone away: the write is then not re-sent (it may be in flight already). */
+  clientGone?: () => boolean;
   /** The write's identity when it entered the cluster elsewhere (another datacenter); else one is made here. */
   requestId?: string;
 }

@@ -42,6 +42,11 @@ interface ForwardedApply {
   /** The write's identity, fixed where it entered the cluster and the same on every re-send. */
   id: string;
   /**
+   * Whether this id may have been sent before (a re-send, or an id given in another datacenter):
+   * only then can the leader find it applied or in flight, so a first send skips both lookups.
+   */
+  resent: boolean;
+  /**
    * Wall-clock ms (the entering server's clock; servers are assumed NTP-synchronised) after which
    * the write must not be proposed: its client has been, or is about to be, answered.
    */
@@ -106,6 +111,7 @@ export class Rpc {
       token: options.token,
       internal: options.internal ?? false,
       id: options.requestId ?? this.requestIds.next(),
+      resent: options.requestId !== undefined,
       deadline: Date.now() + WRITE_BUDGET_MS,
     };
     let maybeApplied = false;
@@ -115,11 +121,12 @@ export class Rpc {
       if (!('retry' in env)) throw errorOf(env);
       maybeApplied ||= env.maybeApplied === true;
       const left = req.deadline - Date.now();
-      if (left <= 0 || options.signal?.aborted) {
+      if (left <= 0 || options.clientGone?.()) {
         if (maybeApplied) throw outcomeUnknown(env.message);
         throw env.message === NO_LEADER ? noLeader() : serverError(env.message);
       }
       await this.leaderChange(Math.min(250, left));
+      req.resent = true;
     }
   }
 
@@ -199,10 +206,12 @@ export class Rpc {
 
   private async applyHere(req: ForwardedApply): Promise<Envelope> {
     if (!this.raft.isLeader()) return { ok: false, retry: true, message: NO_LEADER };
-    const applied = this.store.appliedRequest(req.id);
-    if (applied) return answerOf(applied.result);
-    const pending = this.proposing.get(req.id);
-    if (pending) return pending;
+    if (req.resent) {
+      const applied = this.store.appliedRequest(req.id);
+      if (applied) return answerOf(applied.result);
+      const pending = this.proposing.get(req.id);
+      if (pending) return pending;
+    }
     if (Date.now() > req.deadline) return toEnvelope(serverError('request expired before it reached the leader'));
     const attempt = this.proposeHere(req);
     this.proposing.set(req.id, attempt);

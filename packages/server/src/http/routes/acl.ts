@@ -71,7 +71,7 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
     if (!deps.rpc.aclResolver.enabled) throw aclDisabled(ACL_DISABLED);
   };
   const apply = (ctx: RouteContext<any>, cmd: Parameters<RouteDeps['rpc']['apply']>[0]) =>
-    deps.rpc.apply(cmd, { token: ctx.opts.token, datacenter: ctx.opts.datacenter, signal: ctx.signal });
+    deps.rpc.apply(cmd, { token: ctx.opts.token, datacenter: ctx.opts.datacenter, clientGone: ctx.clientGone });
 
   return [
     route({
@@ -85,7 +85,7 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
             type: 'acl.bootstrap',
             token: { AccessorID: generateUUID(), SecretID: generateUUID(), CreateTime: createTime(), Description: BOOTSTRAP_TOKEN_DESCRIPTION },
           },
-          { datacenter: ctx.opts.datacenter, signal: ctx.signal },
+          { datacenter: ctx.opts.datacenter, clientGone: ctx.clientGone },
         )) as BootstrapResult;
         if ('resetIndex' in result) throw forbidden(`Permission denied: ACL bootstrap no longer allowed (reset index: ${result.resetIndex})`);
         // `ID` repeats the secret, for clients of the legacy API.

@@ -22,14 +22,14 @@ export function areaRoutes(deps: RouteDeps, wan: WanRouteDeps): Route<any>[] {
       method: 'POST',
       path: '/v1/operator/area',
       body: createBody,
-      async handle({ body, opts, signal }) {
+      async handle({ body, opts, clientGone }) {
         if (!body.PeerDatacenter) throw badRequest('Must provide a PeerDatacenter');
         for (const a of body.RetryJoin ?? []) {
           const parsed = joinAddress(a);
           if (parsed instanceof Error) throw badRequest(`Invalid RetryJoin address: ${parsed.message}`);
         }
         const area = { ID: randomUUID(), PeerDatacenter: body.PeerDatacenter, RetryJoin: body.RetryJoin ?? null, UseTLS: body.UseTLS ?? false };
-        const r = (await deps.rpc.apply({ type: 'area.create', area }, { datacenter: opts.datacenter, token: opts.token, signal })) as { ID: string };
+        const r = (await deps.rpc.apply({ type: 'area.create', area }, { datacenter: opts.datacenter, token: opts.token, clientGone })) as { ID: string };
         return { ID: r.ID };
       },
     }),
@@ -43,8 +43,8 @@ export function areaRoutes(deps: RouteDeps, wan: WanRouteDeps): Route<any>[] {
       path: '/v1/operator/area/:id',
       body: updateBody,
       bodyOptional: true,
-      async handle({ body, params, opts, signal }) {
-        const r = (await deps.rpc.apply({ type: 'area.update', id: params.id, UseTLS: body.UseTLS ?? false }, { datacenter: opts.datacenter, token: opts.token, signal })) as AreaUpdateResult;
+      async handle({ body, params, opts, clientGone }) {
+        const r = (await deps.rpc.apply({ type: 'area.update', id: params.id, UseTLS: body.UseTLS ?? false }, { datacenter: opts.datacenter, token: opts.token, clientGone })) as AreaUpdateResult;
         if ('notFound' in r) throw notFound(AREA_NOT_FOUND);
         return { ID: r.ID };
       },
@@ -61,8 +61,8 @@ export function areaRoutes(deps: RouteDeps, wan: WanRouteDeps): Route<any>[] {
     route({
       method: 'DELETE',
       path: '/v1/operator/area/:id',
-      async handle({ params, opts, signal }) {
-        const deleted = await deps.rpc.apply({ type: 'area.delete', id: params.id }, { datacenter: opts.datacenter, token: opts.token, signal });
+      async handle({ params, opts, clientGone }) {
+        const deleted = await deps.rpc.apply({ type: 'area.delete', id: params.id }, { datacenter: opts.datacenter, token: opts.token, clientGone });
         if (!deleted) throw notFound(AREA_NOT_FOUND);
         return undefined;
       },

@@ -21,24 +21,24 @@ export function catalogRoutes(deps: RouteDeps, datacenters: () => string[] = () 
       method: 'PUT',
       path: '/v1/catalog/register',
       body: registerBody,
-      async handle({ body, opts, signal }) {
+      async handle({ body, opts, clientGone }) {
         // Cheap checks at the edge spare a Raft round trip; the store checks everything again.
         if (!body.Node) throw badRequest('Must provide node');
         if (body.ID && !UUID.test(body.ID)) throw badRequest(`Bad node ID: invalid UUID "${body.ID}"`);
         if (!body.Address && !body.SkipNodeUpdate) throw badRequest('Must provide address if SkipNodeUpdate is not set');
         const dc = body.Datacenter || opts.datacenter;
         const req = deps.agent.consulCompat && body.NodeMeta ? { ...body, NodeMeta: aliasConsulNodeMeta(body.NodeMeta) } : body;
-        return deps.rpc.apply({ type: 'catalog.register', req: { ...req, Datacenter: dc } }, { datacenter: dc, token: opts.token, signal });
+        return deps.rpc.apply({ type: 'catalog.register', req: { ...req, Datacenter: dc } }, { datacenter: dc, token: opts.token, clientGone });
       },
     }),
     route<DeregisterRequest>({
       method: 'PUT',
       path: '/v1/catalog/deregister',
       body: deregisterBody,
-      async handle({ body, opts, signal }) {
+      async handle({ body, opts, clientGone }) {
         if (!body.Node) throw badRequest('Must provide node');
         const dc = body.Datacenter || opts.datacenter;
-        return deps.rpc.apply({ type: 'catalog.deregister', req: { ...body, Datacenter: dc } }, { datacenter: dc, token: opts.token, signal });
+        return deps.rpc.apply({ type: 'catalog.deregister', req: { ...body, Datacenter: dc } }, { datacenter: dc, token: opts.token, clientGone });
       },
     }),
     route({

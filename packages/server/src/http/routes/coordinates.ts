@@ -42,14 +42,14 @@ export function coordinateRoutes(deps: RouteDeps, wan: WanRouteDeps): Route<any>
       method: 'PUT',
       path: '/v1/coordinate/update',
       body: updateBody,
-      async handle({ body, opts, signal }) {
+      async handle({ body, opts, clientGone }) {
         if (!body.Node) throw badRequest('Must provide a node name');
         const c = body.Coord;
         if (!c || !Array.isArray(c.Vec)) throw badRequest('Must provide a coordinate');
         const coord: Coordinate = { Vec: c.Vec, Error: c.Error ?? 0, Adjustment: c.Adjustment ?? 0, Height: c.Height ?? 0 };
         if (coord.Vec.length !== dimensions) throw badRequest(`Rejected bad coordinate: it has ${coord.Vec.length} dimensions, servers use ${dimensions}`);
         if (![...coord.Vec, coord.Error, coord.Adjustment, coord.Height].every(Number.isFinite)) throw badRequest('Rejected bad coordinate: values must be finite');
-        await deps.rpc.apply({ type: 'coordinate.update', updates: [{ Node: body.Node, Coord: coord }] }, { datacenter: opts.datacenter, token: opts.token, signal });
+        await deps.rpc.apply({ type: 'coordinate.update', updates: [{ Node: body.Node, Coord: coord }] }, { datacenter: opts.datacenter, token: opts.token, clientGone });
         return undefined;
       },
     }),

@@ -83,12 +83,12 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
       method: 'POST',
       path: BASE,
       body,
-      async handle({ body: input, opts, signal }) {
+      async handle({ body: input, opts, clientGone }) {
         if (input.ID) throw badRequest('ID must be empty when creating a new intention');
         const intention = { ...input, ID: randomUUID() };
         await deps.rpc.apply(
           { type: 'intention.upsert', op: 'create', intention, now: new Date().toISOString(), ...consulSourceType },
-          { token: opts.token, datacenter: opts.datacenter, signal },
+          { token: opts.token, datacenter: opts.datacenter, clientGone },
         );
         return { ID: intention.ID };
       },
@@ -107,14 +107,14 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
       method: 'PUT',
       path: `${BASE}/:id`,
       body,
-      async handle({ params, body: input, opts, signal }) {
+      async handle({ params, body: input, opts, clientGone }) {
         const id = params.id!;
         refuseFixedPaths(id, 'PUT');
         checkId(id);
         if (input.ID && input.ID !== id) throw badRequest(`ID in the body (${input.ID}) must match the ID in the URL (${id})`);
         await deps.rpc.apply(
           { type: 'intention.upsert', op: 'update', intention: { ...input, ID: id }, now: new Date().toISOString(), ...consulSourceType },
-          { token: opts.token, datacenter: opts.datacenter, signal },
+          { token: opts.token, datacenter: opts.datacenter, clientGone },
         );
         return { ID: id };
       },
@@ -122,11 +122,11 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'DELETE',
       path: `${BASE}/:id`,
-      async handle({ params, opts, signal }) {
+      async handle({ params, opts, clientGone }) {
         const id = params.id!;
         refuseFixedPaths(id, 'DELETE');
         checkId(id);
-        return deps.rpc.apply({ type: 'intention.delete', id }, { token: opts.token, datacenter: opts.datacenter, signal });
+        return deps.rpc.apply({ type: 'intention.delete', id }, { token: opts.token, datacenter: opts.datacenter, clientGone });
       },
     }),
   ];

@@ -56,7 +56,7 @@ export function kvRoutes(deps: RouteDeps): Route<any>[] {
       async handle(ctx) {
         const key = keyOf(ctx);
         if (key === '') throw badRequest('Missing key name');
-        const { query, opts, signal } = ctx;
+        const { query, opts, clientGone } = ctx;
         const given = ['cas', 'acquire', 'release'].filter((f) => flag(query, f));
         if (given.length > 1) throw badRequest(`Conflicting flags: ${rawQuery(query)}`);
         const value = ctx.rawBody ?? Buffer.alloc(0);
@@ -75,7 +75,7 @@ export function kvRoutes(deps: RouteDeps): Route<any>[] {
           op.Session = single(query, 'release') ?? '';
         }
         op.Verb = verb;
-        return deps.rpc.apply({ type: 'kv.apply', op: op as KvOp & { Verb: KvWriteVerb } }, { datacenter: opts.datacenter, token: opts.token, signal });
+        return deps.rpc.apply({ type: 'kv.apply', op: op as KvOp & { Verb: KvWriteVerb } }, { datacenter: opts.datacenter, token: opts.token, clientGone });
       },
     }),
     route({
@@ -83,7 +83,7 @@ export function kvRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/kv{/*key}',
       async handle(ctx) {
         const key = keyOf(ctx);
-        const { query, opts, signal } = ctx;
+        const { query, opts, clientGone } = ctx;
         const recurse = flag(query, 'recurse');
         if (recurse && flag(query, 'cas')) throw badRequest(`Conflicting flags: ${rawQuery(query)}`);
         if (!recurse && key === '') throw badRequest('Missing key name');
@@ -92,7 +92,7 @@ export function kvRoutes(deps: RouteDeps): Route<any>[] {
           : flag(query, 'cas')
             ? { Verb: 'delete-cas', Key: key, Index: uintParam(query, 'cas') ?? 0 }
             : { Verb: 'delete', Key: key };
-        return deps.rpc.apply({ type: 'kv.apply', op }, { datacenter: opts.datacenter, token: opts.token, signal });
+        return deps.rpc.apply({ type: 'kv.apply', op }, { datacenter: opts.datacenter, token: opts.token, clientGone });
       },
     }),
   ];

@@ -54,7 +54,7 @@ export function sessionRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/session/create',
       body: createBody,
       bodyOptional: true,
-      async handle({ body, opts, signal }) {
+      async handle({ body, opts, clientGone }) {
         const node = body.Node === undefined || body.Node === null ? deps.agent.nodeName : body.Node;
         if (node === '') throw badRequest('Must provide Node');
         const behavior = body.Behavior || 'release';
@@ -70,16 +70,16 @@ export function sessionRoutes(deps: RouteDeps): Route<any>[] {
           Behavior: behavior,
           TTL: ttl,
         };
-        const id = await deps.rpc.apply({ type: 'session.create', session }, { datacenter: opts.datacenter, token: opts.token, signal });
+        const id = await deps.rpc.apply({ type: 'session.create', session }, { datacenter: opts.datacenter, token: opts.token, clientGone });
         return { ID: id };
       },
     }),
     route({
       method: 'PUT',
       path: '/v1/session/destroy{/:id}',
-      async handle({ params, opts, signal }) {
+      async handle({ params, opts, clientGone }) {
         const id = sessionId(params.id);
-        return deps.rpc.apply({ type: 'session.destroy', id }, { datacenter: opts.datacenter, token: opts.token, signal });
+        return deps.rpc.apply({ type: 'session.destroy', id }, { datacenter: opts.datacenter, token: opts.token, clientGone });
       },
     }),
     route({

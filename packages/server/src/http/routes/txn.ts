@@ -39,7 +39,7 @@ export function txnRoutes(deps: RouteDeps): Route<any>[] {
     if (ops.every((op) => KV_READ_VERBS.has(op.Verb))) {
       reply = await readInto<TxnReply>(deps, ctx, 'kv.txn-read', { ops });
     } else {
-      reply = (await deps.rpc.apply({ type: 'kv.txn', ops }, { datacenter: ctx.opts.datacenter, token: ctx.opts.token, signal: ctx.signal })) as TxnReply;
+      reply = (await deps.rpc.apply({ type: 'kv.txn', ops }, { datacenter: ctx.opts.datacenter, token: ctx.opts.token, clientGone: ctx.clientGone })) as TxnReply;
     }
     if (reply.Errors) ctx.meta.status = 409;
     return reply;
