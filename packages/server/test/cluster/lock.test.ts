@@ -30,6 +30,13 @@ test('two clients compete for a lock while the leader is killed: never two holde
   const followers = [0, 1, 2].filter((i) => i !== leader);
 
   // One session per client, on its own server's node, tied to no check (the kill must not end it).
+  // A session needs its node in the catalog: the new leader registers the servers' nodes shortly
+  // after its election, and until then the answer is a prompt 400 "Missing node registration".
+  for (const server of followers) {
+    const registered = async () => (await cluster.http(server, 'GET', `/v1/catalog/node/s${server}?consistent`)).body.trim() !== 'null';
+    const deadline = Date.now() + 15_000;
+    while (!(await registered()) && Date.now() < deadline) await sleep(100);
+  }
   const sessions: string[] = [];
   for (const server of followers) {
     const r = await cluster.http(server, 'PUT', '/v1/session/create', { Checks: [], LockDelay: '1s', Name: `client-on-s${server}` }, { timeoutMs: 10_000 });
