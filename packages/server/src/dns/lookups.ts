@@ -7,7 +7,7 @@
 import type { Authorizer } from '@registry/acl';
 import { parseDurationMs, type CatalogNodeOut, type CheckServiceNodeOut } from '@registry/store';
 import type { ExecuteArgs, ExecuteCandidates } from '../endpoints/query-reads';
-import { failover, noRemoteDatacenters, type RemoteDatacenterExecutor } from '../queries/failover';
+import { executionAnswer, noRemoteDatacenters, type RemoteDatacenterExecutor } from '../queries/failover';
 import type { QueryOptions } from '../rpc/query-options';
 import type { ReadReply } from '../rpc/contract';
 import { serviceTtlS, type DnsConfig } from './config';
@@ -60,15 +60,7 @@ export class Lookups {
     const { query, nodes } = await this.read<ExecuteCandidates>('query.execute', args, dc);
     // As the HTTP execute: the query's own token, when it has one, decides what may be shown.
     const authz = this.d.rpc.aclResolver.resolve(query.Token || token);
-    let shown = nodes.filter((n) => authz.nodeRead(n.Node.Node) && authz.serviceRead(n.Service.Service));
-    let datacenter = dc;
-    if (shown.length === 0) {
-      const f = await failover(query, 0, this.d.remoteQueries ?? noRemoteDatacenters, this.d.onFailoverError, token);
-      if (f.datacenter) {
-        shown = f.nodes;
-        datacenter = f.datacenter;
-      }
-    }
+    const { nodes: shown, datacenter } = await executionAnswer(query, nodes, dc, authz, 0, this.d.remoteQueries ?? noRemoteDatacenters, this.d.onFailoverError, token);
     const ttlMs = query.DNS?.TTL ? parseDurationMs(query.DNS.TTL) : undefined;
     const ttlS = ttlMs !== undefined && ttlMs >= 0 ? Math.floor(ttlMs / 1000) : serviceTtlS(this.d.config, query.Service.Service);
     return { nodes: shown, ttlS, datacenter };

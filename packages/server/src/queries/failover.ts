@@ -3,6 +3,7 @@
 // unknown ones skipped, stopping at the first that answers with instances. Linked datacenters (network
 // areas) are not built yet: the agent's executor knows no remote datacenter, so Failovers stays 0;
 // the code path is exercised with a fake executor.
+import type { Authorizer } from '@registry/acl';
 import type { CheckServiceNodeOut, QueryDefinition } from '@registry/store';
 
 export interface RemoteResult {
@@ -58,4 +59,26 @@ export async function failover(
     }
   }
   return { nodes: [], datacenter: undefined, failovers };
+}
+
+/**
+ * What an executed prepared query answers (HTTP execute and DNS alike): the local candidates that
+ * `authz` — the query's own token when it has one, else the caller's — may see, at most `limit`
+ * (0: all); when none is left, the first datacenter failover finds.
+ */
+export async function executionAnswer(
+  query: QueryDefinition,
+  candidates: readonly CheckServiceNodeOut[],
+  localDatacenter: string,
+  authz: Authorizer,
+  limit: number,
+  executor: RemoteDatacenterExecutor,
+  onError: ((dc: string, err: unknown) => void) | undefined,
+  callerToken: string | undefined,
+): Promise<{ nodes: CheckServiceNodeOut[]; datacenter: string; failovers: number }> {
+  let nodes = candidates.filter((n) => authz.nodeRead(n.Node.Node) && authz.serviceRead(n.Service.Service));
+  if (limit > 0) nodes = nodes.slice(0, limit);
+  if (nodes.length > 0) return { nodes, datacenter: localDatacenter, failovers: 0 };
+  const f = await failover(query, limit, executor, onError, callerToken);
+  return f.datacenter ? { nodes: f.nodes, datacenter: f.datacenter, failovers: f.failovers } : { nodes, datacenter: localDatacenter, failovers: f.failovers };
 }

@@ -1,6 +1,5 @@
 // /v1/query/* (spec "Prepared queries"; consul-behaviour §4).
 import { randomUUID } from 'node:crypto';
-import type { Authorizer } from '@registry/acl';
 import type { CheckServiceNodeOut, QueryDefinition, QuerySetResult } from '@registry/store';
 import { badRequest, notFound } from '../../errors';
 import { single } from '../query-options';
@@ -9,7 +8,7 @@ import { compileBody } from '../../schemas/validator';
 import { querySchema, type QueryBody } from '../../schemas/query';
 import { definitionOf, validateDefinition } from '../../queries/definition';
 import { sourceIp } from '../../queries/execute';
-import { failover, noRemoteDatacenters, type RemoteDatacenterExecutor } from '../../queries/failover';
+import { executionAnswer, noRemoteDatacenters, type RemoteDatacenterExecutor } from '../../queries/failover';
 import { SimpleCache } from '../../queries/result-cache';
 import type { ExecuteArgs, ExecuteCandidates } from '../../endpoints/query-reads';
 import { readInto, type RouteDeps } from './deps';
@@ -49,10 +48,6 @@ function queryMeta(ctx: RouteContext<any>) {
   };
 }
 
-function visibleTo(authz: Authorizer, nodes: CheckServiceNodeOut[]): CheckServiceNodeOut[] {
-  return nodes.filter((n) => authz.nodeRead(n.Node.Node) && authz.serviceRead(n.Service.Service));
-}
-
 export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = noRemoteDatacenters): Route<any>[] {
   const body = compileBody<QueryBody>(querySchema);
   const cache = new SimpleCache<ExecuteResponse>();
@@ -64,18 +59,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
     const { query, nodes } = reply.result.value;
     // The query's own token, when it has one, decides what the results may show.
     const authz = deps.rpc.aclResolver.resolve(query.Token || ctx.opts.token);
-    let shown = visibleTo(authz, nodes);
-    if (limit > 0) shown = shown.slice(0, limit);
-    let datacenter = ctx.opts.datacenter;
-    let failovers = 0;
-    if (shown.length === 0) {
-      const f = await failover(query, limit, remote, undefined, ctx.opts.token);
-      failovers = f.failovers;
-      if (f.datacenter) {
-        shown = f.nodes;
-        datacenter = f.datacenter;
-      }
-    }
+    const { nodes: shown, datacenter, failovers } = await executionAnswer(query, nodes, ctx.opts.datacenter, authz, limit, remote, undefined, ctx.opts.token);
     // The spec lists DNS, Datacenter and Failovers on each node item as well as at the top (Consul's
     // documented sample shows them there); both are sent.
     const Nodes = shown.map((n) => ({ ...n, DNS: query.DNS, Datacenter: datacenter, Failovers: failovers }));
