@@ -21,16 +21,6 @@ export function healthy(nodes: readonly CheckServiceNodeOut[], onlyPassing: bool
   return nodes.filter((n) => n.Checks.every((c) => c.Status !== 'critical' && (!onlyPassing || c.Status === 'passing')));
 }
 
-/** A fresh random order (Fisher–Yates): Consul shuffles every service answer. */
-export function shuffled<T>(items: readonly T[], random: () => number = Math.random): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
-}
-
 /** A node's address as this agent answers it: the WAN one for another datacenter's node under translate_wan_addrs. */
 export function nodeAddress(node: NodeOut, ctx: AnswerContext): string {
   const wan = node.TaggedAddresses?.wan;

@@ -28,10 +28,10 @@ import {
   nodeAnswers,
   serviceAddressAnswers,
   serviceSrvAnswers,
-  shuffled,
   soaRecord,
   type AnswerContext,
 } from './answers';
+import { shuffle } from '../queries/execute';
 import type { Lookups } from './lookups';
 import { parseLabels, placeName, type Lookup } from './names';
 import { trimTcp, trimUdp, udpSizeOf } from './trim';
@@ -120,7 +120,8 @@ export class DnsHandler {
     const dc = this.datacenterOf(l.datacenter);
     switch (l.kind) {
       case 'service': {
-        const nodes = shuffled(healthy(await this.lookups.serviceNodes(l.service, l.tag, dc), this.cfg.onlyPassing));
+        // Consul shuffles every service answer.
+        const nodes = shuffle(healthy(await this.lookups.serviceNodes(l.service, l.tag, dc), this.cfg.onlyPassing));
         if (nodes.length === 0) return this.nxdomain(d);
         this.serviceRecords(q.name, q.type, nodes, serviceTtlS(this.cfg, l.service), dc, d);
         return;
