@@ -6,6 +6,7 @@
 import { NotLeaderError, type RaftNode, type Transport } from '@registry/raft';
 import { NO_LEADER, noLeader, serverError } from '../errors';
 import { errorOf, toEnvelope, type Envelope } from './envelope';
+import type { LeaderWait } from './leader-wait';
 
 /**
  * Method name → its argument and reply types. Each area adds its own methods by declaration merging
@@ -29,6 +30,7 @@ export class LeaderCalls {
   constructor(
     private readonly raft: RaftNode,
     private readonly transport: Transport,
+    private readonly leaderWait: LeaderWait,
   ) {}
 
   /** Serve `method` whenever this server leads; while it does not, callers are told to find the leader. */
@@ -74,7 +76,7 @@ export class LeaderCalls {
         }
       }
       if (Date.now() >= deadline) throw noLeader();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await this.leaderWait.wait(Math.min(250, deadline - Date.now()));
     }
   }
 }

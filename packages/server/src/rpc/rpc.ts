@@ -16,6 +16,7 @@ import { noRemoteDatacenters, type RemoteDatacenters } from './remote-datacenter
 import { RequestIds } from './request-ids';
 import type { ApplyOptions, ReadMeta, ReadReply } from './contract';
 import { LeaderCalls } from './leader-calls';
+import { LeaderWait } from './leader-wait';
 
 /** How long a read waits for a leader to exist before answering `No cluster leader` (Consul: 7 s). */
 const LEADER_WAIT_MS = 7_000;
@@ -66,6 +67,7 @@ export class Rpc {
   private readonly requestIds = new RequestIds();
   /** Calls that run on the leader (operator, session renew, CA sign, adding a server). */
   readonly leader: LeaderCalls;
+  private readonly leaderWait: LeaderWait;
 
   constructor(
     private readonly raft: RaftNode,
@@ -75,7 +77,8 @@ export class Rpc {
     private readonly reads: Record<string, ReadEndpoint>,
     private acl: AclResolver = allowAllResolver,
   ) {
-    this.leader = new LeaderCalls(raft, transport);
+    this.leaderWait = new LeaderWait(raft);
+    this.leader = new LeaderCalls(raft, transport, this.leaderWait);
     transport.handle('rpc.apply', (body) => this.applyHere(body as ForwardedApply));
     transport.handle('rpc.read', (body) => this.readHere(body as ForwardedRead));
   }
@@ -125,7 +128,7 @@ export class Rpc {
         if (maybeApplied) throw outcomeUnknown(env.message);
         throw env.message === NO_LEADER ? noLeader() : serverError(env.message);
       }
-      await this.leaderChange(Math.min(250, left));
+      await this.leaderWait.wait(Math.min(250, left));
       req.resent = true;
     }
   }
@@ -197,7 +200,7 @@ export class Rpc {
         }
       }
       if (Date.now() >= deadline) throw noLeader();
-      await this.leaderChange(Math.min(250, deadline - Date.now()));
+      await this.leaderWait.wait(Math.min(250, deadline - Date.now()));
     }
   }
 
@@ -287,27 +290,6 @@ export class Rpc {
   private lastContact(): number {
     const ms = this.raft.lastContactMs();
     return Number.isFinite(ms) ? Math.max(0, Math.floor(ms)) : 0;
-  }
-
-  /** One listener for every request waiting out a leaderless moment, however many there are. */
-  private nextLeader: Promise<void> | null = null;
-
-  private leaderChange(maxMs: number): Promise<void> {
-    if (!this.nextLeader) {
-      this.nextLeader = new Promise((resolve) => {
-        this.raft.once('leader', () => {
-          this.nextLeader = null;
-          resolve();
-        });
-      });
-    }
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, Math.max(10, maxMs));
-      void this.nextLeader!.then(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
   }
 }
 
