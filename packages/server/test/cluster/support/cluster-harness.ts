@@ -99,6 +99,31 @@ export class ClusterHarness {
   /** Spawns every server (without waiting for a leader: see `waitForLeader`). */
   static async start(options: ClusterOptions = {}): Promise<ClusterHarness> {
     if (options.bin === undefined && !existsSync(CLI_BUILD)) throw new Error(`${CLI_BUILD} is missing: run \`npm run build\` before cluster tests`);
+    // Free ports are asked of the OS, released, then bound by the servers: another test running in
+    // parallel can take one in between. A cluster that lost that race is started again on new ports.
+    for (let attempt = 1; ; attempt++) {
+      const cluster = await ClusterHarness.startOnce(options);
+      if (attempt >= 3 || options.bin !== undefined || !(await cluster.lostAPortRace())) return cluster;
+      await cluster.stop();
+    }
+  }
+
+  /** Whether a server exited at start because its port was taken (waits until all run, at most 10 s). */
+  private async lostAPortRace(): Promise<boolean> {
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      const started = this.servers.map((s) => {
+        if (!this.running(s.index)) return /listen EADDRINUSE/.test(this.logs(s.index)) ? 'lost' : 'exited';
+        return /registry agent running/.test(this.logs(s.index)) ? 'running' : 'starting';
+      });
+      if (started.includes('lost')) return true;
+      if (!started.includes('starting')) return false;
+      await sleep(50);
+    }
+    return false;
+  }
+
+  private static async startOnce(options: ClusterOptions): Promise<ClusterHarness> {
     const size = options.size ?? 3;
     const dir = mkdtempSync(join(tmpdir(), 'registry-cluster-'));
     const ports = await freePorts(2 * size);
