@@ -16,6 +16,14 @@ export class Fields {
 }
 
 /**
+ * One value made when its turn comes in the encoding (a step of its own): for a column that is
+ * cheap to copy when captured but costs a pass to turn into its encoded form (a join, a buffer).
+ */
+export class Lazy {
+  constructor(readonly make: () => unknown) {}
+}
+
+/**
  * Where a Stream writes its items: `item(v)` one value; `pair`/`quad` an array of 2 or 4 values,
  * written without making the array (a snapshot writes hundreds of thousands of them).
  */
@@ -161,6 +169,11 @@ export function* encodeSteps(value: unknown, step = 256, expectedSize = 0): Gene
         w.value(key);
         yield* encode(field);
       }
+      return;
+    }
+    if (v instanceof Lazy) {
+      yield;
+      w.value(v.make());
       return;
     }
     if (v instanceof Stream) {

@@ -1,4 +1,5 @@
 // The dedup window: a request id applied once answers every later copy with the first result.
+import { pack, unpack } from 'msgpackr';
 import { CommandError, decodeEntry, encodeCommand, encodeEntry, REQUEST_WINDOW, Store, type Command } from '@registry/store';
 
 const put = (key: string, value = 'v'): Command => ({ type: 'kv.apply', op: { Verb: 'set', Key: key, Value: new TextEncoder().encode(value), Flags: 0 } });
@@ -53,6 +54,39 @@ describe('a request committed twice is applied once', () => {
     expect(copy.appliedRequest('r1')).toEqual({ result: true });
     expect(copy.apply(2, create('k'), { id: 'r1', at: 2 })).toBe(true);
     expect(copy.kvGet('k').value!.ModifyIndex).toBe(1);
+  });
+
+  test('a full window survives snapshot and restore with every result and refusal in place', () => {
+    const store = new Store();
+    const bad = { type: 'session.create', session: { ID: 's', Node: 'nowhere' } } as unknown as Command;
+    const n = REQUEST_WINDOW.maxEntries + 50;
+    for (let i = 1; i <= n; i++) store.apply(i, i % 1000 === 0 ? bad : i % 7 === 0 ? create(`c${i % 3}`) : put('k'), { id: `p.${i.toString(36)}`, at: i });
+    const copy = new Store();
+    copy.restore(store.snapshot());
+    expect(copy.checkInvariants()).toEqual([]);
+    expect(copy.appliedRequest(`p.${(50).toString(36)}`)).toBeUndefined();
+    for (const i of [51, 700, 7000, 14_000, n]) expect(copy.appliedRequest(`p.${i.toString(36)}`)).toEqual(store.appliedRequest(`p.${i.toString(36)}`));
+    const refused = copy.appliedRequest(`p.${(2000).toString(36)}`)!.result;
+    expect(refused).toBeInstanceOf(CommandError);
+    expect((refused as CommandError).message).toBe((store.appliedRequest(`p.${(2000).toString(36)}`)!.result as CommandError).message);
+    // Both go on evicting the same requests.
+    store.apply(n + 1, put('k'), { id: 'next', at: n + 1 });
+    copy.apply(n + 1, put('k'), { id: 'next', at: n + 1 });
+    expect(copy.appliedRequest(`p.${(51).toString(36)}`)).toBeUndefined();
+    expect(store.appliedRequest(`p.${(51).toString(36)}`)).toBeUndefined();
+    expect(copy.appliedRequest(`p.${(52).toString(36)}`)).toBeDefined();
+  });
+
+  test('a window snapshotted one row per request (before the columnar form) still restores', () => {
+    const old = new Store();
+    old.apply(1, create('k'), { id: 'r1', at: 1 });
+    const snap = unpack(old.snapshot()) as { state: { requests: unknown } };
+    expect(snap.state.requests).not.toBeInstanceOf(Array);
+    snap.state.requests = [['r1', 1, 1, { value: true }]];
+    const copy = new Store();
+    copy.restore(pack(snap));
+    expect(copy.appliedRequest('r1')).toEqual({ result: true });
+    expect(copy.apply(2, create('k'), { id: 'r1', at: 2 })).toBe(true);
   });
 
   test('requests older than the window age out by the proposers\' stamps, not this server\'s clock', () => {

@@ -8,7 +8,7 @@
 // evicted deterministically: by the proposer's timestamp carried in the entry, never by this
 // server's clock, so every server keeps the same window.
 import { CommandError } from '../command-error';
-import { Stream } from '../snapshot-stream';
+import { Fields, Lazy } from '../snapshot-stream';
 
 /** The identity of a write, stamped on its Raft entry by the leader that proposed it. */
 export interface RequestStamp {
@@ -26,99 +26,179 @@ export interface RequestStamp {
  */
 export const REQUEST_WINDOW = { maxAgeMs: 120_000, maxEntries: 100_000 } as const;
 
-/** A result as kept in the window: a value, or the message of the CommandError it was refused with. */
+/** A result as kept in a snapshot: a value, or the message of the CommandError it was refused with. */
 type Outcome = { value: unknown } | { refused: string };
-
-/**
- * Never changed once recorded (a snapshot may hold it). One small object per request: the result
- * is kept as applied (a CommandError for a refusal) and only turned into an Outcome when written out.
- */
-interface AppliedRequest {
-  readonly index: number;
-  readonly at: number;
-  readonly result: unknown;
-}
 
 const outcomeOf = (result: unknown): Outcome => (result instanceof CommandError ? { refused: result.message } : { value: result });
 const resultOf = (outcome: Outcome): unknown => ('refused' in outcome ? new CommandError(outcome.refused) : outcome.value);
 
-export type RequestTableDump = [id: string, index: number, at: number, outcome: Outcome][];
+/**
+ * The window as a snapshot holds it, column by column, in apply order: the ids joined by newlines,
+ * the Raft indexes and stamps as little-endian float64s, and the outcomes run-length encoded (most
+ * writes answer `true`). Written this way a full window (100,000 requests) is four values for the
+ * encoder instead of half a million, and snapshots under a heavy write load — which carry the whole
+ * window every time — stay cheap.
+ */
+export interface RequestColumns {
+  ids: string;
+  index: Uint8Array;
+  at: Uint8Array;
+  /** [run length, outcome] pairs. */
+  outcomes: [number, Outcome][];
+}
+
+/** The columnar form, or (snapshots written before it) one [id, index, at, outcome] row per request. */
+export type RequestTableDump = RequestColumns | [id: string, index: number, at: number, outcome: Outcome][];
+
+/** Ids never hold the separator (rpc request-ids.ts makes them from base64url and base36 digits). */
+const SEPARATOR = '\n';
 
 export class RequestTable {
-  private readonly applied = new Map<string, AppliedRequest>();
   /**
-   * Ids in apply order from `head` on: the eviction queue. Not the Map's own order — iterating a
-   * Map from its start walks every entry deleted there since its last rehash, which made each
-   * eviction O(window) (a 2–3x slower apply at a full window).
+   * Each request's position in the columns below. Positions are absolute (`base` is the position of
+   * column slot 0), so dropping the evicted prefix of the columns does not touch the Map. Columns
+   * rather than one object per request: a full window is 100,000 live entries on every server, and
+   * a record object each was old-generation garbage the GC had to trace on every major collection.
    */
-  private order: string[] = [];
+  private readonly positions = new Map<string, number>();
+  private ids: string[] = [];
+  private indexes: number[] = [];
+  private ats: number[] = [];
+  private results: unknown[] = [];
+  /** Column slots before `head` are evicted; slot i holds position base + i. */
   private head = 0;
+  private base = 0;
 
   /** The request as first applied (its `result`), or undefined when it is not in the window. */
-  get(id: string): AppliedRequest | undefined {
-    return this.applied.get(id);
+  get(id: string): { result: unknown } | undefined {
+    const pos = this.positions.get(id);
+    return pos === undefined ? undefined : { result: this.results[pos - this.base] };
   }
 
   /** Remember that `stamp` was applied at `index` with `result`, then age the window. */
   record(stamp: RequestStamp, index: number, result: unknown): void {
-    this.applied.set(stamp.id, { index, at: stamp.at, result });
-    this.order.push(stamp.id);
+    // Deterministic on every server (the same entry), and never true of ids this cluster makes.
+    if (stamp.id.includes(SEPARATOR)) return;
+    this.positions.set(stamp.id, this.base + this.ids.length);
+    this.ids.push(stamp.id);
+    this.indexes.push(index);
+    this.ats.push(stamp.at);
+    this.results.push(result);
     this.evict(stamp.at);
   }
 
   get size(): number {
-    return this.applied.size;
+    return this.positions.size;
   }
 
   private evict(now: number): void {
-    while (this.head < this.order.length) {
-      const id = this.order[this.head]!;
-      const r = this.applied.get(id)!;
-      if (this.applied.size <= REQUEST_WINDOW.maxEntries && r.at >= now - REQUEST_WINDOW.maxAgeMs) break;
-      this.applied.delete(id);
-      this.head++;
+    const oldest = now - REQUEST_WINDOW.maxAgeMs;
+    let head = this.head;
+    while (head < this.ids.length && (this.ids.length - head > REQUEST_WINDOW.maxEntries || this.ats[head] < oldest)) {
+      this.positions.delete(this.ids[head]);
+      this.results[head] = undefined;
+      head++;
     }
-    // Drop the evicted prefix now and then, so the queue stays about the size of the window.
-    if (this.head > 1024 && this.head * 2 > this.order.length) {
-      this.order = this.order.slice(this.head);
+    this.head = head;
+    // Drop the evicted prefix now and then, so the columns stay about the size of the window.
+    if (head > 1024 && head * 2 > this.ids.length) {
+      this.ids = this.ids.slice(head);
+      this.indexes = this.indexes.slice(head);
+      this.ats = this.ats.slice(head);
+      this.results = this.results.slice(head);
+      this.base += head;
       this.head = 0;
     }
   }
 
-  dump(): RequestTableDump {
-    return [...this.applied].map(([id, r]) => [id, r.index, r.at, outcomeOf(r.result)]);
+  dump(): RequestColumns {
+    return columnsOf(this.ids.slice(this.head), this.indexes.slice(this.head), this.ats.slice(this.head), this.results.slice(this.head));
   }
 
-  /** dump() as of now, serialised later: the window's ids and rows in apply order. */
-  capture(): Stream {
-    const ids = [...this.applied.keys()];
-    const rows = [...this.applied.values()];
-    return new Stream(ids.length, function* (out, step) {
-      for (let i = 0; i < ids.length; i++) {
-        const r = rows[i];
-        out.quad(ids[i], r.index, r.at, outcomeOf(r.result));
-        if ((i + 1) % step === 0) yield;
-      }
-    });
+  /** dump() as of now, serialised later (the columns are copied now: a few pointer copies). */
+  capture(): Fields {
+    const ids = this.ids.slice(this.head);
+    const indexes = this.indexes.slice(this.head);
+    const ats = this.ats.slice(this.head);
+    const results = this.results.slice(this.head);
+    // Each column becomes one value when its turn comes; the join and the copies are single passes.
+    return new Fields([
+      ['ids', new Lazy(() => ids.join(SEPARATOR))],
+      ['index', new Lazy(() => float64s(indexes))],
+      ['at', new Lazy(() => float64s(ats))],
+      ['outcomes', new Lazy(() => runsOf(results))],
+    ]);
   }
 
   static load(dump: RequestTableDump | undefined): RequestTable {
     const table = new RequestTable();
-    for (const [id, index, at, outcome] of dump ?? []) {
-      table.applied.set(id, { index, at, result: resultOf(outcome) });
-      table.order.push(id);
+    if (!dump) return table;
+    if (Array.isArray(dump)) {
+      for (const [id, index, at, outcome] of dump) table.push(id, index, at, resultOf(outcome));
+      return table;
     }
+    const ids = dump.ids === '' ? [] : dump.ids.split(SEPARATOR);
+    const indexes = fromFloat64s(dump.index);
+    const ats = fromFloat64s(dump.at);
+    if (indexes.length !== ids.length || ats.length !== ids.length) throw new Error('request window columns of different lengths');
+    let i = 0;
+    for (const [run, outcome] of dump.outcomes) {
+      const result = resultOf(outcome);
+      for (let k = 0; k < run; k++, i++) table.push(ids[i], indexes[i], ats[i], result);
+    }
+    if (i !== ids.length) throw new Error('request window outcomes do not cover its ids');
     return table;
+  }
+
+  private push(id: string, index: number, at: number, result: unknown): void {
+    this.positions.set(id, this.base + this.ids.length);
+    this.ids.push(id);
+    this.indexes.push(index);
+    this.ats.push(at);
+    this.results.push(result);
   }
 
   invariants(lastIndex: number): string[] {
     const problems: string[] = [];
     let prev = 0;
-    for (const [id, r] of this.applied) {
-      if (r.index <= prev) problems.push(`request ${id} recorded out of apply order`);
-      if (r.index > lastIndex) problems.push(`request ${id} recorded after the last applied index`);
-      prev = r.index;
+    for (let i = this.head; i < this.ids.length; i++) {
+      const id = this.ids[i];
+      if (this.positions.get(id) !== this.base + i) problems.push(`request ${id} is not where the window's map says`);
+      if (this.indexes[i] <= prev) problems.push(`request ${id} recorded out of apply order`);
+      if (this.indexes[i] > lastIndex) problems.push(`request ${id} recorded after the last applied index`);
+      prev = this.indexes[i];
     }
+    if (this.positions.size !== this.ids.length - this.head) problems.push('the window\'s map and columns hold different requests');
     return problems;
   }
+}
+
+function columnsOf(ids: string[], indexes: number[], ats: number[], results: unknown[]): RequestColumns {
+  return { ids: ids.join(SEPARATOR), index: float64s(indexes), at: float64s(ats), outcomes: runsOf(results) };
+}
+
+/** Consecutive identical results (by identity: `true`, `false`, the same refusal object) as one run. */
+function runsOf(results: readonly unknown[]): [number, Outcome][] {
+  const runs: [number, Outcome][] = [];
+  for (let i = 0; i < results.length; ) {
+    let j = i + 1;
+    while (j < results.length && results[j] === results[i]) j++;
+    runs.push([j - i, outcomeOf(results[i])]);
+    i = j;
+  }
+  return runs;
+}
+
+function float64s(values: readonly number[]): Uint8Array {
+  const bytes = Buffer.allocUnsafe(values.length * 8);
+  for (let i = 0; i < values.length; i++) bytes.writeDoubleLE(values[i], i * 8);
+  return bytes;
+}
+
+function fromFloat64s(bytes: Uint8Array): number[] {
+  if (bytes.byteLength % 8 !== 0) throw new Error('request window column is not a whole number of float64s');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Array<number>(bytes.byteLength / 8);
+  for (let i = 0; i < out.length; i++) out[i] = view.getFloat64(i * 8, true);
+  return out;
 }
