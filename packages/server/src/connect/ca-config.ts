@@ -3,7 +3,7 @@
 // built-in provider makes its own keys) rotates the root: a new root, cross-signed by the old one so
 // leaves already issued keep verifying, becomes active and the old one stays listed until they expire.
 import { crossSign, generateRoot } from '@registry/ca';
-import { parseGoDuration, type CaSettings, type Command, type SerialBlock, type Store } from '@registry/store';
+import { formatGoDuration, parseGoDuration, type CaSettings, type Command, type SerialBlock, type Store } from '@registry/store';
 import { badRequest, serverError } from '../errors';
 import { CA_PROVIDER, DEFAULT_CA_SETTINGS } from './ca-leader';
 import { CA_NOT_READY } from './leaf-signer';
@@ -11,8 +11,8 @@ import { CA_NOT_READY } from './leaf-signer';
 export interface CaConfigBody {
   Provider?: string;
   Config?: {
-    LeafCertTTL?: string;
-    RotationPeriod?: string;
+    LeafCertTTL?: string | number;
+    RotationPeriod?: string | number;
     PrivateKeyType?: string;
     PrivateKeyBits?: number;
     PrivateKey?: string;
@@ -23,6 +23,13 @@ export interface CaConfigBody {
 
 const HOUR_NS = 3.6e12;
 
+/** A duration as a string ("72h") or as Go marshals a time.Duration (integer nanoseconds), stored as a string. */
+function durationText(v: string | number | undefined, name: string): string | undefined {
+  if (typeof v !== 'number') return v || undefined;
+  if (!Number.isInteger(v) || v < 0) throw badRequest(`error configuring provider: invalid ${name} ${v}: expected a duration`);
+  return v === 0 ? undefined : formatGoDuration(v);
+}
+
 /** The settings a body asks for (missing ones take the provider defaults), or a 400. */
 export function requestedSettings(body: CaConfigBody): CaSettings {
   const provider = body.Provider || CA_PROVIDER;
@@ -32,8 +39,8 @@ export function requestedSettings(body: CaConfigBody): CaSettings {
     throw badRequest('error configuring provider: PrivateKey and RootCert cannot be set: the built-in CA generates its own keys');
   }
   const s: CaSettings = {
-    LeafCertTTL: c.LeafCertTTL || DEFAULT_CA_SETTINGS.LeafCertTTL,
-    RotationPeriod: c.RotationPeriod || DEFAULT_CA_SETTINGS.RotationPeriod,
+    LeafCertTTL: durationText(c.LeafCertTTL, 'LeafCertTTL') ?? DEFAULT_CA_SETTINGS.LeafCertTTL,
+    RotationPeriod: durationText(c.RotationPeriod, 'RotationPeriod') ?? DEFAULT_CA_SETTINGS.RotationPeriod,
     PrivateKeyType: c.PrivateKeyType || DEFAULT_CA_SETTINGS.PrivateKeyType,
     PrivateKeyBits: c.PrivateKeyBits || (c.PrivateKeyType === 'rsa' ? 2048 : DEFAULT_CA_SETTINGS.PrivateKeyBits),
   };
@@ -75,7 +82,9 @@ export async function updateCaConfig(body: CaConfigBody, deps: CaConfigDeps): Pr
   if (!current || !active) throw serverError(CA_NOT_READY);
   const keyChanged = settings.PrivateKeyType !== current.Config.PrivateKeyType || settings.PrivateKeyBits !== current.Config.PrivateKeyBits;
   if (!keyChanged && !body.RotateRoot) {
-    const same = settings.LeafCertTTL === current.Config.LeafCertTTL && settings.RotationPeriod === current.Config.RotationPeriod;
+    // Compared as durations: "72h", "72h0m0s" and 259200000000000 ns are the same setting.
+    const sameDuration = (a: string, b: string) => parseGoDuration(a) === parseGoDuration(b);
+    const same = sameDuration(settings.LeafCertTTL, current.Config.LeafCertTTL) && sameDuration(settings.RotationPeriod, current.Config.RotationPeriod);
     if (same) return 'unchanged';
     await deps.applyAsCaller({ type: 'ca.set-config', Config: settings });
     return 'settings';

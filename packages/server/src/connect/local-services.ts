@@ -135,7 +135,10 @@ export function servicesFromDefinition(def: ServiceDefinition, others: ReadonlyM
   if (connect?.Proxy) {
     const mp = connect.Proxy;
     const execMode = mp.ExecMode || 'daemon';
-    if (execMode !== 'daemon') throw badRequest(`Managed proxy ExecMode ${JSON.stringify(execMode)} is not supported: only "daemon"`);
+    // "script" runs the command through /bin/sh -c under the same supervisor as "daemon".
+    if (execMode !== 'daemon' && execMode !== 'script') {
+      throw badRequest(`Managed proxy ExecMode ${JSON.stringify(execMode)} is not supported: "daemon" or "script"`);
+    }
     const command = mp.Command ?? [];
     if (command.length === 0) throw badRequest('Managed proxy Command must be set: registry has no built-in proxy');
     const proxyId = `${id}-proxy`;
@@ -163,12 +166,25 @@ export function servicesFromDefinition(def: ServiceDefinition, others: ReadonlyM
         // Kept across re-registrations so a running proxy's token stays valid.
         token: existing?.managed?.token ?? randomUUID(),
         config: { ...(mp.Config ?? {}) },
-        upstreams: [...(mp.Upstreams ?? [])],
+        upstreams: (mp.Upstreams ?? []).map(managedUpstream),
       },
       parentId: id,
     });
   }
   return out;
+}
+
+const UPSTREAM_DESTINATION_TYPES = new Set(['service', 'prepared_query']);
+
+/** A managed proxy's upstream with Consul's default DestinationType ("service"); an unknown type is 400. */
+function managedUpstream(u: unknown): unknown {
+  if (typeof u !== 'object' || u === null || Array.isArray(u)) return u;
+  const up = u as Record<string, unknown>;
+  const type = up.DestinationType === undefined || up.DestinationType === null || up.DestinationType === '' ? 'service' : up.DestinationType;
+  if (typeof type !== 'string' || !UPSTREAM_DESTINATION_TYPES.has(type)) {
+    throw badRequest(`Invalid managed proxy upstream: unknown DestinationType ${JSON.stringify(type)}: "service" or "prepared_query"`);
+  }
+  return { ...up, DestinationType: type };
 }
 
 /** The catalog registration of one local service on this agent's node. */

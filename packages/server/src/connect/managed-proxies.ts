@@ -6,6 +6,8 @@ import type { Logger } from '../agent/logger';
 
 export interface ManagedProxySpec {
   proxyServiceId: string;
+  /** daemon: the command is the argv; script: its words are one shell command, run by /bin/sh -c. */
+  execMode: 'daemon' | 'script';
   command: string[];
   token: string;
 }
@@ -66,7 +68,7 @@ export class ManagedProxies {
   private launch(run: Running): void {
     run.timer = null;
     if (this.procs.get(run.spec.proxyServiceId) !== run) return;
-    const [cmd, ...args] = run.spec.command;
+    const [cmd, ...args] = run.spec.execMode === 'script' ? ['/bin/sh', '-c', run.spec.command.join(' ')] : run.spec.command;
     const child = spawn(cmd!, args, {
       env: {
         ...process.env,

@@ -169,7 +169,7 @@ export class Mesh {
     }
     for (const s of made) this.services.set(s.service.ID, s);
     for (const s of made) {
-      if (s.managed) this.proxies.ensure({ proxyServiceId: s.service.ID, command: s.managed.command, token: s.managed.token });
+      if (s.managed) this.proxies.ensure({ proxyServiceId: s.service.ID, execMode: s.managed.execMode === 'script' ? 'script' : 'daemon', command: s.managed.command, token: s.managed.token });
     }
     this.changed();
   }

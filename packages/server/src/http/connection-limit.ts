@@ -96,13 +96,14 @@ export class ConnectionLimiter {
     // A backstop for refusals that pile up faster than they close: Node itself then drops the rest.
     server.maxConnections = this.limits.maxConns + REFUSAL_SLOTS;
     server.on('connection', (socket: Socket) => {
-      if (!this.admit(socket)) return;
+      // A unix socket's peers have no address: they count as one client, "unix".
+      if (!this.admit(socket, typeof server.address() === 'string')) return;
       for (const h of handlers) h.call(server, socket);
     });
   }
 
-  private admit(socket: Socket): boolean {
-    const address = socket.remoteAddress;
+  private admit(socket: Socket, unixSocket = false): boolean {
+    const address = unixSocket ? 'unix' : socket.remoteAddress;
     if (address === undefined) {
       socket.destroy(); // already gone
       return false;

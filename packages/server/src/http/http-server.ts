@@ -1,7 +1,10 @@
 // The agent's HTTP server with every resource it holds per client bounded (docs/http.md
 // "Bounded resources"): time to send a request, idle keep-alive time, open connections in all
 // and per client address, and a plain-text answer to whatever the parser refuses.
+import { lstat, unlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { TlsOptions } from 'node:tls';
 import type { HttpLimitsConfig } from '../config/config';
 import type { HttpHandler } from './app';
 import { answerClientError } from './client-errors';
@@ -28,19 +31,19 @@ function checkingIntervalMs(c: HttpLimitsConfig): number {
   return Math.min(5_000, Math.max(100, Math.floor(Math.min(...deadlines) / 4)));
 }
 
-export function createHttpServer(app: HttpHandler, config: HttpLimitsConfig, logger?: HttpServerLogger): LimitedHttpServer {
+/** With `tls`, the same server over HTTPS (ports.https; client certificates as `tls` asks). */
+export function createHttpServer(app: HttpHandler, config: HttpLimitsConfig, logger?: HttpServerLogger, tls?: TlsOptions): LimitedHttpServer {
   // requestTimeout and headersTimeout bound only the *receiving* of a request: once it is read, a
   // blocking query may wait its full `wait` (up to 10 min) before answering. The socket inactivity
   // timeout stays off for the same reason.
-  const server = createServer(
-    {
-      requestTimeout: config.requestTimeoutMs,
-      headersTimeout: config.headersTimeoutMs,
-      keepAliveTimeout: config.idleTimeoutMs,
-      connectionsCheckingInterval: checkingIntervalMs(config),
-    },
-    app,
-  );
+  const options = {
+    requestTimeout: config.requestTimeoutMs,
+    headersTimeout: config.headersTimeoutMs,
+    keepAliveTimeout: config.idleTimeoutMs,
+    connectionsCheckingInterval: checkingIntervalMs(config),
+  };
+  // An https.Server is an http.Server to everything below (limits, timeouts, close).
+  const server = tls ? (createHttpsServer({ ...options, ...tls }, app) as unknown as Server) : createServer(options, app);
   server.timeout = 0;
   const limits = resolveConnectionLimits({ maxConns: config.maxConns, maxConnsPerClient: config.maxConnsPerClient });
   const limiter = new ConnectionLimiter(limits, logger);
@@ -59,4 +62,40 @@ export function createHttpServer(app: HttpHandler, config: HttpLimitsConfig, log
     logger?.warn({ code: err.code, err: err.message, open: limiter.openConnections, maxConns: limits.maxConns }, 'accepting an HTTP connection failed');
   });
   return { server, limits, limiter };
+}
+
+export interface HttpListenAt {
+  client: string;
+  httpPort: number;
+  /** `addresses.http = "unix:///path"`: listen on this unix socket instead. */
+  httpUnixSocket?: string;
+}
+
+/**
+ * Listen where the config says: a TCP address and port, or a unix socket. A socket file left by an
+ * agent that did not stop cleanly is removed first (as Consul does); any other file there is an error.
+ */
+export async function listenHttp(server: Server, at: HttpListenAt): Promise<void> {
+  const socket = at.httpUnixSocket;
+  if (socket) {
+    const existing = await lstat(socket).catch(() => undefined);
+    if (existing?.isSocket()) await unlink(socket);
+    else if (existing) throw new Error(`addresses.http: ${socket} exists and is not a socket`);
+  }
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    const done = () => {
+      server.off('error', reject);
+      resolve();
+    };
+    if (socket) server.listen(socket, done);
+    else server.listen(at.httpPort, at.client, done);
+  });
+}
+
+/** `ip:port`, or `unix:///path` for a unix socket ('' when not listening): what clients are told to use. */
+export function httpAddressOf(server: Server | null | undefined): string {
+  const a = server?.address();
+  if (!a) return '';
+  return typeof a === 'string' ? `unix://${a}` : `${a.address}:${a.port}`;
 }

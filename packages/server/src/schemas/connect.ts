@@ -10,8 +10,9 @@ export const caConfigSchema: SchemaNode = {
     Config: {
       type: ['object', 'null'],
       properties: {
-        LeafCertTTL: str,
-        RotationPeriod: str,
+        // Go's client sends a time.Duration as integer nanoseconds; others send "72h".
+        LeafCertTTL: { type: ['string', 'integer'] },
+        RotationPeriod: { type: ['string', 'integer'] },
         PrivateKeyType: str,
         PrivateKeyBits: { type: 'integer' },
         PrivateKey: str,

@@ -14,5 +14,12 @@ export function lockDelayVerdict(cmd: Command, store: Store): unknown {
     const reply: TxnReply = { Results: null, Errors: [{ OpIndex: i, What: `failed to lock key ${JSON.stringify(cmd.ops[i].Key)}: lock-delay in effect` }] };
     return reply;
   }
+  if (cmd.type === 'txn' && Array.isArray(cmd.ops)) {
+    const i = cmd.ops.findIndex((op) => 'KV' in op && op.KV?.Verb === 'lock' && store.kvLockDelayed(op.KV.Key));
+    if (i < 0) return undefined;
+    const key = (cmd.ops[i] as { KV: { Key: string } }).KV.Key;
+    const reply: TxnReply = { Results: null, Errors: [{ OpIndex: i, What: `failed to lock key ${JSON.stringify(key)}: lock-delay in effect` }] };
+    return reply;
+  }
   return undefined;
 }

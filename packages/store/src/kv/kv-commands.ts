@@ -5,6 +5,7 @@ import { CommandError } from '../command-error';
 import type { CommandHandler } from '../fsm/command-handler';
 import { optObject } from '../input-fields';
 import type { State } from '../state';
+import { asUint64 } from '../uint64';
 import { kvEntryOut, type KvEntryOut } from './kv-records';
 import { commitEffects, KV_VERBS, resolvePending, StagedKv, type KvOp, type KvVerb } from './kv-ops';
 
@@ -48,18 +49,17 @@ export function kvOpProblem(raw: unknown, path: string, verbs: ReadonlySet<strin
   if (typeof o.Verb !== 'string' || !verbs.has(o.Verb)) return `Invalid field ${path}.Verb: unknown KV verb ${JSON.stringify(o.Verb)}`;
   if (typeof o.Key !== 'string') return `Invalid field ${path}.Key: expected a string`;
   if (o.Value !== undefined && o.Value !== null && !(o.Value instanceof Uint8Array)) return `Invalid field ${path}.Value: expected bytes`;
-  for (const f of ['Flags', 'Index'] as const) {
-    const v = o[f];
-    if (v !== undefined && v !== null && !(typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)) {
-      return `Invalid field ${path}.${f}: expected a non-negative integer`;
-    }
+  const flags = o.Flags === undefined || o.Flags === null ? 0 : asUint64(o.Flags);
+  if (flags === undefined) return `Invalid field ${path}.Flags: expected an unsigned 64-bit integer`;
+  if (o.Index !== undefined && o.Index !== null && !(typeof o.Index === 'number' && Number.isSafeInteger(o.Index) && o.Index >= 0)) {
+    return `Invalid field ${path}.Index: expected a non-negative integer`;
   }
   if (o.Session !== undefined && o.Session !== null && typeof o.Session !== 'string') return `Invalid field ${path}.Session: expected a string`;
   return {
     Verb: o.Verb as KvVerb,
     Key: o.Key,
     Value: (o.Value as Uint8Array | null | undefined) ?? null,
-    Flags: (o.Flags as number | undefined) ?? 0,
+    Flags: flags,
     Index: (o.Index as number | undefined) ?? 0,
     Session: (o.Session as string | undefined) ?? '',
   };

@@ -6,6 +6,7 @@
 import type { SessionTable } from '../sessions/session-table';
 import type { KvEntry } from './kv-records';
 import type { KvTable } from './kv-table';
+import type { Uint64 } from '../uint64';
 
 export const KV_VERBS = [
   'set',
@@ -30,7 +31,7 @@ export interface KvOp {
   Verb: KvVerb;
   Key: string;
   Value?: Uint8Array | null;
-  Flags?: number;
+  Flags?: Uint64;
   /** The CAS / check index. */
   Index?: number;
   Session?: string;
@@ -106,6 +107,8 @@ export class StagedKv {
         return wrote(this.put({ Key: key, Flags: flags, Value: value, Session: existing?.Session ?? '', LockIndex: existing?.LockIndex ?? 0 }));
       }
       case 'lock': {
+        // Consul's kvsLockTxn / kvsUnlockTxn: a lock op must name a session.
+        if (!op.Session) return fail('missing session', true);
         const session = this.sessions.get(op.Session ?? '');
         if (!session) return fail(`invalid session ${JSON.stringify(op.Session ?? '')}`, true);
         let lockIndex = (existing?.LockIndex ?? 0) + 1;
@@ -116,6 +119,7 @@ export class StagedKv {
         return wrote(this.put({ Key: key, Flags: flags, Value: value, Session: session.ID, LockIndex: lockIndex }));
       }
       case 'unlock': {
+        if (!op.Session) return fail('missing session', true);
         const holder = existing?.Session ?? '';
         if (!existing || holder.toLowerCase() !== (op.Session ?? '').toLowerCase()) {
           return fail(`failed to unlock key ${JSON.stringify(key)}, lock isn't held, or is held by another session`);

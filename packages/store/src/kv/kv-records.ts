@@ -1,9 +1,10 @@
 // A key/value entry as the store keeps it (Consul's DirEntry). Values are raw bytes; the HTTP layer
 // shows them base64-encoded in JSON, as Go does for []byte.
+import type { Uint64 } from '../uint64';
 
 export interface KvEntry {
   Key: string;
-  Flags: number;
+  Flags: Uint64;
   /** null for an empty value (Go's nil slice: JSON `null`). */
   Value: Uint8Array | null;
   /** The session holding the lock on this key, '' when none. */
@@ -17,7 +18,7 @@ export interface KvEntry {
 /** What a write supplies; indexes, lock index and (except for lock ops) the session are the store's. */
 export interface KvInput {
   Key: string;
-  Flags?: number;
+  Flags?: Uint64;
   Value?: Uint8Array | null;
   Session?: string;
 }
@@ -26,7 +27,7 @@ export interface KvInput {
 export interface KvEntryOut {
   LockIndex: number;
   Key: string;
-  Flags: number;
+  Flags: Uint64;
   Value: string | null;
   Session?: string;
   CreateIndex: number;

@@ -1,6 +1,6 @@
 // /v1/kv/* (consul-behaviour Appendix A, §3.4). The key is the path after /v1/kv/, decoded segment
 // by segment (clients send "/" inside a segment as %2F) and joined with "/".
-import type { KvOp, KvWriteVerb } from '@registry/store';
+import { parseUint64, type KvOp, type KvWriteVerb, type Uint64 } from '@registry/store';
 import { badRequest, tooLarge } from '../../errors';
 import { flag, single, type Query } from '../query-options';
 import { route, type Route, type RouteContext } from '../route';
@@ -12,6 +12,15 @@ export const MAX_KV_VALUE_BYTES = 512 * 1024;
 
 function keyOf(ctx: RouteContext<any>): string {
   return ctx.params.key ?? '';
+}
+
+/** `?flags=`: a Go uint64, up to 2^64-1 (kept exact beyond 2^53). */
+function flagsParam(query: Query): Uint64 {
+  const v = single(query, 'flags');
+  if (v === undefined) return 0;
+  const parsed = parseUint64(v);
+  if ('problem' in parsed) throw badRequest(`strconv.ParseUint: parsing ${JSON.stringify(v)}: ${parsed.problem}`);
+  return parsed.value;
 }
 
 function uintParam(query: Query, name: string): number | undefined {
@@ -61,7 +70,7 @@ export function kvRoutes(deps: RouteDeps): Route<any>[] {
         if (given.length > 1) throw badRequest(`Conflicting flags: ${rawQuery(query)}`);
         const value = ctx.rawBody ?? Buffer.alloc(0);
         if (value.length > MAX_KV_VALUE_BYTES) throw tooLarge(`Value exceeds ${MAX_KV_VALUE_BYTES} byte limit`);
-        const flags = uintParam(query, 'flags') ?? 0;
+        const flags = flagsParam(query);
         let verb: KvWriteVerb = 'set';
         const op: KvOp = { Verb: verb, Key: key, Value: value.length > 0 ? new Uint8Array(value) : null, Flags: flags };
         if (flag(query, 'cas')) {
