@@ -9,9 +9,12 @@ import type { CaInitializeCommand, CaPruneCommand, CaRotateCommand, CaSerialsCom
 
 import type { SessionCreateCommand, SessionDestroyCommand } from './sessions/session-commands';
 import type { KvApplyCommand, KvTxnCommand } from './kv/kv-commands';
+import type { TxnCommand } from './catalog-txn/txn-command';
 import type { QueryDeleteCommand, QuerySetCommand } from './queries/query-commands';
 import type { AreaCreateCommand, AreaDeleteCommand, AreaServersCommand, AreaUpdateCommand } from './areas/area-commands';
 import type { RequestStamp } from './requests/request-table';
+import type { EventFireCommand } from './events/event-commands';
+import type { AutopilotSetConfigCommand } from './autopilot/autopilot-commands';
 
 export interface CoordinateUpdate {
   Node: string;
@@ -23,6 +26,7 @@ export type Command =
   | ({ type: 'session.destroy' } & SessionDestroyCommand)
   | ({ type: 'kv.apply' } & KvApplyCommand)
   | ({ type: 'kv.txn' } & KvTxnCommand)
+  | ({ type: 'txn' } & TxnCommand)
   | ({ type: 'query.set' } & QuerySetCommand)
   | ({ type: 'query.delete' } & QueryDeleteCommand)
   | { type: 'catalog.register'; req: RegisterRequest }
@@ -39,7 +43,11 @@ export type Command =
   | ({ type: 'area.create' } & AreaCreateCommand)
   | ({ type: 'area.update' } & AreaUpdateCommand)
   | ({ type: 'area.delete' } & AreaDeleteCommand)
-  | ({ type: 'area.servers' } & AreaServersCommand);
+  | ({ type: 'area.servers' } & AreaServersCommand)
+  | ({ type: 'event.fire' } & EventFireCommand)
+  | ({ type: 'autopilot.set-config' } & AutopilotSetConfigCommand)
+  /** Replace the whole state by a saved one (PUT /v1/snapshot): `state` is a snapshot's bytes. */
+  | { type: 'snapshot.restore'; state: Uint8Array };
 
 export type CommandType = Command['type'];
 

@@ -50,6 +50,9 @@ export type { SessionRecord, SessionData, SessionBehavior } from './sessions/ses
 export { MAX_LOCK_DELAY_NS, SESSIONS } from './sessions/session-records';
 export type { KvEntry, KvEntryOut, KvInput } from './kv/kv-records';
 export { kvEntryOut } from './kv/kv-records';
+export { CATALOG_VERBS, type CatalogVerb } from './catalog-txn/staged-catalog';
+export type { TxnOpInput, TxnOpResult, FullTxnReply } from './catalog-txn/txn-command';
+export { asUint64, parseUint64, MAX_UINT64, type Uint64 } from './uint64';
 export { KV_VERBS, KV_READ_VERBS, type KvOp, type KvVerb } from './kv/kv-ops';
 export { MAX_TXN_OPS, type KvWriteVerb, type TxnReply, type TxnResult, type TxnError } from './kv/kv-commands';
 export type { QueryDefinition, QueryRecord, QueryTemplate, ServiceQuery as PreparedServiceQuery, QueryFailover } from './queries/query-records';
@@ -58,3 +61,7 @@ export type { Resolution as QueryResolution } from './queries/query-reads';
 export type { QuerySetResult } from './queries/query-commands';
 export { AREAS, AREA_SERVERS, type AreaInput, type AreaOut, type AreaServer, type AreaServers } from './areas/area-records';
 export type { AreaCreateCommand, AreaUpdateCommand, AreaDeleteCommand, AreaServersCommand, AreaUpdateResult } from './areas/area-commands';
+export { EVENTS, EVENT_RING_SIZE, EVENT_VERSION, type EventInput, type EventOut } from './events/event-records';
+export type { EventFireCommand } from './events/event-commands';
+export { AUTOPILOT_CONFIG, DEFAULT_AUTOPILOT, type AutopilotSettings, type AutopilotRecord } from './autopilot/autopilot-records';
+export type { AutopilotSetConfigCommand } from './autopilot/autopilot-commands';

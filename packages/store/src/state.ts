@@ -14,6 +14,8 @@ import { CaTable, type CaTableDump } from './ca/ca-table';
 import { AreaTable, type AreaTableDump } from './areas/area-table';
 import { RequestTable, type RequestTableDump } from './requests/request-table';
 import { Fields } from './snapshot-stream';
+import { EventTable, type EventTableDump } from './events/event-table';
+import { AutopilotTable, type AutopilotTableDump } from './autopilot/autopilot-table';
 
 export interface StateDump {
   sessions?: SessionTableDump;
@@ -27,6 +29,10 @@ export interface StateDump {
   areas?: AreaTableDump;
   /** Absent in snapshots written before the dedup window existed. */
   requests?: RequestTableDump;
+  /** User events (absent in older snapshots). */
+  events?: EventTableDump;
+  /** Autopilot configuration (absent in older snapshots). */
+  autopilot?: AutopilotTableDump;
 }
 
 export class State {
@@ -47,6 +53,9 @@ export class State {
   areas = new AreaTable();
   /** Applied request ids and their results (the dedup window; requests/request-table.ts). */
   requests = new RequestTable();
+  /** The ring of user events (events/). */
+  events = new EventTable();
+  autopilot = new AutopilotTable();
 
 
   /** Remove a node and everything that hangs off it in every table. */
@@ -70,7 +79,7 @@ export class State {
   }
 
   dump(): StateDump {
-    return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump(), acl: this.acl.dump(), intentions: this.intentions.dump(), ca: this.ca.dump(), sessions: this.sessions.dump(), kv: this.kv.dump(), queries: this.queries.dump(), areas: this.areas.dump(), requests: this.requests.dump() };
+    return { catalog: this.catalog.dump(), coordinates: this.coordinates.dump(), acl: this.acl.dump(), intentions: this.intentions.dump(), ca: this.ca.dump(), sessions: this.sessions.dump(), kv: this.kv.dump(), queries: this.queries.dump(), areas: this.areas.dump(), requests: this.requests.dump(), events: this.events.dump(), autopilot: this.autopilot.dump() };
   }
 
   /**
@@ -91,6 +100,9 @@ export class State {
       ['queries', this.queries.capture()],
       ['areas', this.areas.dump()],
       ['requests', this.requests.capture()],
+      // Small: at most EVENT_RING_SIZE events and one row, copied now.
+      ['events', this.events.dump()],
+      ['autopilot', this.autopilot.dump()],
     ]);
     return { value, release: kv.release };
   }
@@ -105,6 +117,8 @@ export class State {
     state.queries = QueryTable.load(dump.queries);
     state.areas = AreaTable.load(dump.areas);
     state.requests = RequestTable.load(dump.requests);
+    state.events = EventTable.load(dump.events);
+    state.autopilot = AutopilotTable.load(dump.autopilot);
     return state;
   }
 
@@ -113,6 +127,7 @@ export class State {
     problems.push(...this.acl.invariants());
     problems.push(...this.sessions.invariants(), ...this.kv.invariants(), ...this.queries.invariants());
     problems.push(...this.areas.invariants());
+    problems.push(...this.events.invariants());
     for (const k of this.coordinates.nodeKeys()) {
       if (!this.catalog.node(k)) problems.push(`coordinate for missing node ${k}`);
     }

@@ -39,6 +39,10 @@ import { queryGet, queryList, resolveQuery, type Resolution } from './queries/qu
 import type { QueryRecord } from './queries/query-records';
 import { areaGet, areaList, areaServerList } from './areas/area-reads';
 import type { AreaOut, AreaServers } from './areas/area-records';
+import { eventList } from './events/event-reads';
+import type { EventOut } from './events/event-records';
+import { autopilotConfig } from './autopilot/autopilot-reads';
+import type { AutopilotRecord } from './autopilot/autopilot-records';
 
 export interface StoreOptions {
   /** Stamped on every node registered here. Default "dc1". */
@@ -110,6 +114,7 @@ export class Store {
 
   private applyCommand(index: number, cmd: Command): unknown {
     const type = (cmd as { type?: unknown } | null | undefined)?.type;
+    if (type === 'snapshot.restore') return this.applyRestore(cmd as Extract<Command, { type: 'snapshot.restore' }>);
     const handler = handlerFor(type);
     if (!handler) return new CommandError(`unknown command type ${JSON.stringify(type) ?? 'undefined'}`);
     let verdict: ReturnType<typeof handler>;
@@ -170,6 +175,29 @@ export class Store {
     this.indexes = this.newIndexTable(snap.indexes);
     this.last = snap.lastIndex;
     fireAll(this.watches.takeAll(), this.onWatcherError);
+  }
+
+  /**
+   * A restore committed through Raft (PUT /v1/snapshot): the saved state and its modify indexes
+   * replace the current ones on every server alike, while lastIndex stays this entry's Raft index
+   * (the log goes on from here; only the data goes back). Bytes that do not decode refuse the
+   * command and change nothing. Every watcher wakes, as Consul's restore abandons its watches.
+   */
+  private applyRestore(cmd: Extract<Command, { type: 'snapshot.restore' }>): unknown {
+    let state: State;
+    let indexes: [string, number][];
+    try {
+      if (!(cmd.state instanceof Uint8Array)) throw new Error('no state bytes');
+      const snap = decodeSnapshot(cmd.state);
+      state = State.load(this.datacenter, snap.state);
+      indexes = snap.indexes;
+    } catch (err) {
+      return new CommandError(`snapshot restore refused: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    this.state = state;
+    this.indexes = this.newIndexTable(indexes);
+    fireAll(this.watches.takeAll(), this.onWatcherError);
+    return true;
   }
 
   /**
@@ -413,6 +441,11 @@ export class Store {
     return areaServerList(this.state.areas, this.indexes);
   }
 
+  /** Rows per table, for the agent's metrics (registry.state.*), read at scrape time. */
+  tableSizes(): { nodes: number; services: number; checks: number; kvEntries: number; sessions: number } {
+    return { ...this.state.catalog.counts(), kvEntries: this.state.kv.size, sessions: this.state.sessions.size };
+  }
+
   /** Broken invariants, [] when the store is consistent (for tests and fuzzing). */
   checkInvariants(): string[] {
     return storeInvariants(this.state, this.indexes, this.last);
@@ -422,4 +455,17 @@ export class Store {
     // Resolve through `this.state` at call time: restore() swaps the state.
     return new IndexTable((key) => this.state.fallbackKey(key), entries);
   }
+
+  // ---- user events and autopilot ----
+
+  /** The kept user events, oldest first; only those named `name` when given. */
+  eventList(name?: string): QueryResult<EventOut[]> {
+    return eventList(this.state.events, this.indexes, name);
+  }
+
+  /** The autopilot configuration, or the defaults (indexes 0) before it is first set. */
+  autopilotConfig(): QueryResult<AutopilotRecord> {
+    return autopilotConfig(this.state.autopilot, this.indexes);
+  }
+
 }

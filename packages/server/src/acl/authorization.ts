@@ -7,6 +7,7 @@ import { authorizeConnectCommand } from '../connect/connect-authorization';
 import { authorizeDeregister, authorizeRegister } from './catalog-authorization';
 import { authorizeKvOps, authorizeSessionCreate, authorizeSessionDestroy } from '../sessions/authorize';
 import { authorizeQueryDelete, authorizeQuerySet } from '../queries/authorize';
+import { authorizeTxnOps } from './txn-authorization';
 
 export interface AclResolver {
   /** The Authorizer for a token secret (undefined → anonymous); throws 403 `ACL not found`. */
@@ -54,11 +55,22 @@ export function authorizeCommand(cmd: Command, authz: Authorizer, store: Store, 
     case 'coordinate.update':
       for (const u of cmd.updates ?? []) if (!authz.nodeWrite(u.Node)) throw forbidden();
       return;
+    // Replacing the whole state is management's alone (Consul: acl = "write", its Snapshot() rule).
+    // (ACLs off: anyone, as in Consul, where no authorizer means no check.)
+    case 'snapshot.restore':
+      if (aclEnabled && !authz.snapshot()) throw forbidden();
+      return;
     case 'area.create':
     case 'area.update':
     case 'area.delete':
     case 'area.servers':
       if (!authz.operatorWrite()) throw forbidden();
+      return;
+    case 'autopilot.set-config':
+      if (!authz.operatorWrite()) throw forbidden();
+      return;
+    case 'event.fire':
+      if (!authz.eventWrite(cmd.event?.Name ?? '')) throw forbidden();
       return;
     case 'session.create':
       authorizeSessionCreate(cmd.session.Node, authz);
@@ -71,6 +83,9 @@ export function authorizeCommand(cmd: Command, authz: Authorizer, store: Store, 
       return;
     case 'kv.txn':
       authorizeKvOps(cmd.ops, authz);
+      return;
+    case 'txn':
+      authorizeTxnOps(cmd.ops, authz, store);
       return;
     case 'query.set':
       authorizeQuerySet(cmd.query, authz, store);

@@ -11,11 +11,13 @@ import { Store, type Command } from '@registry/store';
 import type { AgentConfig } from '../config/config';
 import { readEndpoints } from '../endpoints';
 import { createApp } from '../http/app';
-import { createHttpServer } from '../http/http-server';
+import { createHttpServer, httpAddressOf, listenHttp } from '../http/http-server';
+import { withRequestLog } from '../http/request-log';
 import type { ClusterOps, RouteDeps } from '../http/routes/deps';
 import { allRoutes } from '../http/routes';
 import { serverError, badRequest } from '../errors';
 import { Joiner } from '../cluster/join';
+import { LeftMarker } from '../cluster/left-marker';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
 import { portOf, type ServerFacts } from '../cluster/server-info';
 import { Rpc } from '../rpc/rpc';
@@ -26,12 +28,23 @@ import { installSessions } from '../sessions/install';
 import type { SessionRenewer } from '../sessions/session-ttl';
 import type { AgentChecks } from '../checks/agent-checks';
 import { installAgentChecks } from '../checks/install';
-import { createLogger, type Logger } from './logger';
+import { addLogSecret, createLogger, type Logger } from './logger';
+import { applyReload, type ReloadResult } from './reload';
 import { loadOrCreateNodeId } from './node-id';
+import { LogTap } from './log-tap';
+import { agentLifecycle } from './agent-lifecycle';
+import { debugConfig } from './debug-config';
+import { AgentTokens } from '../acl/agent-tokens';
+import { Maintenance } from '../checks/maintenance';
+import { AutopilotHealth } from '../cluster/autopilot-health';
+import type { AgentLifecycle } from '../http/routes/deps';
 import { storeStateMachine } from './store-fsm';
+import { Metrics } from '../metrics/metrics';
 import { installAreas, type Areas } from '../areas/install';
 import { installDns } from '../dns/install';
 import type { DnsServer } from '../dns/server';
+import { Snapshots } from '../snapshot/snapshots';
+import { loadAgentTls, type AgentTls } from '../tls/tls-files';
 
 declare module '../rpc/leader-calls' {
   interface LeaderMethods {
@@ -42,6 +55,16 @@ declare module '../rpc/leader-calls' {
 }
 
 export const VERSION = '0.1.0';
+
+/** Poll `cond` every 50 ms until it holds (true) or `ms` pass (false). */
+async function until(cond: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
 
 /**
  * REGISTRY_TEST_DIAL_MAP (test-only): JSON `{ "<peer address>": "<address to dial>" }` so a test
@@ -57,10 +80,16 @@ function testDialMap(): Record<string, string> | undefined {
 
 export interface AgentOptions {
   logger?: Logger;
+  /** Re-reads the configuration for a reload (SIGHUP, PUT /v1/agent/reload); throws ConfigError when it is invalid. */
+  loadConfig?: () => AgentConfig;
 }
 
 export class Agent {
   private http: Server | null = null;
+  /** The HTTPS listener (ports.https), when configured. */
+  private https: Server | null = null;
+  /** TLS options read from cert_file/key_file/ca_file at start (tls/tls-files.ts). */
+  private tls: AgentTls = {};
   /** The DNS interface (undefined when disabled or its default port was taken). */
   private dns: DnsServer | undefined;
   private stopping: Promise<void> | null = null;
@@ -72,9 +101,17 @@ export class Agent {
   areas: Areas | undefined;
   /** This agent's checks and the persistence of its services (set once during start). */
   checks: AgentChecks | undefined;
+  /** Tokens, maintenance, monitor, host, force-leave, WAN view (set once during start). */
+  lifecycle: AgentLifecycle | undefined;
+  /** Backups, GET/PUT /v1/snapshot (set once during start). */
+  snapshots: Snapshots | undefined;
+  /** This agent's metrics, GET /v1/agent/metrics (set once during start). */
+  metrics: Metrics | undefined;
   /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
   readonly stopped: Promise<void>;
   private markStopped!: () => void;
+  private loadConfig: (() => AgentConfig) | undefined;
+  private reloading: Promise<ReloadResult> = Promise.resolve({ changed: [], needRestart: [] });
 
   private constructor(
     readonly config: AgentConfig,
@@ -95,23 +132,44 @@ export class Agent {
   }
 
   static async start(config: AgentConfig, options: AgentOptions = {}): Promise<Agent> {
-    const logger = options.logger ?? createLogger(config.logLevel, config.logJson);
+    // A start that fails (port in use, …) undoes what it made, the -dev temporary dir included.
+    const made: { agent?: Agent; tempDir?: string } = {};
+    try {
+      const agent = await Agent.boot(config, options, made);
+      agent.loadConfig = options.loadConfig;
+      return agent;
+    } catch (err) {
+      await made.agent?.stop().catch(() => undefined);
+      if (made.tempDir) await rm(made.tempDir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  private static async boot(config: AgentConfig, options: AgentOptions, made: { agent?: Agent; tempDir?: string }): Promise<Agent> {
+    // The logger writes through a tap so /v1/agent/monitor can follow its lines.
+    const logTap = new LogTap();
+    const logger = options.logger ?? createLogger(config.logLevel, config.logJson, logTap.destination);
+    for (const token of Object.values(config.acl.tokens)) addLogSecret(token);
     const tempDataDir = !config.dataDir;
-    const dataDir = config.dataDir ?? (await mkdtemp(join(tmpdir(), 'registry-dev-')));
+    const dataDir = config.dataDir ?? (made.tempDir = await mkdtemp(join(tmpdir(), 'registry-dev-')));
     await mkdir(dataDir, { recursive: true });
     const nodeId = await loadOrCreateNodeId(dataDir);
     const db = new Level<string, unknown>(join(dataDir, 'db'), { valueEncoding: 'view' });
     await db.open();
 
-    const transport = await TcpTransport.listen({ host: config.bind, port: config.serverPort, dialMap: testDialMap() });
+    const tls = await loadAgentTls(config.tls, config.datacenter);
+    const transport = await TcpTransport.listen({ host: config.bind, port: config.serverPort, dialMap: testDialMap(), tls: tls.rpc });
     const advertiseHost = config.advertise ?? (config.bind === '0.0.0.0' || config.bind === '::' ? '127.0.0.1' : config.bind);
     const address = `${advertiseHost}:${portOf(transport.address)}`;
     const store = new Store({ datacenter: config.datacenter });
+    const metrics = new Metrics(config.telemetry);
+    metrics.start();
     const raft = await RaftNode.create({
       id: nodeId,
       storage: new LevelStorage({ db, prefix: 'raft' }),
       transport,
-      fsm: storeStateMachine(store),
+      fsm: storeStateMachine(store, (type, ms) => metrics.fsmApplied(type, ms)),
+      observer: metrics.raftObserver,
       tickMs: config.raft.tickMs,
       electionTicks: config.raft.electionTicks,
       snapshotThreshold: config.raft.snapshotThreshold,
@@ -126,17 +184,25 @@ export class Agent {
       bootstrapExpect: config.bootstrapExpect,
     };
     const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints);
-    const joiner = new Joiner(self, raft, transport, logger.child({ module: 'agent.join' }));
+    rpc.setObserver(metrics.rpcObserver);
+    metrics.watch({ raft, store, blocking: rpc.blocking });
+    rpc.setForwardLogger(logger.child({ module: 'agent.rpc' }));
+    const left = new LeftMarker(dataDir);
+    const joiner = new Joiner(self, raft, transport, logger.child({ module: 'agent.join' }), left);
     const health = new ServerHealth(self, raft, store, transport, (cmd: Command) => rpc.apply(cmd, { internal: true }), logger.child({ module: 'agent.leader' }));
     const leaderDuties = new LeaderDuties(raft, logger.child({ module: 'agent.leader' }));
     leaderDuties.add(health);
     const mesh = new Mesh({ config, rpc, store, raft, transport, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress });
     leaderDuties.add(mesh.caDuty);
-    installAcl(config.acl, { datacenter: config.datacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }) });
+    installAcl(config.acl, { datacenter: config.datacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit) });
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc);
+    made.agent = agent;
+    agent.metrics = metrics;
     agent.registerRpc();
     agent.mesh = mesh;
     agent.sessions = installSessions({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }) });
+    agent.tls = tls;
+    agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter });
     agent.areas = installAreas({ self, version: VERSION, raft, store, rpc, transport, leaderDuties, translateWanAddrs: config.translateWanAddrs, logger: logger.child({ module: 'agent.areas' }) });
 
     raft.start();
@@ -150,6 +216,14 @@ export class Agent {
     });
 
     agent.checks = installAgentChecks({ config, dataDir, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }) });
+    new AutopilotHealth({ self: { id: nodeId, node: config.nodeName, address }, version: VERSION, raft, store, transport, leaderCalls: rpc.leader });
+    const tokens = new AgentTokens(config.acl.tokens, config.acl.enableTokenPersistence ? dataDir : undefined);
+    await tokens.load();
+    const maintenance = new Maintenance({ node: config.nodeName, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }) });
+    agent.lifecycle = agentLifecycle({
+      datacenter: config.datacenter, dataDir, raft, store, rpc, areas: agent.areas, tokens, maintenance, logTap,
+      nodeNameOf: (id) => agent.nodeNameOf(id),
+    });
     await agent.listenHttp();
     agent.dns = await installDns({
       rpc, config: config.dns, port: config.dnsPort, portSet: config.dnsPortSet, host: config.client, datacenter: config.datacenter,
@@ -164,17 +238,42 @@ export class Agent {
   }
 
   get httpAddress(): string {
-    const a = this.http?.address() as AddressInfo | null;
-    return a ? `${a.address}:${a.port}` : '';
+    return httpAddressOf(this.http);
   }
 
+  /** 0 when not listening, or listening on a unix socket. */
   get httpPort(): number {
-    return (this.http?.address() as AddressInfo | null)?.port ?? 0;
+    const a = this.http?.address();
+    return a && typeof a !== 'string' ? a.port : 0;
   }
 
   /** The DNS port (UDP and TCP), 0 when DNS is not served. */
   get dnsPort(): number {
     return this.dns?.port ?? 0;
+  }
+
+  /**
+   * Re-read the configuration and apply what can change at run time (agent/reload.ts). An invalid
+   * configuration throws (ConfigError) and leaves the running one untouched. Reloads run one at a time.
+   */
+  reload(): Promise<ReloadResult> {
+    const run = async (): Promise<ReloadResult> => {
+      const log = this.logger.child({ module: 'agent' });
+      let next: AgentConfig;
+      try {
+        next = this.loadConfig ? this.loadConfig() : this.config;
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'reload failed: the new configuration is invalid, keeping the running one');
+        throw err;
+      }
+      const result = await applyReload(this, next);
+      log.info({ changed: result.changed.length > 0 ? result.changed.join(', ') : 'nothing' }, 'configuration reloaded');
+      if (result.needRestart.length > 0) log.warn({ settings: result.needRestart.join(', ') }, 'reload: these settings take effect only after a restart');
+      return result;
+    };
+    const next = this.reloading.catch(() => undefined).then(run);
+    this.reloading = next;
+    return next;
   }
 
   /** Stop serving. With `transfer`, a leader first hands leadership to a follower (SIGTERM). */
@@ -194,12 +293,13 @@ export class Agent {
     }
     this.joiner.stop();
     this.leaderDuties.stop();
+    this.metrics?.stop();
     this.checks?.stop();
     this.mesh?.stop();
     this.areas?.stop();
     await this.dns?.close();
-    if (this.http) {
-      const http = this.http;
+    for (const http of [this.http, this.https]) {
+      if (!http) continue;
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections();
@@ -221,6 +321,10 @@ export class Agent {
       mesh: this.mesh,
       sessions: this.sessions,
       checks: this.checks,
+      metrics: this.metrics,
+      lifecycle: this.lifecycle,
+      reload: () => this.reload(),
+      snapshots: this.snapshots,
     };
     const routes = allRoutes(deps, this.areas?.routes);
     const app = createApp(routes, {
@@ -229,20 +333,32 @@ export class Agent {
       logger: this.logger.child({ module: 'agent.http' }),
       consulCompat: this.config.consulCompat,
       translateAddresses: this.config.translateWanAddrs,
+      metrics: this.metrics,
     });
     // Bounded receive timeouts (blocking waits come after the request is read and are not cut),
     // idle keep-alive, and a cap on open connections below the descriptor limit (docs/http.md).
     const httpLogger = this.logger.child({ module: 'agent.http' });
-    const { server, limits } = createHttpServer(app, this.config.http, httpLogger);
+    const { server, limits } = createHttpServer(withRequestLog(app, httpLogger), this.config.http, httpLogger);
     httpLogger.info({ maxConns: limits.maxConns, maxConnsPerClient: limits.maxConnsPerClient }, 'http connection limits');
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.config.httpPort, this.config.client, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    // TCP, or a unix socket with addresses.http = "unix:///path".
+    await listenHttp(server, this.config);
     this.http = server;
+    if (this.tls.https) {
+      const { server: https } = createHttpServer(withRequestLog(app, httpLogger), this.config.http, httpLogger, this.tls.https);
+      await new Promise<void>((resolve, reject) => {
+        https.once('error', reject);
+        https.listen(this.config.tls.httpsPort, this.config.client, () => {
+          https.off('error', reject);
+          resolve();
+        });
+      });
+      this.https = https;
+    }
+  }
+
+  /** The HTTPS port, 0 when HTTPS is not served. */
+  get httpsPort(): number {
+    return (this.https?.address() as AddressInfo | null)?.port ?? 0;
   }
 
   /** Operations that must run on the leader (rpc/leader-calls.ts). */
@@ -299,20 +415,14 @@ export class Agent {
         await this.rpc.leader.call('Operator.TransferLeader', { id });
       },
       members: async () => this.members(),
-      join: async (address) => {
-        const replies = await this.joiner.greet([address]);
-        if (replies.length === 0) throw serverError(`failed to join ${address}: no registry server answered`);
-        const other = replies[0];
-        if (raft.configuration().length > 0 && !other.inCluster) {
-          await this.rpc.leader.call('Cluster.AddServer', { id: other.id, address: other.address });
-        } else if (raft.configuration().length === 0 && other.leader) {
-          await this.transport.call(other.leader.address, 'cluster.join', this.self, 10_000);
-        }
-      },
+      join: async (address) => this.joinHere(address),
       leave: async () => {
         if (raft.configuration().length > 1) {
           if (raft.isLeader()) await raft.transferLeadership(undefined, 5_000).catch(() => undefined);
           await this.rpc.leader.call('Operator.RemovePeer', { id: this.nodeId });
+          // Restarted, this server must know it left (its log may still name it a voter): it then
+          // joins again through -retry-join or `registry join` (cluster/left-marker.ts).
+          new LeftMarker(this.dataDir).mark();
         }
         setTimeout(() => void this.stop(), 50);
       },
@@ -326,17 +436,55 @@ export class Agent {
         },
         Member: this.memberOf({ id: this.nodeId, address: this.self.address }, true),
         Coord: this.areas?.coordinate() ?? null,
+        DebugConfig: debugConfig(this.config, this.nodeId),
         Stats: { raft: raft.stats() },
       }),
     };
   }
 
+  /**
+   * `registry join` / PUT /v1/agent/join: succeeds only when afterwards this server and the one at
+   * `address` are in the same Raft configuration; a join that changed nothing is an error.
+   */
+  private async joinHere(address: string): Promise<void> {
+    const replies = await this.joiner.greet([address]);
+    if (replies.length === 0) throw serverError(`failed to join ${address}: no registry server answered`);
+    const other = replies[0]!;
+    const member = () => this.joiner.inCluster() && this.raft.configuration().some((s) => s.id === other.id);
+    if (member()) return;
+    if (this.joiner.inCluster()) {
+      if (other.inCluster) throw serverError(`failed to join ${address}: it is a member of another cluster`);
+      await this.rpc.leader.call('Cluster.AddServer', { id: other.id, address: other.address });
+    } else if (other.inCluster) {
+      if (!other.leader) throw serverError(`failed to join ${address}: its cluster has no leader`);
+      await this.joiner.joinThrough(other.leader.address);
+    } else {
+      // Neither is in a cluster: join counts toward -bootstrap-expect (both now know each other).
+      await this.joiner.attempt([address]);
+      if (!this.joiner.inCluster()) {
+        throw serverError(`failed to join ${address}: neither server is in a cluster yet (bootstrap-expect ${this.config.bootstrapExpect}, not reached)`);
+      }
+    }
+    if (!(await until(member, 10_000))) throw serverError(`failed to join ${address}: the cluster did not take this server in`);
+  }
+
   private members(): unknown[] {
-    return this.raft.configuration().map((s) => {
+    const config = this.raft.configuration();
+    const current = config.map((s) => {
       const node = this.nodeNameOf(s.id);
       const serf = this.store.healthNode(node).value.find((c) => c.CheckID === SERF_CHECK_ID);
       return this.memberOf(s, s.id === this.nodeId || serf?.Status !== 'critical');
     });
+    // Servers that left (leave, force-leave, raft remove-peer) keep their catalog node: they are
+    // listed with Status 3 (left), as Consul keeps left members until they are reaped.
+    const ids = new Set(config.map((s) => s.id));
+    const left = this.store.catalogNodes().value.flatMap((n) => {
+      if (!n.ID || ids.has(n.ID)) return [];
+      const port = this.store.catalogNode(n.Node).value?.Services['registry']?.Port;
+      if (port === undefined) return [];
+      return [{ ...this.memberOf({ id: n.ID, address: `${n.Address}:${port}` }, false), Name: n.Node, Status: 3 }];
+    });
+    return [...current, ...left];
   }
 
   /** A member in Consul's /v1/agent/members shape (Status 1 = alive, 4 = failed). */
@@ -346,7 +494,7 @@ export class Agent {
       Name: this.nodeNameOf(s.id),
       Addr: s.address.slice(0, i),
       Port: Number(s.address.slice(i + 1)),
-      Tags: { role: 'registry', dc: this.config.datacenter, id: s.id, port: s.address.slice(i + 1), vsn: '2' },
+      Tags: { role: 'registry', dc: this.config.datacenter, id: s.id, port: s.address.slice(i + 1), vsn: '2', build: VERSION },
       Status: alive ? 1 : 4,
       ProtocolMin: 1,
       ProtocolMax: 5,

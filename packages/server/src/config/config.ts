@@ -1,9 +1,12 @@
 // The agent's configuration: defaults, then config files in order, then flags (DECISIONS.md).
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseDurationMs as parseDuration } from '@registry/store';
 import { agentDefinitionsOf, type AgentDefinitions } from '../checks/config-definitions';
 import { applyDnsConfig, defaultDnsConfig, DEFAULT_DNS_PORT, type DnsConfig } from '../dns/config';
+import { applyTelemetryConfig, defaultTelemetryConfig, type TelemetryConfig } from '../metrics/config';
+import { applyTlsConfig, defaultTlsConfig, validateTlsConfig, type TlsConfig } from './tls-config';
+import { invalidLogLevel, pinoLevel } from '../agent/logger';
+import { ConfigError, readConfigSources, type ConfigSource } from './config-sources';
 
 export type DefaultPolicy = 'allow' | 'deny';
 
@@ -11,7 +14,9 @@ export interface AclConfig {
   enabled: boolean;
   defaultPolicy: DefaultPolicy;
   downPolicy: string;
-  tokens: { initialManagement?: string; agent?: string; default?: string };
+  tokens: { initialManagement?: string; agent?: string; default?: string; agentMaster?: string; replication?: string };
+  /** `acl.enable_token_persistence`: tokens set through /v1/agent/token survive a restart (acl/agent-tokens.ts). */
+  enableTokenPersistence?: boolean;
 }
 
 export interface AgentConfig {
@@ -28,6 +33,8 @@ export interface AgentConfig {
   advertise: string | undefined;
   /** Address the HTTP API listens on. */
   client: string;
+  /** `addresses.http = "unix:///path"`: the HTTP API listens on this unix socket instead of client:httpPort. */
+  httpUnixSocket?: string;
   httpPort: number;
   serverPort: number;
   /** DNS port, UDP and TCP (`ports.dns`, `-dns-port`; 8600; -1 disables; docs/dns.md). */
@@ -71,6 +78,10 @@ export interface AgentConfig {
   };
   /** Bounds on the HTTP port (docs/http.md "Bounded resources"). */
   http: HttpLimitsConfig;
+  /** Metrics (`telemetry`: disable_hostname, prometheus_retention_time; docs/operations.md, Monitoring). */
+  telemetry: TelemetryConfig;
+  /** HTTPS and TLS on the server port (config/tls-config.ts, docs/operations.md "TLS"). */
+  tls: TlsConfig;
 }
 
 export interface HttpLimitsConfig {
@@ -105,6 +116,7 @@ export function defaultConfig(): AgentConfig {
     dnsPort: DEFAULT_DNS_PORT,
     dnsPortSet: false,
     dns: defaultDnsConfig(),
+    telemetry: defaultTelemetryConfig(),
     retryJoin: [],
     logLevel: 'info',
     logJson: false,
@@ -118,6 +130,7 @@ export function defaultConfig(): AgentConfig {
     checks: { updateIntervalMs: 300_000, intervalMinMs: 1_000, deregisterMinMs: 60_000 },
     // 65 s idle: longer than the usual 60 s of load balancers, so they close first.
     http: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, idleTimeoutMs: 65_000, maxConns: undefined, maxConnsPerClient: undefined },
+    tls: defaultTlsConfig(),
   };
 }
 
@@ -137,6 +150,12 @@ export interface AgentFlags {
   dnsPort?: number;
   retryJoin?: string[];
   configFile?: string[];
+  configDir?: string[];
+  /**
+   * `-config-file` and `-config-dir` in the order given on the command line (Consul loads them in
+   * that order); when absent, configFile then configDir.
+   */
+  configSources?: ConfigSource[];
   logLevel?: string;
   logJson?: boolean;
   consulCompat?: boolean;
@@ -152,13 +171,17 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
     if (typeof file[k] !== 'string') throw new Error(`${source}: ${k} must be a string`);
     return file[k] as string;
   };
+  const flag = (v: unknown, k: string): boolean => {
+    if (typeof v !== 'boolean') throw new Error(`${source}: ${k} must be true or false`);
+    return v;
+  };
   const num = (k: string) => {
     if (file[k] === undefined) return undefined;
     if (typeof file[k] !== 'number' || !Number.isInteger(file[k])) throw new Error(`${source}: ${k} must be an integer`);
     return file[k] as number;
   };
-  if (file.dev !== undefined) out.dev = Boolean(file.dev);
-  if (file.server !== undefined) out.server = Boolean(file.server);
+  if (file.dev !== undefined) out.dev = flag(file.dev, 'dev');
+  if (file.server !== undefined) out.server = flag(file.server, 'server');
   out.bootstrapExpect = num('bootstrap_expect') ?? out.bootstrapExpect;
   out.nodeName = str('node_name') ?? str('node') ?? out.nodeName;
   out.datacenter = str('datacenter') ?? out.datacenter;
@@ -166,6 +189,18 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   out.bind = str('bind_addr') ?? str('bind') ?? out.bind;
   out.advertise = str('advertise_addr') ?? str('advertise') ?? out.advertise;
   out.client = str('client_addr') ?? str('client') ?? out.client;
+  const httpAddress = (file.addresses as Json | undefined)?.http;
+  if (typeof httpAddress === 'string' && httpAddress !== '') {
+    // Consul's addresses.http: an IP for the HTTP API alone, or unix:///path for a unix socket.
+    if (httpAddress.startsWith('unix://')) {
+      const path = httpAddress.slice('unix://'.length);
+      if (!path.startsWith('/')) throw new Error(`${source}: addresses.http must be unix:///absolute/path or an address`);
+      out.httpUnixSocket = path;
+    } else {
+      out.httpUnixSocket = undefined;
+      out.client = httpAddress;
+    }
+  }
   const ports = (file.ports ?? {}) as Json;
   out.httpPort = num('http_port') ?? (typeof ports.http === 'number' ? ports.http : out.httpPort);
   out.serverPort = num('server_port') ?? (typeof ports.server === 'number' ? ports.server : out.serverPort);
@@ -175,15 +210,17 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
     out.dnsPortSet = true;
   }
   out.dns = applyDnsConfig(out.dns, file, source);
+  out.telemetry = applyTelemetryConfig(out.telemetry, file, source);
   if (file.retry_join !== undefined) {
     if (!Array.isArray(file.retry_join)) throw new Error(`${source}: retry_join must be an array`);
-    out.retryJoin = file.retry_join.map(String);
+    // Lists append across files, as Consul merges them.
+    out.retryJoin = [...new Set([...out.retryJoin, ...file.retry_join.map(String)])];
   }
   out.logLevel = str('log_level') ?? out.logLevel;
-  if (file.log_json !== undefined) out.logJson = Boolean(file.log_json);
-  if (file.translate_wan_addrs !== undefined) out.translateWanAddrs = Boolean(file.translate_wan_addrs);
+  if (file.log_json !== undefined) out.logJson = flag(file.log_json, 'log_json');
+  if (file.translate_wan_addrs !== undefined) out.translateWanAddrs = flag(file.translate_wan_addrs, 'translate_wan_addrs');
   if (file.connect && typeof file.connect === 'object' && file.connect.enabled !== undefined) {
-    out.connect.enabled = Boolean(file.connect.enabled);
+    out.connect.enabled = flag(file.connect.enabled, 'connect.enabled');
   }
   if (file.connect && typeof file.connect === 'object') {
     const c = file.connect as Json;
@@ -194,12 +231,12 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
       if (typeof v !== 'number' || v < 0) throw new Error(`${source}: connect.${key} must be a number ≥ 0`);
       out.connect[field] = v;
     }
-    if (c.proxy?.allow_managed_api_registration !== undefined) out.connect.proxy.allowManagedApiRegistration = Boolean(c.proxy.allow_managed_api_registration);
+    if (c.proxy?.allow_managed_api_registration !== undefined) out.connect.proxy.allowManagedApiRegistration = flag(c.proxy.allow_managed_api_registration, 'connect.proxy.allow_managed_api_registration');
   }
   if (file.acl_token !== undefined) out.acl.tokens.default = String(file.acl_token);
   const acl = file.acl as Json | undefined;
   if (acl) {
-    if (acl.enabled !== undefined) out.acl.enabled = Boolean(acl.enabled);
+    if (acl.enabled !== undefined) out.acl.enabled = flag(acl.enabled, 'acl.enabled');
     if (acl.default_policy !== undefined) {
       if (acl.default_policy !== 'allow' && acl.default_policy !== 'deny') {
         throw new Error(`${source}: acl.default_policy must be "allow" or "deny"`);
@@ -212,6 +249,9 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
     if (management !== undefined) out.acl.tokens.initialManagement = String(management);
     if (t.agent !== undefined) out.acl.tokens.agent = String(t.agent);
     if (t.default !== undefined) out.acl.tokens.default = String(t.default);
+    if (t.agent_master !== undefined) out.acl.tokens.agentMaster = String(t.agent_master);
+    if (t.replication !== undefined) out.acl.tokens.replication = String(t.replication);
+    if (acl.enable_token_persistence !== undefined) out.acl.enableTokenPersistence = flag(acl.enable_token_persistence, 'acl.enable_token_persistence');
   }
   if (file.session_ttl_min !== undefined) {
     const ms = typeof file.session_ttl_min === 'string' ? parseDuration(file.session_ttl_min) : undefined;
@@ -231,6 +271,7 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   const defs = agentDefinitionsOf(file, source);
   out.definitions = { services: [...out.definitions.services, ...defs.services], checks: [...out.definitions.checks, ...defs.checks] };
   applyHttpLimits(out.http, file, source);
+  out.tls = applyTlsConfig(out.tls, file, source);
   const consulCompat = (file.http_config as Json | undefined)?.consul_compat;
   if (consulCompat !== undefined) {
     if (typeof consulCompat !== 'boolean') throw new Error(`${source}: http_config.consul_compat must be true or false`);
@@ -282,18 +323,31 @@ function applyHttpLimits(out: HttpLimitsConfig, file: Json, source: string): voi
   }
 }
 
-/** Defaults → config files (in order) → flags: the agent's effective configuration. */
+/** The config files the flags name, in load order. */
+export function configSourcesOf(flags: AgentFlags): ConfigSource[] {
+  return (
+    flags.configSources ?? [
+      ...(flags.configFile ?? []).map((path): ConfigSource => ({ kind: 'file', path })),
+      ...(flags.configDir ?? []).map((path): ConfigSource => ({ kind: 'dir', path })),
+    ]
+  );
+}
+
+/**
+ * Defaults → config files (in order) → flags: the agent's effective configuration. Throws a
+ * ConfigError listing every problem found (each naming its file).
+ */
 export function buildConfig(flags: AgentFlags): AgentConfig {
+  const { files, errors } = readConfigSources(configSourcesOf(flags));
   let cfg = defaultConfig();
-  for (const path of flags.configFile ?? []) {
-    let parsed: Json;
+  for (const { path, content } of files) {
     try {
-      parsed = JSON.parse(readFileSync(path, 'utf8'));
+      cfg = applyConfigFile(cfg, content, path);
     } catch (err) {
-      throw new Error(`cannot read config file ${path}: ${(err as Error).message}`);
+      errors.push((err as Error).message);
     }
-    cfg = applyConfigFile(cfg, parsed, path);
   }
+  if (errors.length > 0) throw new ConfigError(errors);
   if (flags.dev) {
     cfg.dev = true;
     cfg.server = true;
@@ -313,16 +367,21 @@ export function buildConfig(flags: AgentFlags): AgentConfig {
     cfg.dnsPort = flags.dnsPort;
     cfg.dnsPortSet = true;
   }
-  if (flags.retryJoin && flags.retryJoin.length > 0) cfg.retryJoin = flags.retryJoin;
+  if (flags.retryJoin && flags.retryJoin.length > 0) cfg.retryJoin = [...new Set([...cfg.retryJoin, ...flags.retryJoin])];
   if (flags.logLevel) cfg.logLevel = flags.logLevel;
   if (flags.logJson) cfg.logJson = true;
   if (flags.consulCompat) cfg.consulCompat = true;
-  validateConfig(cfg);
+  try {
+    validateConfig(cfg);
+  } catch (err) {
+    throw err instanceof ConfigError ? err : new ConfigError([(err as Error).message]);
+  }
   return cfg;
 }
 
 export function validateConfig(cfg: AgentConfig): void {
   if (!cfg.dev && !cfg.dataDir) throw new Error('-data-dir is required unless -dev is given');
+  if (!pinoLevel(cfg.logLevel)) throw new Error(invalidLogLevel(cfg.logLevel));
   if (!cfg.server) throw new Error('only server agents exist: pass -server (client agents are not supported yet)');
   if (!/^[a-zA-Z0-9_-]+$/.test(cfg.datacenter)) throw new Error(`invalid datacenter name "${cfg.datacenter}"`);
   if (!cfg.nodeName) throw new Error('node name must not be empty');
@@ -336,6 +395,7 @@ export function validateConfig(cfg: AgentConfig): void {
   if (!cfg.dev && (cfg.checks.intervalMinMs !== floors.intervalMinMs || cfg.checks.deregisterMinMs !== floors.deregisterMinMs)) {
     throw new Error('check_interval_min and check_deregister_min are test knobs: they are accepted only with -dev');
   }
+  validateTlsConfig(cfg.tls);
   const h = cfg.http;
   if (h.requestTimeoutMs > 0 && h.headersTimeoutMs > h.requestTimeoutMs) {
     throw new Error('http_config.headers_timeout must not exceed http_config.request_timeout (the headers are part of the request)');

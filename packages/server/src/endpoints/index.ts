@@ -9,6 +9,8 @@ import { kvReads } from './kv-reads';
 import { queryReads } from './query-reads';
 import { areaReads } from './area-reads';
 import { coordinateReads } from './coordinate-reads';
+import { eventReads } from './event-reads';
+import { operatorReads } from './operator-reads';
 
 /** Every read endpoint by name: the name is what a forwarded read carries to the leader. */
 export const readEndpoints: Record<string, ReadEndpoint> = {
@@ -22,6 +24,8 @@ export const readEndpoints: Record<string, ReadEndpoint> = {
   ...queryReads,
   ...areaReads,
   ...coordinateReads,
+  ...eventReads,
+  ...operatorReads,
 };
 
 export type { ReadContext, ReadEndpoint } from './read-context';

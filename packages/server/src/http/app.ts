@@ -9,6 +9,7 @@
 // They cost more CPU per request than most handlers (measured: a trivial GET at 64
 // connections went from ~7,000/s to several times that).
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { parse as parseQueryString } from 'node:querystring';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { hasBody, parseByteLimit, readBody } from './body-reader';
@@ -17,6 +18,8 @@ import { RegistryError, badRequest } from '../errors';
 import { flag, parseQueryOptions, single, type Query, type QueryOptions } from './query-options';
 import type { ResponseMeta, Route, RouteContext } from './route';
 import { encodeJson } from '../rpc/reused-reads';
+import { exactJsonText } from './json-text';
+import { isLargeArray, writeSlicedJsonArray } from './sliced-json';
 import { TRANSLATE_HEADER } from './datacenter-routes';
 import { CONSUL_SEGMENT_KEY, SEGMENT_KEY } from '../schemas/node-meta';
 
@@ -35,6 +38,17 @@ export interface AppOptions {
   consulCompat?: boolean;
   /** `translate_wan_addrs` is on: every response carries `X-Registry-Translate-Addresses: true`. */
   translateAddresses?: boolean;
+  /** Times every request of a known route, by route pattern and status (the agent's metrics). */
+  metrics?: HttpObserver;
+}
+
+/** Gives each route its timer once, when the table is built, so a request only calls `done`. */
+export interface HttpObserver {
+  httpRoute(method: string, path: string): RouteTimer;
+}
+
+export interface RouteTimer {
+  done(status: number, ms: number): void;
 }
 
 /** What `http.createServer` takes. */
@@ -53,9 +67,12 @@ interface MatchLayer {
 interface DirectRoute {
   layer: MatchLayer;
   route: Route<any>;
+  timer: RouteTimer | undefined;
 }
 
 const DIRECT_METHODS = ['GET', 'PUT', 'POST', 'DELETE'];
+/** The status a request is timed with when its client closed the connection before the answer. */
+const CLIENT_CLOSED = 499;
 /** Characters that make Express's URL parser (parseurl) fall back to a full parse. */
 const NEEDS_FULL_PARSE = /[\t\n\f\r #\u00a0\ufeff]/;
 
@@ -77,11 +94,12 @@ export function createApp(routes: Route<any>[], options: AppOptions): HttpHandle
     set.add(r.method);
     methodsByPath.set(r.path, set);
     const verb = r.method.toLowerCase() as 'get' | 'put' | 'post' | 'delete';
+    const timer = options.metrics?.httpRoute(r.method, r.path);
     app[verb](r.path, (req, res, next) => {
       const rawBody = Buffer.isBuffer(req.body) ? (req.body as Buffer) : undefined;
-      serve(r, req.params as RawParams, req.query as Query, req, res, rawBody, options).catch(next);
+      serve(r, timer, req.params as RawParams, req.query as Query, req, res, rawBody, options).catch(next);
     });
-    direct.get(r.method)?.push({ layer: stack[stack.length - 1] as MatchLayer, route: r });
+    direct.get(r.method)?.push({ layer: stack[stack.length - 1] as MatchLayer, route: r, timer });
   }
   for (const [path, methods] of methodsByPath) {
     const allow = ['OPTIONS', ...methods].join(',');
@@ -137,14 +155,14 @@ export function createApp(routes: Route<any>[], options: AppOptions): HttpHandle
       app(req, res);
       return;
     }
-    const { route } = hit;
+    const { route, timer } = hit;
     const query = parseQueryString(q < 0 ? '' : url.slice(q + 1)) as Query;
     const fail = (err: unknown) => sendError(res, err, pathname, options);
     if (!hasBody(req)) {
-      serve(route, params, query, req, res, undefined, options).catch(fail);
+      serve(route, timer, params, query, req, res, undefined, options).catch(fail);
       return;
     }
-    readBody(req, limit).then((body) => serve(route, params, query, req, res, body, options)).catch(fail);
+    readBody(req, route.bodyLimit ?? limit).then((body) => serve(route, timer, params, query, req, res, body, options)).catch(fail);
   };
 }
 
@@ -156,6 +174,7 @@ function identityEncoded(req: IncomingMessage): boolean {
 
 async function serve(
   r: Route<any>,
+  timer: RouteTimer | undefined,
   rawParams: RawParams,
   query: Query,
   req: IncomingMessage,
@@ -163,6 +182,19 @@ async function serve(
   rawBody: Buffer | undefined,
   options: AppOptions,
 ): Promise<void> {
+  const started = timer ? performance.now() : 0;
+  // The abort signal is made only for handlers that ask for it (blocking reads); most never do.
+  let controller: AbortController | undefined;
+  let closedEarly = false;
+  // Listening from the start, so that requests refused while being read (400s) are timed too.
+  res.once('close', () => {
+    const finished = res.writableFinished;
+    // A client that left before its answer is counted as nginx does (499), not as the 200 unsent.
+    timer?.done(finished ? res.statusCode : CLIENT_CLOSED, performance.now() - started);
+    if (finished) return;
+    closedEarly = true;
+    controller?.abort();
+  });
   const agent = { datacenter: options.datacenter, defaultToken: options.defaultToken?.(), consulCompat: options.consulCompat };
   if (options.consulCompat && query['node-meta'] !== undefined) query = consulNodeMetaQuery(query);
   let opts: QueryOptions;
@@ -176,14 +208,6 @@ async function serve(
   if (r.body) {
     body = r.body(parseJson(rawBody, r.bodyOptional ?? false));
   }
-  // The abort signal is made only for handlers that ask for it (blocking reads); most never do.
-  let controller: AbortController | undefined;
-  let closedEarly = false;
-  res.once('close', () => {
-    if (res.writableFinished) return;
-    closedEarly = true;
-    controller?.abort();
-  });
   const meta: ResponseMeta = { headers: {} };
   const ctx: RouteContext = {
     params: decodeParams(rawParams),
@@ -213,6 +237,15 @@ async function serve(
   }
   if (res.headersSent || closedEarly) return;
   const status = meta.status ?? 200;
+  if (meta.stream) {
+    const headers = metaHeaders(meta, options.consulCompat);
+    headers['Content-Type'] = meta.stream.contentType;
+    res.writeHead(status, headers);
+    res.flushHeaders();
+    await meta.stream.run((text) => void res.write(text), ctx.signal);
+    res.end();
+    return;
+  }
   if (meta.raw || value === undefined) {
     writeMeta(res, meta, options.consulCompat);
     res.statusCode = status;
@@ -224,8 +257,16 @@ async function serve(
     }
     return;
   }
+  if (!flag(query, 'pretty') && isLargeArray(value)) {
+    // A large list is written in slices so that no single answer holds the event loop (issue #16).
+    const headers: OutgoingHttpHeaders = metaHeaders(meta, options.consulCompat);
+    headers['Content-Type'] = JSON_TYPE;
+    await writeSlicedJsonArray(res, status, headers, value);
+    return;
+  }
   // Read results shared by identical requests are encoded once (rpc/reused-reads.ts).
-  const text = flag(query, 'pretty') ? JSON.stringify(value, null, 4) + '\n' : encodeJson(value);
+  // A BigInt (a uint64 beyond 2^53, e.g. KV Flags) is written as its digits (json-text.ts).
+  const text = flag(query, 'pretty') ? exactJsonText(value, (v) => JSON.stringify(v, null, 4), 4) + '\n' : exactJsonText(value, encodeJson);
   // One writeHead with every header (Content-Length too, so the body is not chunked) is
   // cheaper than a setHeader per header.
   const headers: OutgoingHttpHeaders = metaHeaders(meta, options.consulCompat);

@@ -17,6 +17,11 @@ export interface ResponseMeta {
   status?: number;
   /** Send this text as-is instead of JSON (raw KV values, plain-text answers). */
   raw?: { contentType: string; data: Buffer | string };
+  /**
+   * Stream the body instead (GET /v1/agent/monitor): the status and headers are sent at once, then
+   * `run` writes until it resolves (it should resolve when `signal` aborts: the client left).
+   */
+  stream?: { contentType: string; run(write: (text: string) => void, signal: AbortSignal): Promise<void> };
 }
 
 export interface RouteContext<B = unknown> {
@@ -42,6 +47,8 @@ export interface Route<B = unknown> {
   body?: BodyValidator<B>;
   /** A JSON body is optional (absent/empty → `{}`): session create, query update… */
   bodyOptional?: boolean;
+  /** Largest body in bytes, when not the app's limit (a snapshot restore is an archive of the whole state). */
+  bodyLimit?: number;
   handle(ctx: RouteContext<B>): Promise<unknown> | unknown;
 }
 

@@ -124,11 +124,17 @@ const CASES: Case[] = [
   { route: 'GET /v1/status/leader', url: '/v1/status/leader', status: ALL },
   { route: 'GET /v1/status/peers', url: '/v1/status/peers', status: ALL },
   { route: 'GET /v1/operator/raft/configuration', url: '/v1/operator/raft/configuration', status: READERS },
+  // Snapshots are management's (acl = "write"); a body that is no archive is refused after the ACL check.
+  { route: 'GET /v1/snapshot', url: '/v1/snapshot', status: [200, 403, 403, 403] },
+  { route: 'PUT /v1/snapshot', url: '/v1/snapshot', body: 'not an archive', status: [400, 403, 403, 403] },
   { route: 'DELETE /v1/operator/raft/peer', url: `/v1/operator/raft/peer?id=${UNKNOWN}`, status: ['allowed', 403, 403, 403] },
   { route: 'POST /v1/operator/raft/transfer-leader', url: '/v1/operator/raft/transfer-leader', status: ['allowed', 403, 403, 403] },
   { route: 'GET /v1/agent/self', url: '/v1/agent/self', status: READERS },
+  { route: 'GET /v1/agent/metrics', url: '/v1/agent/metrics?format=prometheus', status: READERS },
   { route: 'GET /v1/agent/members', url: '/v1/agent/members', status: ALL, sees: (w, all) => all.filter(() => nodeVisible(w)) },
   { route: 'PUT /v1/agent/join/:address', url: '/v1/agent/join/127.0.0.1:1', status: ['allowed', 403, 403, 403] },
+  // agent:write on this node; the in-process agent re-applies its running configuration.
+  { route: 'PUT /v1/agent/reload', url: '/v1/agent/reload', status: MANAGERS },
 
   // ---- ACL ----
   { route: 'PUT /v1/acl/bootstrap', url: '/v1/acl/bootstrap', status: [403, 403, 403, 403] },
@@ -258,6 +264,27 @@ const CASES: Case[] = [
   { route: 'GET /v1/coordinate/nodes', url: '/v1/coordinate/nodes', status: ALL, sees: (w, all) => all.filter(() => nodeVisible(w)) },
   { route: 'GET /v1/coordinate/node{/:node}', url: '/v1/coordinate/node/n1', status: WEB_READERS },
   { route: 'PUT /v1/coordinate/update', url: '/v1/coordinate/update', body: { Node: 'n1', Coord: COORD }, status: MANAGERS },
+
+  // ---- agent lifecycle, user events, autopilot (issue 15) ----
+  { route: 'GET /v1/agent/health/service/id{/:id}', url: '/v1/agent/health/service/id/web-agent', status: ['allowed', 'allowed', 'allowed', 403] },
+  { route: 'GET /v1/agent/health/service/name{/:name}', url: '/v1/agent/health/service/name/web', status: ['allowed', 'allowed', 'allowed', 403] },
+  { route: 'PUT /v1/agent/maintenance', url: '/v1/agent/maintenance?enable=false', status: MANAGERS },
+  { route: 'PUT /v1/agent/service/maintenance{/:id}', url: '/v1/agent/service/maintenance/web-agent?enable=false', status: WEB_WRITERS },
+  { route: 'PUT /v1/agent/token{/:kind}', url: '/v1/agent/token/replication', body: { Token: '' }, status: MANAGERS },
+  { route: 'PUT /v1/agent/force-leave{/:node}', url: '/v1/agent/force-leave/nobody', status: ['allowed', 403, 403, 403] },
+  // A bad level ends the stream at once for those allowed past the ACL check (agent:read).
+  { route: 'GET /v1/agent/monitor', url: '/v1/agent/monitor?loglevel=bogus', status: [400, 400, 403, 403] },
+  { route: 'GET /v1/agent/host', url: '/v1/agent/host', status: READERS },
+  { route: 'PUT /v1/event/fire{/:name}', url: '/v1/event/fire/walk', body: 'payload', status: MANAGERS },
+  { route: 'GET /v1/event/list', url: '/v1/event/list', status: ALL, sees: (w, all) => (w === 'management' || w === 'readOnly' ? all : []) },
+  { route: 'GET /v1/operator/autopilot/configuration', url: '/v1/operator/autopilot/configuration', status: READERS },
+  {
+    route: 'PUT /v1/operator/autopilot/configuration',
+    url: '/v1/operator/autopilot/configuration',
+    body: { CleanupDeadServers: true, LastContactThreshold: '200ms', MaxTrailingLogs: 250, ServerStabilizationTime: '10s' },
+    status: MANAGERS,
+  },
+  { route: 'GET /v1/operator/autopilot/health', url: '/v1/operator/autopilot/health', status: READERS },
 
   // Last: a management token makes the agent leave.
   { route: 'PUT /v1/agent/leave', url: '/v1/agent/leave', status: [200, 403, 403, 403] },

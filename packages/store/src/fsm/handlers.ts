@@ -11,8 +11,12 @@ import { caInitialize, caPrune, caRotate, caSerials, caSetConfig } from '../ca/c
 
 import { sessionCreate, sessionDestroy } from '../sessions/session-commands';
 import { kvApply, kvTxn } from '../kv/kv-commands';
+import { txnApply } from '../catalog-txn/txn-command';
 import { queryDelete, querySet } from '../queries/query-commands';
 import { areaCreate, areaDelete, areaServers, areaUpdate } from '../areas/area-commands';
+import { eventFire } from '../events/event-commands';
+import { autopilotSetConfig } from '../autopilot/autopilot-commands';
+import { snapshotRestore } from './snapshot-restore';
 
 type HandlerTable = { [T in CommandType]: CommandHandler<Extract<Command, { type: T }>> };
 
@@ -22,6 +26,7 @@ export const handlers: HandlerTable = {
   'session.destroy': sessionDestroy,
   'kv.apply': kvApply,
   'kv.txn': kvTxn,
+  txn: txnApply,
   'query.set': querySet,
   'query.delete': queryDelete,
   'catalog.register': catalogRegister,
@@ -36,6 +41,7 @@ export const handlers: HandlerTable = {
   'acl.policy-create': policyCreate,
   'acl.policy-update': policyUpdate,
   'acl.policy-delete': policyDelete,
+  'snapshot.restore': snapshotRestore,
   'intention.upsert': intentionUpsert,
   'intention.delete': intentionDelete,
   'ca.initialize': caInitialize,
@@ -47,6 +53,8 @@ export const handlers: HandlerTable = {
   'area.update': areaUpdate,
   'area.delete': areaDelete,
   'area.servers': areaServers,
+  'event.fire': eventFire,
+  'autopilot.set-config': autopilotSetConfig,
 };
 
 export function handlerFor(type: unknown): CommandHandler<Command> | undefined {

@@ -6,6 +6,10 @@ import { single } from '../query-options';
 import type { Mesh } from '../../connect/mesh';
 import type { SessionRenewer } from '../../sessions/session-ttl';
 import type { AgentChecks } from '../../checks/agent-checks';
+import type { Metrics } from '../../metrics/metrics';
+import type { AgentTokens } from '../../acl/agent-tokens';
+import type { Maintenance } from '../../checks/maintenance';
+import type { Snapshots } from '../../snapshot/snapshots';
 
 export interface AgentFacts {
   nodeName: string;
@@ -29,6 +33,24 @@ export interface ClusterOps {
   self(): unknown;
 }
 
+/** This agent's lifecycle endpoints (implemented by agent/agent-lifecycle.ts; docs/agent-lifecycle.md). */
+export interface AgentLifecycle {
+  /** The agent's ACL tokens, settable at run time (PUT /v1/agent/token/:kind). */
+  tokens: AgentTokens;
+  /** Node and service maintenance mode. */
+  maintenance: Maintenance;
+  /** Pass each log line at `minRank` or above to `listener` until the returned function is called. */
+  monitor(minRank: number, listener: (line: string) => void): () => void;
+  /** Facts about the host (GET /v1/agent/host). */
+  host(): Promise<unknown>;
+  /** Remove a failed server from the cluster (it stays in members as left); false when no member has that name. */
+  forceLeave(node: string): Promise<boolean>;
+  /** Every server this agent knows in every datacenter, names `<node>.<dc>` (members?wan=1). */
+  wanMembers(): unknown[];
+  /** Link this datacenter to the one of the server at `address` (join?wan=1: a network area). */
+  wanJoin(address: string, token: string | undefined): Promise<void>;
+}
+
 export interface RouteDeps {
   rpc: Rpc;
   agent: AgentFacts;
@@ -39,6 +61,14 @@ export interface RouteDeps {
   sessions?: SessionRenewer;
   /** This agent's checks (runners, TTL updates) and the persistence of its services and checks. */
   checks?: AgentChecks;
+  /** This agent's metrics (GET /v1/agent/metrics). */
+  metrics?: Metrics;
+  /** Tokens, maintenance, monitor, host, force-leave and the WAN view (set by the agent). */
+  lifecycle?: AgentLifecycle;
+  /** Re-read and apply the agent's configuration (PUT /v1/agent/reload, SIGHUP); throws ConfigError when invalid. */
+  reload?: () => Promise<{ changed: string[]; needRestart: string[] }>;
+  /** Backups: save and restore the whole state (GET/PUT /v1/snapshot). */
+  snapshots?: Snapshots;
 }
 
 /** Run a read for a route and copy its index and leader headers onto the response. */

@@ -1,7 +1,7 @@
 // /v1/status/*, /v1/operator/raft/*, and the agent's own /v1/agent/{self,members,join,leave}.
 import { badRequest } from '../../errors';
 import { joinTarget } from '../join-target';
-import { single } from '../query-options';
+import { flag, single } from '../query-options';
 import { route, type Route } from '../route';
 import type { RouteDeps } from './deps';
 import { demand } from '../request-authorizer';
@@ -57,6 +57,8 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/agent/members',
       async handle(ctx) {
         const authz = demand(deps, ctx, () => true);
+        // ?wan=1: the servers of every datacenter known through network areas, named node.dc.
+        if (flag(ctx.query, 'wan')) return (deps.lifecycle?.wanMembers() ?? []).filter((m) => authz.nodeRead((m as { Name: string }).Name.replace(/\.[^.]*$/, '')));
         return (await cluster.members()).filter((m) => authz.nodeRead((m as { Name: string }).Name));
       },
     }),
@@ -66,6 +68,11 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
       async handle(ctx) {
         const { params } = ctx;
         demand(deps, ctx, (a) => a.agentWrite(node));
+        if (flag(ctx.query, 'wan')) {
+          if (!deps.lifecycle) throw badRequest('WAN join is not available on this agent');
+          await deps.lifecycle.wanJoin(joinTarget(params.address), ctx.opts.token);
+          return undefined;
+        }
         await cluster.join(joinTarget(params.address));
         return undefined;
       },

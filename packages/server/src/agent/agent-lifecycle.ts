@@ -1,0 +1,91 @@
+// The agent-lifecycle part of the HTTP deps (tokens, maintenance, monitor, host, force-leave, the
+// WAN view), built from the agent's parts so that agent.ts only wires it in.
+import type { RaftNode } from '@registry/raft';
+import type { Store } from '@registry/store';
+import { randomUUID } from 'node:crypto';
+import type { AgentTokens } from '../acl/agent-tokens';
+import type { Maintenance } from '../checks/maintenance';
+import type { Areas } from '../areas/install';
+import { badRequest, serverError } from '../errors';
+import type { AgentLifecycle } from '../http/routes/deps';
+import type { Rpc } from '../rpc/rpc';
+import { hostFacts } from './host-facts';
+import type { LogTap } from './log-tap';
+
+export interface LifecycleParts {
+  datacenter: string;
+  dataDir: string;
+  raft: RaftNode;
+  store: Store;
+  rpc: Rpc;
+  areas: Areas | undefined;
+  tokens: AgentTokens;
+  maintenance: Maintenance;
+  logTap: LogTap;
+  /** The node name of a server of the Raft configuration. */
+  nodeNameOf(id: string): string;
+}
+
+export function agentLifecycle(p: LifecycleParts): AgentLifecycle {
+  return {
+    tokens: p.tokens,
+    maintenance: p.maintenance,
+    monitor: (minRank, listener) => p.logTap.attach(minRank, listener),
+    host: () => hostFacts(p.dataDir),
+    async forceLeave(node) {
+      const server = p.raft.configuration().find((s) => p.nodeNameOf(s.id) === node);
+      if (server) {
+        // Consul's force-leave moves a failed member to "left"; here that is leaving the Raft
+        // configuration. The catalog keeps the node, so /v1/agent/members lists it as left.
+        await p.rpc.leader.call('Operator.RemovePeer', { id: server.id });
+        return true;
+      }
+      // Already left: still a server node in the catalog (idempotent, as Consul's).
+      return !!p.store.catalogNode(node).value?.Services['registry'];
+    },
+    wanMembers() {
+      const links = p.areas?.links;
+      const servers = links ? [...links.localServers(), ...links.peerServers()] : [];
+      return servers.map((s) => {
+        const i = s.address.lastIndexOf(':');
+        const local = s.datacenter === p.datacenter;
+        const alive = local || links?.status.state(s.id) === 'alive';
+        return {
+          Name: `${s.node}.${s.datacenter}`,
+          Addr: s.address.slice(0, i),
+          Port: Number(s.address.slice(i + 1)),
+          Tags: { role: 'registry', dc: s.datacenter, id: s.id, port: s.address.slice(i + 1), vsn: '2', build: s.build },
+          Status: alive ? 1 : 4,
+          ProtocolMin: 1,
+          ProtocolMax: 5,
+          ProtocolCur: 2,
+          DelegateMin: 2,
+          DelegateMax: 5,
+          DelegateCur: 4,
+        };
+      });
+    },
+    async wanJoin(address, token) {
+      const areas = p.areas;
+      if (!areas) throw serverError('WAN links are not running on this agent');
+      let peer: string;
+      try {
+        peer = (await areas.links.hello(address)).self.datacenter;
+      } catch (err) {
+        throw serverError(`Failed to join ${address}: ${(err as Error).message}`);
+      }
+      if (peer.toLowerCase() === p.datacenter.toLowerCase()) throw badRequest(`Server at ${address} is in this datacenter (${peer}): join it without wan`);
+      // Registry has no WAN gossip pool: a WAN join is a network area to the peer's datacenter,
+      // made on first join (docs/agent-lifecycle.md).
+      let area = p.store.areaList().value.find((a) => a.PeerDatacenter.toLowerCase() === peer.toLowerCase());
+      if (!area) {
+        const made = { ID: randomUUID(), PeerDatacenter: peer, RetryJoin: null, UseTLS: false };
+        await p.rpc.apply({ type: 'area.create', area: made }, { token });
+        area = made;
+      }
+      const results = (await areas.routes.areaJoin(p.datacenter, area.ID, [address], token)) as { Joined: boolean; Error: string }[];
+      const failed = results.find((r) => !r.Joined);
+      if (failed) throw serverError(failed.Error);
+    },
+  };
+}

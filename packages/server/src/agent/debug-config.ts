@@ -1,0 +1,66 @@
+// `DebugConfig` of GET /v1/agent/self: the resolved configuration under Consul's RuntimeConfig
+// names, with secrets replaced by "hidden" as Consul's Sanitized() does — any non-empty string
+// whose field name contains "token", "key" or "secret" (case-insensitive), at any depth.
+import { formatDurationMs } from '@registry/store';
+import type { AgentConfig } from '../config/config';
+
+const HIDDEN = 'hidden';
+
+export function debugConfig(c: AgentConfig, nodeId: string): Record<string, unknown> {
+  const tokens = c.acl.tokens;
+  const raw: Record<string, unknown> = {
+    ACLAgentMasterToken: tokens.agentMaster ?? '',
+    ACLAgentToken: tokens.agent ?? '',
+    ACLDatacenter: c.datacenter,
+    ACLDefaultPolicy: c.acl.defaultPolicy,
+    ACLDownPolicy: c.acl.downPolicy,
+    ACLEnableTokenPersistence: c.acl.enableTokenPersistence ?? false,
+    ACLMasterToken: tokens.initialManagement ?? '',
+    ACLReplicationToken: tokens.replication ?? '',
+    ACLToken: tokens.default ?? '',
+    ACLsEnabled: c.acl.enabled,
+    AdvertiseAddrLAN: c.advertise ?? c.bind,
+    BindAddr: c.bind,
+    Bootstrap: c.bootstrapExpect === 1,
+    BootstrapExpect: c.bootstrapExpect,
+    CheckUpdateInterval: formatDurationMs(c.checks.updateIntervalMs),
+    ClientAddrs: [c.client],
+    ConnectEnabled: c.connect.enabled,
+    ConnectProxyAllowManagedAPIRegistration: c.connect.proxy.allowManagedApiRegistration,
+    DNSDomain: `${c.dns.domain}.`,
+    DNSPort: c.dnsPort,
+    DataDir: c.dataDir ?? '',
+    Datacenter: c.datacenter,
+    DevMode: c.dev,
+    HTTPPort: c.httpPort,
+    HTTPConsulCompat: c.consulCompat,
+    LogLevel: c.logLevel.toUpperCase(),
+    NodeID: nodeId,
+    NodeName: c.nodeName,
+    RetryJoinLAN: [...c.retryJoin],
+    ServerMode: c.server,
+    ServerPort: c.serverPort,
+    SessionTTLMin: formatDurationMs(c.sessionTtlMinMs),
+    TranslateWANAddrs: c.translateWanAddrs,
+    Services: c.definitions.services,
+    Checks: c.definitions.checks,
+  };
+  return sanitized(raw) as Record<string, unknown>;
+}
+
+/** A deep copy with every secret-named non-empty string hidden. */
+export function sanitized(value: unknown, name = ''): unknown {
+  if (typeof value === 'string') return value !== '' && isSecret(name) ? HIDDEN : value;
+  if (Array.isArray(value)) return value.map((v) => sanitized(v, name));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = sanitized(v, k);
+    return out;
+  }
+  return value;
+}
+
+function isSecret(name: string): boolean {
+  const n = name.toLowerCase();
+  return n.includes('key') || n.includes('token') || n.includes('secret');
+}

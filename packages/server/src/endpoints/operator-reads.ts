@@ -1,0 +1,11 @@
+// Operator reads that live in the replicated state: the autopilot configuration (operator:read,
+// 403 otherwise, as Consul's Operator.AutopilotGetConfiguration).
+import { forbidden } from '../errors';
+import type { ReadEndpoint } from './read-context';
+
+export const operatorReads: Record<string, ReadEndpoint> = {
+  'operator.autopilot-configuration': ({ store, authz }) => {
+    if (!authz.operatorRead()) throw forbidden();
+    return store.autopilotConfig();
+  },
+};

@@ -1,0 +1,109 @@
+// The agent's lifecycle endpoints (Consul 1.4 agent API): node and service maintenance, the agent's
+// ACL tokens, force-leave, the log monitor and host facts. Each checks the caller's token here:
+// they act on this agent, not on the replicated state.
+import { agentTokenKind } from '../../acl/agent-tokens';
+import { monitorLevelRank } from '../../agent/log-tap';
+import { aclDisabled, badRequest, notFound, serverError } from '../../errors';
+import { agentTokenSchema, type AgentTokenBody } from '../../schemas/agent-lifecycle';
+import { compileBody } from '../../schemas/validator';
+import { single } from '../query-options';
+import { demand, requestAuthorizer } from '../request-authorizer';
+import { route, type Route, type RouteContext } from '../route';
+import type { AgentLifecycle, RouteDeps } from './deps';
+
+/** `enable=true|false`, required (Consul's texts). */
+function enableOf(ctx: RouteContext<any>): boolean {
+  const v = single(ctx.query, 'enable');
+  if (v === undefined || v === '') throw badRequest('Missing value for enable');
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw badRequest(`Invalid value for enable: ${JSON.stringify(v)}`);
+}
+
+export function agentLifecycleRoutes(deps: RouteDeps): Route<any>[] {
+  const node = deps.agent.nodeName;
+  const lifecycle = (): AgentLifecycle => {
+    if (!deps.lifecycle) throw serverError('agent lifecycle endpoints are not wired into this agent');
+    return deps.lifecycle;
+  };
+  return [
+    route({
+      method: 'PUT',
+      path: '/v1/agent/maintenance',
+      async handle(ctx) {
+        const enable = enableOf(ctx);
+        await lifecycle().maintenance.setNode(enable, single(ctx.query, 'reason') ?? '', requestAuthorizer(deps, ctx));
+        return undefined;
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/v1/agent/service/maintenance{/:id}',
+      async handle(ctx) {
+        const id = ctx.params.id;
+        if (!id) throw badRequest('Missing service ID');
+        const enable = enableOf(ctx);
+        await lifecycle().maintenance.setService(id, enable, single(ctx.query, 'reason') ?? '', requestAuthorizer(deps, ctx));
+        return undefined;
+      },
+    }),
+    route<AgentTokenBody>({
+      method: 'PUT',
+      path: '/v1/agent/token{/:kind}',
+      body: compileBody<AgentTokenBody>(agentTokenSchema),
+      async handle(ctx) {
+        if (!deps.rpc.aclResolver.enabled) throw aclDisabled('ACL support disabled');
+        demand(deps, ctx, (a) => a.agentWrite(node));
+        const kind = agentTokenKind(ctx.params.kind ?? '');
+        if (!kind) throw notFound(`Token ${JSON.stringify(ctx.params.kind ?? '')} is unknown`);
+        await lifecycle().tokens.set(kind, ctx.body.Token ?? '');
+        return undefined;
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/v1/agent/force-leave{/:node}',
+      async handle(ctx) {
+        demand(deps, ctx, (a) => a.operatorWrite());
+        const target = ctx.params.node;
+        if (!target) throw badRequest('Missing node name');
+        if (!(await lifecycle().forceLeave(target))) throw notFound(`Unknown member ${JSON.stringify(target)}`);
+        return undefined;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/agent/monitor',
+      handle(ctx) {
+        demand(deps, ctx, (a) => a.agentRead(node));
+        const level = single(ctx.query, 'loglevel') || 'info';
+        const rank = monitorLevelRank(level);
+        if (rank === undefined) throw badRequest(`Unknown log level: ${level}`);
+        const signal = ctx.signal;
+        ctx.meta.stream = {
+          contentType: 'text/plain; charset=utf-8',
+          run: (write) =>
+            new Promise<void>((resolve) => {
+              // Until the client leaves (Consul streams until the request's context ends).
+              const detach = lifecycle().monitor(rank, write);
+              const done = () => {
+                detach();
+                resolve();
+              };
+              if (signal.aborted) done();
+              else signal.addEventListener('abort', done, { once: true });
+            }),
+        };
+        return undefined;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/agent/host',
+      async handle(ctx) {
+        demand(deps, ctx, (a) => a.operatorRead());
+        return lifecycle().host();
+      },
+    }),
+  ];
+}
