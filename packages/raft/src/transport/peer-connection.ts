@@ -2,6 +2,7 @@
 // are dropped (Raft retries them) and RPC requests wait for the next attempt; attempts back
 // off exponentially so a dead peer costs little.
 import { connect, type Socket } from 'node:net';
+import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { writeCoalesced } from './coalesced-write';
 import { FrameDecoder } from './frame-codec';
 
@@ -44,6 +45,8 @@ export class PeerConnection {
     readonly address: string,
     private readonly events: PeerConnectionEvents,
     private readonly maxFrameBytes: number,
+    /** Dial with TLS (the peer's certificate is checked as these options say). */
+    private readonly tls?: ConnectionOptions,
   ) {}
 
   get connected(): boolean {
@@ -95,11 +98,12 @@ export class PeerConnection {
 
   private open(queue: Buffer[]): void {
     const { host, port } = parseAddress(this.address);
-    const socket = connect({ host, port, noDelay: true });
+    const socket = this.tls ? connectTls({ ...this.tls, host, port }).setNoDelay(true) : connect({ host, port, noDelay: true });
     const state: State = { kind: 'connecting', socket, queue };
     this.state = state;
     const decoder = new FrameDecoder(this.maxFrameBytes);
-    socket.on('connect', () => {
+    // Over TLS the link is up once the handshake has checked the peer, not at the TCP connect.
+    socket.on(this.tls ? 'secureConnect' : 'connect', () => {
       if (this.state !== state) return;
       this.backoffMs = MIN_BACKOFF_MS;
       this.state = { kind: 'connected', socket };

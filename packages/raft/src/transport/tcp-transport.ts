@@ -2,6 +2,7 @@
 // keeps the connection; what it receives on the connections others dialled are their Raft
 // messages and requests, answered on the same connection.
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer, type ConnectionOptions, type TlsOptions } from 'node:tls';
 import type { Message, ServerInfo } from '../core/types';
 import type { Transport } from '../interfaces';
 import { writeCoalesced } from './coalesced-write';
@@ -22,6 +23,12 @@ export interface TcpTransportOptions {
    * proxy on every link). Keys are peer addresses, values the address to connect to.
    */
   dialMap?: Readonly<Record<string, string>>;
+  /**
+   * TLS on this port, both ways (docs/operations.md "TLS"): `server` makes the listener accept TLS
+   * only (with `requestCert` + `rejectUnauthorized`, only peers with a certificate from its CA);
+   * `dial` is how connections to other servers are made (CA, own certificate, name check).
+   */
+  tls?: { server: TlsOptions; dial: ConnectionOptions };
 }
 
 interface PendingCall {
@@ -50,12 +57,16 @@ export class TcpTransport implements Transport {
     private readonly maxFrameBytes: number,
     private readonly defaultTimeoutMs: number,
     private readonly dialMap: Readonly<Record<string, string>> = {},
+    private readonly dialTls?: ConnectionOptions,
   ) {
-    server.on('connection', (socket) => this.accept(socket));
+    // A TLS server hands over the socket once the handshake (and client-certificate check) passed;
+    // a failed handshake (a plain client, a certificate from another CA) just closes it.
+    server.on(dialTls ? 'secureConnection' : 'connection', (socket: Socket) => this.accept(socket));
+    if (dialTls) server.on('tlsClientError', () => undefined);
   }
 
   static async listen(options: TcpTransportOptions): Promise<TcpTransport> {
-    const server = createServer({ noDelay: true });
+    const server = options.tls ? createTlsServer({ ...options.tls.server, noDelay: true }) : createServer({ noDelay: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port, options.host, () => {
@@ -71,6 +82,7 @@ export class TcpTransport implements Transport {
       options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
       options.defaultTimeoutMs ?? 5000,
       options.dialMap,
+      options.tls?.dial,
     );
   }
 
@@ -132,6 +144,7 @@ export class TcpTransport implements Transport {
           onDown: (error) => this.failCallsTo(address, error),
         },
         this.maxFrameBytes,
+        this.dialTls,
       );
       this.peers.set(address, peer);
     }
