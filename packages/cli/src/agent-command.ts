@@ -1,8 +1,9 @@
 // `registry agent …`: build the configuration from flags and files, run until a signal.
 // SIGTERM/SIGINT stop gracefully; a leader hands leadership over first, so a planned restart
-// costs milliseconds rather than an election.
+// costs milliseconds rather than an election. SIGHUP reloads the configuration (as `systemctl
+// reload` expects); an invalid one is logged and the running one kept.
 import { Command } from 'commander';
-import { Agent, buildConfig, type AgentFlags } from '@registry/server';
+import { Agent, buildConfig, type AgentFlags, type ConfigSource } from '@registry/server';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 const int = (name: string) => (value: string) => {
@@ -12,6 +13,12 @@ const int = (name: string) => (value: string) => {
 };
 
 export function agentCommand(): Command {
+  // -config-file and -config-dir load in the order given, interleaved, as in Consul.
+  const sources: ConfigSource[] = [];
+  const source = (kind: ConfigSource['kind']) => (path: string, previous: string[] = []) => {
+    sources.push({ kind, path });
+    return [...previous, path];
+  };
   return new Command('agent')
     .description('run a registry agent (server)')
     .option('--dev', 'development mode: one bootstrapped server, data in a temporary folder')
@@ -27,13 +34,21 @@ export function agentCommand(): Command {
     .option('--server-port <port>', 'server RPC/Raft port (default 8300)', int('server-port'))
     .option('--dns-port <port>', 'DNS port, UDP and TCP (default 8600; -1 disables)', int('dns-port'))
     .option('--retry-join <addr>', 'host:server-port of another server (repeatable)', collect)
-    .option('--config-file <file>', 'JSON configuration file (repeatable; later files win)', collect)
-    .option('--log-level <level>', 'trace, debug, info, warn, error (default info)')
+    .option('--config-file <file>', 'configuration file, JSON or .hcl (repeatable; later files win)', source('file'))
+    .option('--config-dir <dir>', 'directory of *.json and *.hcl configuration files, read in lexical order (repeatable)', source('dir'))
+    .option('--log-level <level>', 'trace, debug, info, warn, err (default info)')
     .option('--log-json', 'log JSON lines')
     .option('--consul-compat', 'Consul wire compatibility: accept X-Consul-Token, send X-Consul-* beside X-Registry-* headers (http_config.consul_compat)')
+    .option('--ui', 'serve the web UI at /ui/ (on by default with -dev; config key ui)')
     .action(async (opts: AgentFlags) => {
-      const config = buildConfig(opts);
-      const agent = await Agent.start(config);
+      const flags: AgentFlags = { ...opts, configSources: sources };
+      const config = buildConfig(flags);
+      // Installed before start so an early SIGHUP does not kill the agent (Node's default);
+      // reload errors are logged by reload itself, and the agent keeps running either way.
+      let running: Agent | undefined;
+      process.on('SIGHUP', () => void running?.reload().catch(() => undefined));
+      const agent = await Agent.start(config, { loadConfig: () => buildConfig(flags) });
+      running = agent;
       let signals = 0;
       const onSignal = (signal: NodeJS.Signals) => {
         signals += 1;
