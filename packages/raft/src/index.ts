@@ -10,4 +10,6 @@ export * from './transport/rpc-errors';
 export * from './transport/tcp-transport';
 export * from './transport/memory-transport';
 export * from './node/options';
+export * from './node/observer';
 export * from './node/raft-node';
+export type { CaughtUp } from './node/catch-up';

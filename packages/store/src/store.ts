@@ -2,7 +2,8 @@
 // indexes, wakes blocking queries, and snapshots/restores its whole state.
 import { catalogNode, catalogNodes, catalogService, catalogServices, type NodeMetaQuery, type ServiceQuery } from './catalog/catalog-reads';
 import { healthChecks, healthNode, healthService, healthState, type HealthServiceQuery } from './catalog/health-reads';
-import { COORDINATES } from './catalog/keys';
+import { CHECKS, COORDINATES, NODES, SERVICES } from './catalog/keys';
+import { txnReadOnly, type FullTxnReply, type TxnOpInput } from './catalog-txn/txn-command';
 import type { CatalogNodeOut, CheckServiceNodeOut, HealthCheckOut, NodeOut, ServiceNodeOut } from './catalog/outputs';
 import { CommandError, Rejection } from './command-error';
 import type { Command } from './commands';
@@ -408,6 +409,16 @@ export class Store {
     const value: TxnReply =
       errors.length > 0 ? { Results: null, Errors: errors } : { Results: results.map((r) => ({ KV: kvEntryOut(r.entry, r.withValue) })), Errors: null };
     return { index: this.state.kv.tableIndex, value, keys: [KVS] };
+  }
+
+  /**
+   * A /v1/txn of read ops only — KV read verbs and Node/Service/Check `get` — answered from this
+   * store without a write (Consul's Txn.Read). Its index is the newest of the tables it reads.
+   */
+  txnRead(ops: readonly TxnOpInput[]): QueryResult<FullTxnReply> {
+    const value = txnReadOnly(this.state, ops);
+    const index = Math.max(this.state.kv.tableIndex, this.indexes.get(NODES), this.indexes.get(SERVICES), this.indexes.get(CHECKS));
+    return { index, value, keys: [KVS, NODES, SERVICES, CHECKS] };
   }
 
   // ---- prepared queries ----

@@ -1,6 +1,7 @@
 // A RaftNode's settings, their documented defaults, and the checks that reject nonsense early.
 import type { NodeId } from '../core/types';
 import type { RaftStorage, StateMachine, Transport } from '../interfaces';
+import type { RaftObserver } from './observer';
 
 export interface RaftLogger {
   info(o: object, msg?: string): void;
@@ -36,9 +37,11 @@ export interface RaftNodeOptions {
   /** Random source for election timeouts (default Math.random). */
   random?: () => number;
   logger?: RaftLogger;
+  /** Hooks told about commits, applies and snapshots (metrics); none by default. */
+  observer?: RaftObserver;
 }
 
-export type ResolvedOptions = Required<Omit<RaftNodeOptions, 'logger'>> & { logger: RaftLogger };
+export type ResolvedOptions = Required<Omit<RaftNodeOptions, 'logger' | 'observer'>> & { logger: RaftLogger; observer: RaftObserver };
 
 const silent: RaftLogger = { info: () => undefined, warn: () => undefined, debug: () => undefined };
 
@@ -60,6 +63,7 @@ export function resolveOptions(opts: RaftNodeOptions): ResolvedOptions {
     transport: opts.transport,
     fsm: opts.fsm,
     logger: opts.logger ?? silent,
+    observer: opts.observer ?? {},
   };
   const positive: (keyof ResolvedOptions)[] = [
     'tickMs',

@@ -19,6 +19,7 @@ import { LeadershipLostError, NotLeaderError, type FSMSnapshot } from '../interf
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options';
 import { PendingProposals } from './pending-proposals';
 import { PendingReads } from './pending-reads';
+import { CatchUpGate, type CaughtUp } from './catch-up';
 import { Backoff, describeStorageError, StorageFaultError, type StorageFault, type StorageRecovery } from './storage-fault';
 
 export type { RaftNodeOptions, RaftLogger } from './options';
@@ -48,7 +49,8 @@ const SNAPSHOT_RETRY = { firstMs: 1_000, maxMs: 10_000 };
 
 /**
  * One Raft server. Events: 'leader' (ServerInfo | null) when the known leader changes,
- * 'role' (Role) when this server's role changes, 'applied' (index) after each applied batch,
+ * 'role' (Role) when this server's role changes, 'applied' (index) after each applied batch, 'caught-up' (CaughtUp) when a server
+ * that started without Raft state has caught up with a leader (catch-up.ts),
  * 'storage-fault' (StorageFault) when a storage write starts failing, 'storage-recovered'
  * (StorageRecovery) when it succeeds again (see `storageFault()`), 'error' (err) if the node stops
  * because something other than storage failed while carrying out a Ready.
@@ -81,6 +83,8 @@ export class RaftNode extends EventEmitter {
   /** When the last snapshot was done and the event-loop time the state machine spent on it. */
   private lastSnapshotAt = 0;
   private lastSnapshotCostMs = 0;
+  /** When the snapshot being written was started (performance.now()), for the observer. */
+  private snapshotStartedAt = 0;
   /** A state machine's persist() failed: no new snapshot before this (performance.now()). */
   private persistRetryAt = 0;
   private scheduled = false;
@@ -116,6 +120,10 @@ export class RaftNode extends EventEmitter {
   /** The leader id last announced by a 'leader' event. */
   private announcedLeader: NodeId | null;
   private readonly counters = { readies: 0, appendedEntries: 0, appliedEntries: 0, snapshotsTaken: 0, snapshotsInstalled: 0 };
+  /** Leader, with an observer: proposal batches not yet committed (last index, when handed to the core, size). */
+  private readonly uncommittedBatches: { last: number; at: number; entries: number }[] = [];
+  /** Leader: when each follower last answered an append or heartbeat of this term (Date.now()). */
+  private readonly followerAnswers = new Map<NodeId, number>();
 
   private constructor(
     opts: ResolvedOptions,
@@ -153,7 +161,10 @@ export class RaftNode extends EventEmitter {
       },
       { hardState: persisted.hardState, snapshot: persisted.snapshot?.meta, entries: persisted.entries },
     );
-    return new RaftNode(opts, core, persisted.snapshot);
+    const node = new RaftNode(opts, core, persisted.snapshot);
+    const empty = persisted.hardState.term === 0 && persisted.entries.length === 0 && !persisted.snapshot;
+    if (empty) node.catchUp = node.catchUpGate();
+    return node;
   }
 
   get id(): NodeId {
@@ -193,6 +204,7 @@ export class RaftNode extends EventEmitter {
   async bootstrap(servers: ServerInfo[]): Promise<boolean> {
     if (this.core.lastIndex > 0 || this.core.term > 0 || this.latestSnapshot) return false;
     this.core.bootstrap({ servers });
+    this.catchUp?.bootstrapped();
     this.learnAddresses({ servers });
     this.schedule();
     await this.idle();
@@ -262,6 +274,30 @@ export class RaftNode extends EventEmitter {
     if (this.core.role === 'leader') return this.logFault ? Date.now() - this.logFault.since : 0;
     if (this.lastLeaderContact === 0) return Infinity;
     return Date.now() - this.lastLeaderContact;
+  }
+
+  /**
+   * True while this server, started without Raft state, has not yet caught up with a leader: it
+   * takes no part in elections, and what it serves from its own state may be behind (catch-up.ts).
+   */
+  catchingUp(): boolean {
+    return this.catchUp?.pending ?? false;
+  }
+
+  /** Set when the node started with no Raft state: it stays out of elections until caught up. */
+  private catchUp: CatchUpGate | null = null;
+
+  private catchUpGate(): CatchUpGate {
+    return new CatchUpGate(
+      {
+        followedLeader: () => (this.core.role === 'follower' && this.core.leader !== this.id ? this.core.leader : null),
+        readBarrier: (ms) => this.readBarrier(ms),
+        appliedIndex: () => this.applied,
+        setElectionsAllowed: (allowed) => this.core.setElectionsAllowed(allowed),
+        caughtUp: (info: CaughtUp) => this.emit('caught-up', info),
+      },
+      this.opts.logger,
+    );
   }
 
   hasEverHadLeader(): boolean {
@@ -334,6 +370,7 @@ export class RaftNode extends EventEmitter {
       pendingProposals: this.proposed.size + this.queue.length,
       configuration: this.configuration(),
       storageFault: this.storageFault(),
+      catchingUp: this.catchingUp(),
       ...this.counters,
     };
   }
@@ -375,6 +412,9 @@ export class RaftNode extends EventEmitter {
     if (message.from === this.core.leader && message.term === this.core.term) {
       this.lastLeaderContact = Date.now();
     }
+    if ((message.type === 'appendResp' || message.type === 'heartbeatResp') && this.core.role === 'leader' && message.term === this.core.term) {
+      this.followerAnswers.set(message.from, Date.now());
+    }
     this.schedule();
   }
 
@@ -389,6 +429,7 @@ export class RaftNode extends EventEmitter {
     this.nextTickAt = now + this.opts.tickMs;
     if (this.logFault) return; // no elections, no heartbeats: the clock stands still until we are back
     this.core.tick();
+    if (this.catchUp?.pending) this.catchUp.poll();
     this.schedule();
   }
 
@@ -452,6 +493,10 @@ export class RaftNode extends EventEmitter {
       return;
     }
     positions.forEach((pos, i) => this.proposed.add(pos.index, pos.term, batch[i].resolve, batch[i].reject));
+    // One record per batch (not per proposal) keeps measuring commit time off the per-write path.
+    if (this.opts.observer.committed && positions.length > 0 && this.uncommittedBatches.length < 4096) {
+      this.uncommittedBatches.push({ last: positions[positions.length - 1].index, at: performance.now(), entries: positions.length });
+    }
   }
 
   private async handleReady(ready: Ready): Promise<void> {
@@ -479,7 +524,13 @@ export class RaftNode extends EventEmitter {
     for (const m of late) this.sendMessage(m);
 
     // 3. Apply.
-    if (ready.committed.length > 0) this.apply(ready.committed);
+    if (ready.committed.length > 0) {
+      const observer = this.opts.observer;
+      const started = performance.now();
+      if (this.uncommittedBatches.length > 0) this.batchesCommitted(ready.committed[ready.committed.length - 1].index, started);
+      this.apply(ready.committed);
+      observer.applied?.(ready.committed.length, performance.now() - started);
+    }
 
     // 4. Release reads.
     for (const rs of ready.readStates) this.reads.confirmed(rs.ctx, rs.index, this.applied);
@@ -602,9 +653,37 @@ export class RaftNode extends EventEmitter {
     else this.opts.logger.warn(o, msg);
   }
 
+  /** Tell the observer about every proposal batch committed through `index` (leader only). */
+  private batchesCommitted(index: number, now: number): void {
+    let done = 0;
+    while (done < this.uncommittedBatches.length && this.uncommittedBatches[done].last <= index) {
+      const b = this.uncommittedBatches[done++];
+      this.opts.observer.committed?.(b.entries, now - b.at);
+    }
+    if (done > 0) this.uncommittedBatches.splice(0, done);
+  }
+
+  /**
+   * On the leader: how long ago (ms) each other server in the configuration last answered an append
+   * or heartbeat of this term (Infinity: not yet). Empty on a follower.
+   */
+  followerLastContact(): { id: NodeId; address: string; ms: number }[] {
+    if (!this.isLeader()) return [];
+    const now = Date.now();
+    return this.core.configuration.servers
+      .filter((s) => s.id !== this.id)
+      .map((s) => {
+        const at = this.followerAnswers.get(s.id);
+        return { id: s.id, address: s.address, ms: at === undefined ? Infinity : now - at };
+      });
+  }
+
   private onSoftState(role: Role, leader: NodeId | null): void {
     const wasLeader = this.role === 'leader';
     if (role !== this.role) {
+      // A new term of leadership (or none) starts without the previous term's answers and batches.
+      this.followerAnswers.clear();
+      this.uncommittedBatches.length = 0;
       this.role = role;
       this.opts.logger.info({ id: this.id, role, term: this.core.term }, 'raft: role changed');
       this.emit('role', role);
@@ -691,6 +770,7 @@ export class RaftNode extends EventEmitter {
     const started = performance.now();
     const taken = this.opts.fsm.snapshot();
     const takeMs = performance.now() - started;
+    this.snapshotStartedAt = started;
     const covered = this.appliedSinceSnapshot;
     this.appliedSinceSnapshot = 0;
     const compactTo = Math.max(0, index - this.opts.trailingLogs);
@@ -744,6 +824,7 @@ export class RaftNode extends EventEmitter {
     if (!this.latestSnapshot || meta.index > this.latestSnapshot.meta.index) this.latestSnapshot = { meta, data };
     this.pendingCompaction = { meta, compactTo };
     this.counters.snapshotsTaken++;
+    this.opts.observer.snapshotTaken?.(performance.now() - this.snapshotStartedAt, data.length);
     this.opts.logger.info(
       { id: this.id, index: meta.index, compactTo, takeMs: Math.round(takeMs), costMs: Math.round(costMs), bytes: data.length },
       'raft: took snapshot',

@@ -11,6 +11,7 @@ import { Store, type Command } from '@registry/store';
 import type { AgentConfig } from '../config/config';
 import { readEndpoints } from '../endpoints';
 import { createApp } from '../http/app';
+import { uiAssets } from '../ui/ui-assets';
 import { createHttpServer, httpAddressOf, listenHttp } from '../http/http-server';
 import { withRequestLog } from '../http/request-log';
 import type { ClusterOps, RouteDeps } from '../http/routes/deps';
@@ -36,6 +37,7 @@ import { agentLifecycle } from './agent-lifecycle';
 import { debugConfig } from './debug-config';
 import { AgentTokens } from '../acl/agent-tokens';
 import { Maintenance } from '../checks/maintenance';
+import { LocalStateFiles } from '../checks/local-state-files';
 import { AutopilotHealth } from '../cluster/autopilot-health';
 import type { AgentLifecycle } from '../http/routes/deps';
 import { storeStateMachine } from './store-fsm';
@@ -153,7 +155,7 @@ export class Agent {
     const tempDataDir = !config.dataDir;
     const dataDir = config.dataDir ?? (made.tempDir = await mkdtemp(join(tmpdir(), 'registry-dev-')));
     await mkdir(dataDir, { recursive: true });
-    const nodeId = await loadOrCreateNodeId(dataDir);
+    const nodeId = await loadOrCreateNodeId(dataDir, config.nodeId);
     const db = new Level<string, unknown>(join(dataDir, 'db'), { valueEncoding: 'view' });
     await db.open();
 
@@ -182,6 +184,7 @@ export class Agent {
       node: config.nodeName,
       datacenter: config.datacenter,
       bootstrapExpect: config.bootstrapExpect,
+      nodeMeta: config.nodeMeta,
     };
     const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints);
     rpc.setObserver(metrics.rpcObserver);
@@ -194,7 +197,7 @@ export class Agent {
     leaderDuties.add(health);
     const mesh = new Mesh({ config, rpc, store, raft, transport, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress });
     leaderDuties.add(mesh.caDuty);
-    installAcl(config.acl, { datacenter: config.datacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit) });
+    installAcl(config.acl, { datacenter: config.datacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc);
     made.agent = agent;
     agent.metrics = metrics;
@@ -219,7 +222,11 @@ export class Agent {
     new AutopilotHealth({ self: { id: nodeId, node: config.nodeName, address }, version: VERSION, raft, store, transport, leaderCalls: rpc.leader });
     const tokens = new AgentTokens(config.acl.tokens, config.acl.enableTokenPersistence ? dataDir : undefined);
     await tokens.load();
-    const maintenance = new Maintenance({ node: config.nodeName, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }) });
+    const maintenance = new Maintenance({
+      node: config.nodeName, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }),
+      files: new LocalStateFiles(dataDir), logger: logger.child({ module: 'agent.checks' }),
+    });
+    void maintenance.restore(agent.checks.restored);
     agent.lifecycle = agentLifecycle({
       datacenter: config.datacenter, dataDir, raft, store, rpc, areas: agent.areas, tokens, maintenance, logTap,
       nodeNameOf: (id) => agent.nodeNameOf(id),
@@ -295,6 +302,7 @@ export class Agent {
     this.leaderDuties.stop();
     this.metrics?.stop();
     this.checks?.stop();
+    this.lifecycle?.maintenance.stop();
     this.mesh?.stop();
     this.areas?.stop();
     await this.dns?.close();
@@ -334,6 +342,7 @@ export class Agent {
       consulCompat: this.config.consulCompat,
       translateAddresses: this.config.translateWanAddrs,
       metrics: this.metrics,
+      ui: this.webUi(),
     });
     // Bounded receive timeouts (blocking waits come after the request is read and are not cut),
     // idle keep-alive, and a cap on open connections below the descriptor limit (docs/http.md).
@@ -354,6 +363,14 @@ export class Agent {
       });
       this.https = https;
     }
+  }
+
+  /** The web UI's folders when `ui` is on (docs/ui.md); a bundle that was not built is logged, not fatal. */
+  private webUi(): { dirs: string[] } | undefined {
+    if (!this.config.ui) return undefined;
+    const assets = uiAssets(this.config.uiDir);
+    if (assets.problem) this.logger.warn({ problem: assets.problem }, 'web UI not available');
+    return { dirs: assets.dirs };
   }
 
   /** The HTTPS port, 0 when HTTPS is not served. */

@@ -1,13 +1,21 @@
 // The store as Raft's state machine: bytes in, decoded entries applied in log order (a stamped
 // entry carries its request id, which the store uses to apply each request once).
+import { performance } from 'node:perf_hooks';
 import type { SnapshotMeta, StateMachine } from '@registry/raft';
 import { decodeEntry, type Store } from '@registry/store';
 
-export function storeStateMachine(store: Store): StateMachine {
+/** Told how long each command took to apply, by command type (the metrics' FSM timers). */
+export type ApplyTimer = (type: string, ms: number) => void;
+
+export function storeStateMachine(store: Store, timed?: ApplyTimer): StateMachine {
   return {
     apply: (index: number, data: Uint8Array) => {
       const { cmd, request } = decodeEntry(data);
-      return store.apply(index, cmd, request);
+      if (!timed) return store.apply(index, cmd, request);
+      const started = performance.now();
+      const result = store.apply(index, cmd, request);
+      timed(cmd.type, performance.now() - started);
+      return result;
     },
     // A point-in-time handle: the driver persists it in slices while later entries are applied.
     snapshot: () => store.openSnapshot(),

@@ -7,6 +7,9 @@ import { applyTelemetryConfig, defaultTelemetryConfig, type TelemetryConfig } fr
 import { applyTlsConfig, defaultTlsConfig, validateTlsConfig, type TlsConfig } from './tls-config';
 import { invalidLogLevel, pinoLevel } from '../agent/logger';
 import { ConfigError, readConfigSources, type ConfigSource } from './config-sources';
+import { applyNodeIdentity } from './node-identity';
+import { applyCaConfig, applyPortRange, DEFAULT_PROXY_PORTS, DEFAULT_SIDECAR_PORTS, portRangeProblem, type CaBootstrapConfig, type PortRange } from './connect-config';
+import { applyLegacyAclTokens } from './legacy-acl-tokens';
 
 export type DefaultPolicy = 'allow' | 'deny';
 
@@ -24,6 +27,10 @@ export interface AgentConfig {
   server: boolean;
   bootstrapExpect: number;
   nodeName: string;
+  /** `node_id`: this agent's node ID instead of the one generated and kept in the data dir (config/node-identity.ts). */
+  nodeId?: string;
+  /** `node_meta`: metadata on this agent's own catalog node. */
+  nodeMeta: Record<string, string>;
   datacenter: string;
   /** Undefined only in dev mode: a temporary folder is used. */
   dataDir: string | undefined;
@@ -54,6 +61,12 @@ export interface AgentConfig {
     /** Leaf signings in flight on the leader; 0 = unlimited. */
     csrMaxConcurrent: number;
     proxy: { allowManagedApiRegistration: boolean };
+    /** `connect.ca_config`: the CA's settings (and cluster_id) when the cluster's CA is first made. */
+    caConfig?: CaBootstrapConfig;
+    /** `ports.proxy_min_port`..`proxy_max_port`: ports given to managed proxies. */
+    proxyPorts?: PortRange;
+    /** `ports.sidecar_min_port`..`sidecar_max_port`: ports given to sidecar services. */
+    sidecarPorts?: PortRange;
   };
   translateWanAddrs: boolean;
   /**
@@ -82,6 +95,10 @@ export interface AgentConfig {
   telemetry: TelemetryConfig;
   /** HTTPS and TLS on the server port (config/tls-config.ts, docs/operations.md "TLS"). */
   tls: TlsConfig;
+  /** The web UI at /ui/ (`ui`, `-ui`; docs/ui.md). Undefined until buildConfig: then on in -dev, off otherwise, as Consul. */
+  ui?: boolean;
+  /** `ui_dir`: serve this folder at /ui/ instead of the built-in UI (implies `ui`). */
+  uiDir?: string;
 }
 
 export interface HttpLimitsConfig {
@@ -106,6 +123,7 @@ export function defaultConfig(): AgentConfig {
     server: true,
     bootstrapExpect: 0,
     nodeName: hostname(),
+    nodeMeta: {},
     datacenter: 'dc1',
     dataDir: undefined,
     bind: '127.0.0.1',
@@ -159,6 +177,8 @@ export interface AgentFlags {
   logLevel?: string;
   logJson?: boolean;
   consulCompat?: boolean;
+  /** `-ui`: serve the web UI at /ui/. */
+  ui?: boolean;
 }
 
 type Json = Record<string, any>;
@@ -185,6 +205,8 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   out.bootstrapExpect = num('bootstrap_expect') ?? out.bootstrapExpect;
   out.nodeName = str('node_name') ?? str('node') ?? out.nodeName;
   out.datacenter = str('datacenter') ?? out.datacenter;
+  out.nodeMeta ??= {};
+  applyNodeIdentity(out, file, source);
   out.dataDir = str('data_dir') ?? out.dataDir;
   out.bind = str('bind_addr') ?? str('bind') ?? out.bind;
   out.advertise = str('advertise_addr') ?? str('advertise') ?? out.advertise;
@@ -204,6 +226,8 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   const ports = (file.ports ?? {}) as Json;
   out.httpPort = num('http_port') ?? (typeof ports.http === 'number' ? ports.http : out.httpPort);
   out.serverPort = num('server_port') ?? (typeof ports.server === 'number' ? ports.server : out.serverPort);
+  out.connect.proxyPorts = applyPortRange(out.connect.proxyPorts ?? DEFAULT_PROXY_PORTS, ports, 'proxy', source);
+  out.connect.sidecarPorts = applyPortRange(out.connect.sidecarPorts ?? DEFAULT_SIDECAR_PORTS, ports, 'sidecar', source);
   if (ports.dns !== undefined) {
     if (typeof ports.dns !== 'number' || !Number.isInteger(ports.dns)) throw new Error(`${source}: ports.dns must be an integer`);
     out.dnsPort = ports.dns;
@@ -217,6 +241,8 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
     out.retryJoin = [...new Set([...out.retryJoin, ...file.retry_join.map(String)])];
   }
   out.logLevel = str('log_level') ?? out.logLevel;
+  if (file.ui !== undefined) out.ui = flag(file.ui, 'ui');
+  out.uiDir = str('ui_dir') ?? out.uiDir;
   if (file.log_json !== undefined) out.logJson = flag(file.log_json, 'log_json');
   if (file.translate_wan_addrs !== undefined) out.translateWanAddrs = flag(file.translate_wan_addrs, 'translate_wan_addrs');
   if (file.connect && typeof file.connect === 'object' && file.connect.enabled !== undefined) {
@@ -231,9 +257,10 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
       if (typeof v !== 'number' || v < 0) throw new Error(`${source}: connect.${key} must be a number ≥ 0`);
       out.connect[field] = v;
     }
+    out.connect.caConfig = applyCaConfig(out.connect.caConfig ?? {}, c.ca_config, source);
     if (c.proxy?.allow_managed_api_registration !== undefined) out.connect.proxy.allowManagedApiRegistration = flag(c.proxy.allow_managed_api_registration, 'connect.proxy.allow_managed_api_registration');
   }
-  if (file.acl_token !== undefined) out.acl.tokens.default = String(file.acl_token);
+  applyLegacyAclTokens(out.acl.tokens, file, source);
   const acl = file.acl as Json | undefined;
   if (acl) {
     if (acl.enabled !== undefined) out.acl.enabled = flag(acl.enabled, 'acl.enabled');
@@ -371,6 +398,9 @@ export function buildConfig(flags: AgentFlags): AgentConfig {
   if (flags.logLevel) cfg.logLevel = flags.logLevel;
   if (flags.logJson) cfg.logJson = true;
   if (flags.consulCompat) cfg.consulCompat = true;
+  if (flags.ui) cfg.ui = true;
+  // Consul's -dev turns the UI on unless a config file said otherwise; ui_dir implies it.
+  cfg.ui = cfg.ui ?? (cfg.dev || cfg.uiDir !== undefined);
   try {
     validateConfig(cfg);
   } catch (err) {
@@ -396,6 +426,10 @@ export function validateConfig(cfg: AgentConfig): void {
     throw new Error('check_interval_min and check_deregister_min are test knobs: they are accepted only with -dev');
   }
   validateTlsConfig(cfg.tls);
+  for (const [range, prefix] of [[cfg.connect.proxyPorts, 'proxy'], [cfg.connect.sidecarPorts, 'sidecar']] as const) {
+    const problem = range && portRangeProblem(range, prefix);
+    if (problem) throw new Error(problem);
+  }
   const h = cfg.http;
   if (h.requestTimeoutMs > 0 && h.headersTimeoutMs > h.requestTimeoutMs) {
     throw new Error('http_config.headers_timeout must not exceed http_config.request_timeout (the headers are part of the request)');

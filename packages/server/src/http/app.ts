@@ -40,6 +40,8 @@ export interface AppOptions {
   translateAddresses?: boolean;
   /** Times every request of a known route, by route pattern and status (the agent's metrics). */
   metrics?: HttpObserver;
+  /** The web UI (`ui`, `-ui`; docs/ui.md): folders served at /ui/, first match wins (ui/ui-assets.ts). */
+  ui?: { dirs: string[] };
 }
 
 /** Gives each route its timer once, when the table is built, so a request only calls `done`. */
@@ -112,6 +114,12 @@ export function createApp(routes: Route<any>[], options: AppOptions): HttpHandle
       sendText(res, 405, `method ${req.method} not allowed`);
     });
   }
+  // Consul's index handler: `/` sends a browser to the UI when it is on, else names the agent.
+  app.get('/', (_req, res) => {
+    if (options.ui) res.redirect(301, '/ui/');
+    else sendText(res, 200, 'Registry Agent');
+  });
+  for (const dir of options.ui?.dirs ?? []) app.use('/ui', express.static(dir, { fallthrough: true }));
   app.use((req: Request, res: Response) => {
     sendText(res, 404, `Not found: ${req.method} ${req.path}`);
   });

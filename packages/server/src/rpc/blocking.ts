@@ -9,6 +9,11 @@ export interface Watchable {
   watch(keys: readonly string[], fire: () => void): () => void;
 }
 
+/** How many blocking queries are waiting now (read by the metrics at scrape time). */
+export interface OpenQueries {
+  open: number;
+}
+
 export interface QueryResult<T = unknown> {
   index: number;
   value: T;
@@ -33,9 +38,26 @@ export async function blockingQuery<T>(
   minIndex: number,
   waitMs: number | undefined,
   signal?: AbortSignal,
+  openQueries?: OpenQueries,
 ): Promise<QueryResult<T>> {
   let result = run();
   if (minIndex <= 0 || result.index > minIndex || minIndex > store.lastIndex) return result;
+  if (openQueries) openQueries.open++;
+  try {
+    return await waitForChange(store, run, result, minIndex, waitMs, signal);
+  } finally {
+    if (openQueries) openQueries.open--;
+  }
+}
+
+async function waitForChange<T>(
+  store: Watchable,
+  run: () => QueryResult<T>,
+  result: QueryResult<T>,
+  minIndex: number,
+  waitMs: number | undefined,
+  signal: AbortSignal | undefined,
+): Promise<QueryResult<T>> {
   const deadline = Date.now() + effectiveWait(waitMs);
   while (result.index <= minIndex && !signal?.aborted) {
     const remaining = deadline - Date.now();

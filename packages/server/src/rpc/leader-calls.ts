@@ -7,6 +7,7 @@ import { NotLeaderError, type RaftNode, type Transport } from '@registry/raft';
 import { NO_LEADER, noLeader, serverError } from '../errors';
 import { errorOf, toEnvelope, type Envelope } from './envelope';
 import type { LeaderWait } from './leader-wait';
+import { noRpcObserver, type RpcObserver } from './observer';
 
 /**
  * Method name → its argument and reply types. Each area adds its own methods by declaration merging
@@ -26,6 +27,7 @@ const CALL_TIMEOUT_MS = 10_000;
 
 export class LeaderCalls {
   private readonly local = new Map<string, (args: never) => Promise<unknown>>();
+  private observer: RpcObserver = noRpcObserver;
 
   constructor(
     private readonly raft: RaftNode,
@@ -33,8 +35,23 @@ export class LeaderCalls {
     private readonly leaderWait: LeaderWait,
   ) {}
 
+  setObserver(observer: RpcObserver): void {
+    this.observer = observer;
+  }
+
   /** Serve `method` whenever this server leads; while it does not, callers are told to find the leader. */
-  handle<M extends LeaderMethod>(method: M, run: (args: Args<M>) => Promise<Reply<M>>): void {
+  handle<M extends LeaderMethod>(method: M, serve: (args: Args<M>) => Promise<Reply<M>>): void {
+    // Counted where it runs, whichever server the call came from.
+    const run = async (args: Args<M>): Promise<Reply<M>> => {
+      let ok = false;
+      try {
+        const reply = await serve(args);
+        ok = true;
+        return reply;
+      } finally {
+        this.observer.leaderCallServed(method, ok);
+      }
+    };
     this.local.set(method, run as (args: never) => Promise<unknown>);
     this.transport.handle(method, async (body): Promise<Envelope> => {
       if (!this.raft.isLeader()) return { ok: false, retry: true, message: NO_LEADER };
@@ -66,9 +83,11 @@ export class LeaderCalls {
         const leader = this.raft.leader();
         if (leader) {
           let env: Envelope;
+          this.observer.forwarded('leader-call');
           try {
             env = (await this.transport.call(leader.address, method, args, timeoutMs)) as Envelope;
           } catch (err) {
+            this.observer.forwardFailed('leader-call');
             throw serverError(`forwarding ${method} to the leader failed: ${(err as Error).message}`);
           }
           if (env.ok) return env.value as Reply<M>;

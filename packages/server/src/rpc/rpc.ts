@@ -17,6 +17,8 @@ import { RequestIds } from './request-ids';
 import type { ApplyOptions, ReadMeta, ReadReply } from './contract';
 import { LeaderCalls } from './leader-calls';
 import { LeaderWait } from './leader-wait';
+import { noRpcObserver, type RpcObserver } from './observer';
+import type { OpenQueries } from './blocking';
 
 /** How long a read waits for a leader to exist before answering `No cluster leader` (Consul: 7 s). */
 const LEADER_WAIT_MS = 7_000;
@@ -86,8 +88,26 @@ export class Rpc {
   /** Other datacenters (network areas): every request for a `dc` other than this one goes there. */
   private remote: RemoteDatacenters = noRemoteDatacenters;
 
+  /** Told about forwarding (metrics); nothing by default. */
+  private observer: RpcObserver = noRpcObserver;
+
+  /** Blocking queries waiting on this server now (Consul's rpc.queries_blocking). */
+  readonly blocking: OpenQueries = { open: 0 };
+
+  setObserver(observer: RpcObserver): void {
+    this.observer = observer;
+    this.leader.setObserver(observer);
+  }
+
   setRemoteDatacenters(remote: RemoteDatacenters): void {
     this.remote = remote;
+  }
+
+  /** Where forwarded requests are logged at debug level (-log-level debug); silent until set. */
+  private forwardLog: { debug(o: object, msg: string): void; isLevelEnabled(level: string): boolean } | undefined;
+
+  setForwardLogger(logger: { debug(o: object, msg: string): void; isLevelEnabled(level: string): boolean }): void {
+    this.forwardLog = logger;
   }
 
   /** Swap the ACL resolver (the agent installs the real one once the store exists). */
@@ -139,9 +159,12 @@ export class Rpc {
     const leader = this.raft.leader();
     if (!leader) return { ok: false, retry: true, message: NO_LEADER };
     const timeoutMs = Math.max(1, Math.min(WRITE_ATTEMPT_MS, req.deadline - Date.now()));
+    this.observer.forwarded('write');
+    if (this.forwardLog?.isLevelEnabled('debug')) this.forwardLog.debug({ rpc: 'rpc.apply', command: req.cmd.type, leader: leader.address }, 'forwarding write to the leader');
     try {
       return (await this.transport.call(leader.address, 'rpc.apply', req, timeoutMs)) as Envelope;
     } catch (err) {
+      this.observer.forwardFailed('write');
       return { ok: false, retry: true, message: `forwarding to the leader failed: ${(err as Error).message}`, maybeApplied: !surelyNotDelivered(err) };
     }
   }
@@ -167,7 +190,7 @@ export class Rpc {
           if (err instanceof NotLeaderError) throw noLeader();
           throw serverError(err instanceof StorageFaultError ? err.message : `Not ready to serve consistent reads`);
         }
-        const result = await blockingQuery(this.store, run, opts.minIndex, opts.waitMs, signal);
+        const result = await blockingQuery(this.store, run, opts.minIndex, opts.waitMs, signal, this.blocking);
         return { result: result as QueryResult<T>, meta: { knownLeader: true, lastContactMs: this.lastContact() } };
       }
       default:
@@ -186,9 +209,12 @@ export class Rpc {
         if (leader) {
           const timeout = (req.minIndex > 0 ? effectiveWait(req.waitMs) : 0) + FORWARD_TIMEOUT_MS;
           let env: Envelope<ReadReply<T>> | undefined;
+          this.observer.forwarded('read');
+          if (this.forwardLog?.isLevelEnabled('debug')) this.forwardLog.debug({ rpc: 'rpc.read', endpoint: req.endpoint, leader: leader.address }, 'forwarding read to the leader');
           try {
             env = (await this.transport.call(leader.address, 'rpc.read', req, timeout)) as Envelope<ReadReply<T>>;
           } catch (err) {
+            this.observer.forwardFailed('read');
             // Reads change nothing: another try is always safe while the budget lasts.
             if (Date.now() >= deadline) throw serverError(`forwarding to the leader failed: ${(err as Error).message}`);
           }
@@ -270,7 +296,7 @@ export class Rpc {
     waitMs: number | undefined,
     signal: AbortSignal | undefined,
   ): Promise<QueryResult> | QueryResult {
-    if (minIndex > 0 || !REUSABLE_READS.has(name)) return blockingQuery(this.store, run, minIndex, waitMs, signal);
+    if (minIndex > 0 || !REUSABLE_READS.has(name)) return blockingQuery(this.store, run, minIndex, waitMs, signal, this.blocking);
     return this.reused.get(this.store.lastIndex, name, token, args, run);
   }
 
@@ -282,8 +308,9 @@ export class Rpc {
   }
 
   private localMeta(): ReadMeta {
-    // A server that cannot write its log is not following anyone: its state is frozen.
-    const following = this.raft.leader() !== null && this.raft.storageFault()?.kind !== 'log';
+    // A server that cannot write its log is not following anyone: its state is frozen. One that
+    // started without Raft state and has not caught up yet knows its state is behind (issue #16).
+    const following = this.raft.leader() !== null && this.raft.storageFault()?.kind !== 'log' && !this.raft.catchingUp();
     return { knownLeader: following, lastContactMs: this.lastContact() };
   }
 

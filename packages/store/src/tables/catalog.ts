@@ -98,6 +98,15 @@ export class CatalogTable {
     return [...this.nodes.values()];
   }
 
+  /** How many nodes, service instances and checks the table holds (metrics; O(nodes)). */
+  counts(): { nodes: number; services: number; checks: number } {
+    let services = 0;
+    let checks = 0;
+    for (const m of this.services.values()) services += m.size;
+    for (const m of this.checks.values()) checks += m.size;
+    return { nodes: this.nodes.size, services, checks };
+  }
+
   service(nodeName: string, serviceId: string): ServiceRecord | undefined {
     return this.services.get(fold(nodeName))?.get(fold(serviceId));
   }

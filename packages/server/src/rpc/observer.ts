@@ -1,0 +1,20 @@
+// What the RPC layer reports about forwarding, for the agent's metrics. rpc/ imports nothing above
+// it, so the metrics module implements this interface and the agent wires it in (setObserver).
+
+/** What was sent to the leader: a write (`rpc.apply`), a default read (`rpc.read`), a leader call. */
+export type ForwardKind = 'write' | 'read' | 'leader-call';
+
+export interface RpcObserver {
+  /** A request was sent to the leader over the server port. */
+  forwarded(kind: ForwardKind): void;
+  /** Sending it failed: no answer came back (connection refused or lost, timeout). */
+  forwardFailed(kind: ForwardKind): void;
+  /** This server, leading, ran leader call `method` (for another server or itself); `ok`: it succeeded. */
+  leaderCallServed(method: string, ok: boolean): void;
+}
+
+export const noRpcObserver: RpcObserver = {
+  forwarded: () => undefined,
+  forwardFailed: () => undefined,
+  leaderCallServed: () => undefined,
+};
