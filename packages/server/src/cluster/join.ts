@@ -6,6 +6,8 @@
 import type { RaftNode, Transport } from '@registry/raft';
 import type { Logger } from '../agent/logger';
 import type { HelloReply, ServerFacts } from './server-info';
+import type { LeftMarker } from './left-marker';
+import { formingClusterConfiguration } from './forming-cluster';
 
 const RETRY_MS = 1_000;
 const CALL_TIMEOUT_MS = 1_000;
@@ -20,6 +22,8 @@ export class Joiner {
     private readonly raft: RaftNode,
     private readonly transport: Transport,
     private readonly logger: Logger,
+    /** Set when this server left the cluster (`registry leave`); unset when it has joined again. */
+    private readonly left?: LeftMarker,
   ) {
     this.known.set(self.id, self);
     transport.handle('cluster.hello', (body) => this.onHello(body as ServerFacts));
@@ -72,13 +76,18 @@ export class Joiner {
   }
 
   /** One round; true once nothing more needs doing. */
-  private async attempt(addresses: string[]): Promise<boolean> {
+  async attempt(addresses: string[]): Promise<boolean> {
     const replies = await this.greet(addresses);
     if (this.inCluster()) return true;
     const member = replies.find((r) => r.inCluster && r.leader);
     if (member?.leader) {
-      await this.transport.call(member.leader.address, 'cluster.join', this.self, CALL_TIMEOUT_MS * 5);
+      await this.joinThrough(member.leader.address);
       this.logger.info({ leader: member.leader.address }, 'joined the cluster through its leader');
+      return true;
+    }
+    const forming = this.self.bootstrapExpect > 0 ? formingClusterConfiguration(this.self.id, replies) : null;
+    if (forming && (await this.raft.bootstrap(forming))) {
+      this.logger.info({ servers: forming.map((s) => s.address) }, 'bootstrapped alongside the servers forming the cluster');
       return true;
     }
     const expect = this.self.bootstrapExpect;
@@ -94,13 +103,23 @@ export class Joiner {
     return false;
   }
 
-  private inCluster(): boolean {
-    return this.raft.configuration().length > 0;
+  /** Ask the leader at `address` to add this server (cluster.join); a server that had left is back. */
+  async joinThrough(address: string): Promise<void> {
+    await this.transport.call(address, 'cluster.join', this.self, CALL_TIMEOUT_MS * 5);
+    this.left?.clear();
+  }
+
+  /**
+   * Whether this server is a member of a cluster: its own id is in the Raft configuration and it has
+   * not left. A server that left may still find itself in the configuration its log ends with.
+   */
+  inCluster(): boolean {
+    return !this.left?.has() && this.raft.configuration().some((s) => s.id === this.self.id);
   }
 
   private onHello(from: ServerFacts): HelloReply {
     if (from.datacenter === this.self.datacenter) this.known.set(from.id, from);
-    return { ...this.self, inCluster: this.inCluster(), leader: this.raft.leader() };
+    return { ...this.self, inCluster: this.inCluster(), leader: this.raft.leader(), lastIndex: this.raft.lastIndex(), servers: this.raft.configuration() };
   }
 
   private async onJoin(from: ServerFacts): Promise<boolean> {

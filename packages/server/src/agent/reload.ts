@@ -1,0 +1,132 @@
+// Applying a re-read configuration to a running agent (SIGHUP, PUT /v1/agent/reload), as Consul's
+// reload does: the log level, ACL tokens, services and checks from config files, node_meta, DNS
+// settings and telemetry take effect; addresses, ports, data dir, node name and datacenter need a
+// restart and are only reported. The running config object is updated in place because the parts
+// that use it (token lookups, the DNS handler) read it on every use.
+import { Authorizer } from '@registry/acl';
+import { AgentTokens } from '../acl/agent-tokens';
+import type { AgentConfig } from '../config/config';
+import type { AgentChecks } from '../checks/agent-checks';
+import type { ServiceDefinition } from '../connect/local-services';
+import type { AgentCheckDefinition } from '../schemas/agent-check';
+import { addLogSecret, setLogLevel, type Logger } from './logger';
+
+export interface Reloadable {
+  config: AgentConfig;
+  logger: Logger;
+  checks: AgentChecks | undefined;
+  dataDir: string;
+}
+
+export interface ReloadResult {
+  /** What took effect, e.g. "log_level: info → debug", "services: +web". */
+  changed: string[];
+  /** Settings that differ but only a restart applies. */
+  needRestart: string[];
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Settings read once at start. */
+const RESTART_ONLY: ReadonlyArray<[keyof AgentConfig, string]> = [
+  ['nodeName', 'node_name'],
+  ['datacenter', 'datacenter'],
+  ['dataDir', 'data_dir'],
+  ['bind', 'bind_addr'],
+  ['advertise', 'advertise_addr'],
+  ['client', 'client_addr'],
+  ['httpPort', 'ports.http'],
+  ['serverPort', 'ports.server'],
+  ['dnsPort', 'ports.dns'],
+  ['logJson', 'log_json'],
+  ['raft', 'raft'],
+  ['http', 'http_config/limits'],
+];
+
+/** Fields other parts of the agent read on use (added by their own issues; copied when present). */
+const READ_ON_USE: ReadonlyArray<[string, string]> = [
+  ['nodeMeta', 'node_meta'],
+  ['telemetry', 'telemetry'],
+];
+
+const serviceId = (d: ServiceDefinition) => d.ID || d.Name || '';
+const checkId = (d: AgentCheckDefinition) => d.CheckID || d.ID || d.Name || '';
+
+export async function applyReload(agent: Reloadable, next: AgentConfig): Promise<ReloadResult> {
+  const cfg = agent.config;
+  const changed: string[] = [];
+  const needRestart = RESTART_ONLY.filter(([field]) => !same(cfg[field], next[field])).map(([, key]) => key);
+  if (cfg.dns.domain !== next.dns.domain) needRestart.push('domain');
+
+  if (cfg.logLevel !== next.logLevel) {
+    setLogLevel(agent.logger, next.logLevel);
+    changed.push(`log_level: ${cfg.logLevel} → ${next.logLevel}`);
+    cfg.logLevel = next.logLevel;
+  }
+
+  const tokensBefore = { ...cfg.acl.tokens };
+  for (const key of ['agent', 'default', 'agentMaster', 'replication'] as const) {
+    addLogSecret(next.acl.tokens[key]);
+    cfg.acl.tokens[key] = next.acl.tokens[key];
+  }
+  // As Consul: tokens set through /v1/agent/token and persisted win over the files on a reload too.
+  if (cfg.acl.enableTokenPersistence) await new AgentTokens(cfg.acl.tokens, agent.dataDir).load();
+  for (const key of ['agent', 'default', 'agentMaster', 'replication'] as const) {
+    if (tokensBefore[key] !== cfg.acl.tokens[key]) changed.push(`acl.tokens.${key}`);
+  }
+
+  const dns = { ...next.dns, domain: cfg.dns.domain };
+  if (!same(cfg.dns, dns)) {
+    Object.assign(cfg.dns, dns);
+    changed.push('dns_config');
+  }
+
+  const open = cfg as unknown as Record<string, unknown>;
+  const incoming = next as unknown as Record<string, unknown>;
+  for (const [field, key] of READ_ON_USE) {
+    if (!(field in incoming) || same(open[field], incoming[field])) continue;
+    open[field] = incoming[field];
+    changed.push(key);
+  }
+
+  changed.push(...(await reloadDefinitions(agent, next)));
+  return { changed, needRestart };
+}
+
+/** Config-file services and checks: removed ones are deregistered, new and changed ones registered. */
+async function reloadDefinitions(agent: Reloadable, next: AgentConfig): Promise<string[]> {
+  const before = agent.config.definitions;
+  const after = next.definitions;
+  const checks = agent.checks;
+  if (!checks || same(before, after)) return [];
+  const all = Authorizer.allowAll();
+  const out: string[] = [];
+  const oldServices = new Map(before.services.map((d) => [serviceId(d), d]));
+  const newServices = new Map(after.services.map((d) => [serviceId(d), d]));
+  const oldChecks = new Map(before.checks.map((d) => [checkId(d), d]));
+  const newChecks = new Map(after.checks.map((d) => [checkId(d), d]));
+  for (const id of oldChecks.keys()) {
+    if (newChecks.has(id)) continue;
+    await checks.deregisterCheck(id, all).catch(() => undefined);
+    out.push(`checks: -${id}`);
+  }
+  for (const id of oldServices.keys()) {
+    if (newServices.has(id)) continue;
+    await checks.deregisterService(id, all);
+    out.push(`services: -${id}`);
+  }
+  for (const [id, def] of newServices) {
+    const was = oldServices.get(id);
+    if (was && same(was, def)) continue;
+    await checks.registerService(def, all, false);
+    out.push(`services: ${was ? '~' : '+'}${id}`);
+  }
+  for (const [id, def] of newChecks) {
+    const was = oldChecks.get(id);
+    if (was && same(was, def)) continue;
+    await checks.registerCheck(def, all, false);
+    out.push(`checks: ${was ? '~' : '+'}${id}`);
+  }
+  agent.config.definitions = after;
+  return out;
+}
