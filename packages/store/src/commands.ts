@@ -74,8 +74,15 @@ export interface Entry {
   request?: RequestStamp;
 }
 
-/** The wrapped form on the wire; a bare command (no `request`) is encoded as before. */
-interface StampedEntry {
+/**
+ * The stamped form on the wire: `[command, id, at]`, with a fourth element `1` on a re-sent copy.
+ * An array, so that it cannot be mistaken for a bare command (always a map with `type`) and costs
+ * no field names. Entries written by the first stamped version, `{c, r, t}` maps, still decode.
+ */
+type StampedEntry = [c: Command, r: string, t: number, resent?: 1];
+
+/** The first stamped form, kept for logs written with it. */
+interface StampedMap {
   c: Command;
   r: string;
   t: number;
@@ -83,7 +90,7 @@ interface StampedEntry {
 
 export function encodeEntry(e: Entry): Uint8Array {
   if (!e.request) return packr.pack(e.cmd);
-  const stamped: StampedEntry = { c: e.cmd, r: e.request.id, t: e.request.at };
+  const stamped: StampedEntry = e.request.resent ? [e.cmd, e.request.id, e.request.at, 1] : [e.cmd, e.request.id, e.request.at];
   return packr.pack(stamped);
 }
 
@@ -96,11 +103,21 @@ export function decodeEntry(b: Uint8Array): Entry {
     throw new Error(`not a state machine command: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (typeof value !== 'object' || value === null) throw new Error('not a state machine command');
-  const v = value as Partial<StampedEntry> & { type?: unknown };
+  if (Array.isArray(value)) {
+    const [c, r, t, resent] = value as unknown[];
+    if (typeof r !== 'string' || typeof t !== 'number' || !isCommandShaped(c)) throw new Error('not a state machine command');
+    return { cmd: c as Command, request: resent === 1 ? { id: r, at: t, resent: true } : { id: r, at: t } };
+  }
+  const v = value as Partial<StampedMap> & { type?: unknown };
   if (typeof v.r === 'string' && typeof v.t === 'number' && typeof v.c === 'object' && v.c !== null) {
-    if (typeof (v.c as { type?: unknown }).type !== 'string') throw new Error('not a state machine command');
-    return { cmd: v.c, request: { id: v.r, at: v.t } };
+    if (!isCommandShaped(v.c)) throw new Error('not a state machine command');
+    // Written before copies were marked: any of them may be a re-send.
+    return { cmd: v.c, request: { id: v.r, at: v.t, resent: true } };
   }
   if (typeof v.type !== 'string') throw new Error('not a state machine command');
   return { cmd: value as Command };
+}
+
+function isCommandShaped(c: unknown): boolean {
+  return typeof c === 'object' && c !== null && typeof (c as { type?: unknown }).type === 'string';
 }

@@ -97,8 +97,10 @@ export class Store {
     if (!request) return this.applyCommand(index, cmd);
     // A request already in the window was committed twice (re-sent across a leader change):
     // answer what its first copy answered and change nothing.
-    const seen = this.state.requests.get(request.id);
-    if (seen) return seen.result;
+    if (request.resent) {
+      const seen = this.state.requests.get(request.id);
+      if (seen) return seen.result;
+    }
     const result = this.applyCommand(index, cmd);
     this.state.requests.record(request, index, result);
     return result;
@@ -415,8 +417,15 @@ export class Store {
    * A /v1/txn of read ops only — KV read verbs and Node/Service/Check `get` — answered from this
    * store without a write (Consul's Txn.Read). Its index is the newest of the tables it reads.
    */
-  txnRead(ops: readonly TxnOpInput[]): QueryResult<FullTxnReply> {
-    const value = txnReadOnly(this.state, ops);
+  txnRead(ops: readonly TxnOpInput[]): QueryResult<FullTxnReply> | CommandError {
+    let value: FullTxnReply;
+    try {
+      value = txnReadOnly(this.state, ops);
+    } catch (err) {
+      // A malformed op: the same verdict the command would give (400).
+      if (err instanceof Rejection) return new CommandError(err.message);
+      throw err;
+    }
     const index = Math.max(this.state.kv.tableIndex, this.indexes.get(NODES), this.indexes.get(SERVICES), this.indexes.get(CHECKS));
     return { index, value, keys: [KVS, NODES, SERVICES, CHECKS] };
   }

@@ -9,6 +9,11 @@ describe('entries carry the request identity', () => {
   test('a stamped entry round-trips; a bare command still decodes (logs written before stamps)', () => {
     const cmd = put('a');
     expect(decodeEntry(encodeEntry({ cmd, request: { id: 'x.1', at: 5 } }))).toEqual({ cmd, request: { id: 'x.1', at: 5 } });
+    expect(decodeEntry(encodeEntry({ cmd, request: { id: 'x.1', at: 5, resent: true } }))).toEqual({ cmd, request: { id: 'x.1', at: 5, resent: true } });
+    // The first stamped form ({c, r, t} maps) still decodes, as possibly re-sent.
+    expect(decodeEntry(pack({ c: cmd, r: 'x.1', t: 5 }))).toEqual({ cmd, request: { id: 'x.1', at: 5, resent: true } });
+    // A stamped entry costs its id, its stamp and a few bytes more than the bare command.
+    expect(encodeEntry({ cmd, request: { id: 'AbCdEfGh.2s', at: Date.now() } }).length).toBeLessThanOrEqual(encodeCommand(cmd).length + 26);
     expect(decodeEntry(encodeCommand(cmd))).toEqual({ cmd });
     expect(decodeEntry(encodeEntry({ cmd }))).toEqual({ cmd });
     expect(() => decodeEntry(encodeEntry({ cmd: 7 as never, request: { id: 'x', at: 1 } }))).toThrow(/not a state machine command/);
@@ -20,18 +25,41 @@ describe('a request committed twice is applied once', () => {
     const store = new Store();
     expect(store.apply(1, create('k'), { id: 'r1', at: 1000 })).toBe(true);
     // Without the window the second copy of a `?cas=0` create would answer false.
-    expect(store.apply(2, create('k'), { id: 'r1', at: 1001 })).toBe(true);
+    expect(store.apply(2, create('k'), { id: 'r1', at: 1001, resent: true })).toBe(true);
     expect(store.kvGet('k').value).toMatchObject({ CreateIndex: 1, ModifyIndex: 1 });
     // A different request with the same command is applied (and refused by the CAS).
     expect(store.apply(3, create('k'), { id: 'r2', at: 1002 })).toBe(false);
     expect(store.checkInvariants()).toEqual([]);
   });
 
+  test('only a re-sent copy looks the window up: a first copy is applied and recorded', () => {
+    const store = new Store();
+    expect(store.apply(1, create('k'), { id: 'r1', at: 1 })).toBe(true);
+    expect(store.appliedRequest('r1')).toEqual({ result: true });
+    // A re-sent copy of a request the window never saw (its first copy was lost) is applied.
+    expect(store.apply(2, create('j'), { id: 'r2', at: 2, resent: true })).toBe(true);
+    expect(store.kvGet('j').value!.CreateIndex).toBe(2);
+    expect(store.checkInvariants()).toEqual([]);
+  });
+
+  test('a copy not marked as re-sent (never proposed so) is applied, and the window keeps one record per id', () => {
+    const store = new Store();
+    store.apply(1, put('a'), { id: 'r1', at: 1 });
+    store.apply(2, put('b'), { id: 'r2', at: 2 });
+    store.apply(3, put('a', 'again'), { id: 'r1', at: 3 });
+    expect(store.kvGet('a').value!.ModifyIndex).toBe(3);
+    expect(store.checkInvariants()).toEqual([]);
+    const copy = new Store();
+    copy.restore(store.snapshot());
+    expect(copy.checkInvariants()).toEqual([]);
+    expect(copy.appliedRequest('r1')).toEqual({ result: true });
+  });
+
   test('a copy does not re-apply over a newer write', () => {
     const store = new Store();
     store.apply(1, put('k', 'old'), { id: 'r1', at: 1 });
     store.apply(2, put('k', 'new'), { id: 'r2', at: 2 });
-    store.apply(3, put('k', 'old'), { id: 'r1', at: 3 });
+    store.apply(3, put('k', 'old'), { id: 'r1', at: 3, resent: true });
     expect(new TextDecoder().decode(store.kvGet('k').value!.Value!)).toBe('new');
     expect(store.kvGet('k').value!.ModifyIndex).toBe(2);
   });
@@ -41,7 +69,7 @@ describe('a request committed twice is applied once', () => {
     const bad = { type: 'session.create', session: { ID: 's', Node: 'nowhere' } } as unknown as Command;
     const first = store.apply(1, bad, { id: 'r', at: 1 });
     expect(first).toBeInstanceOf(CommandError);
-    const again = store.apply(2, bad, { id: 'r', at: 2 });
+    const again = store.apply(2, bad, { id: 'r', at: 2, resent: true });
     expect(again).toBeInstanceOf(CommandError);
     expect((again as CommandError).message).toBe((first as CommandError).message);
   });
@@ -52,7 +80,7 @@ describe('a request committed twice is applied once', () => {
     const copy = new Store();
     copy.restore(store.snapshot());
     expect(copy.appliedRequest('r1')).toEqual({ result: true });
-    expect(copy.apply(2, create('k'), { id: 'r1', at: 2 })).toBe(true);
+    expect(copy.apply(2, create('k'), { id: 'r1', at: 2, resent: true })).toBe(true);
     expect(copy.kvGet('k').value!.ModifyIndex).toBe(1);
   });
 
@@ -86,7 +114,7 @@ describe('a request committed twice is applied once', () => {
     const copy = new Store();
     copy.restore(pack(snap));
     expect(copy.appliedRequest('r1')).toEqual({ result: true });
-    expect(copy.apply(2, create('k'), { id: 'r1', at: 2 })).toBe(true);
+    expect(copy.apply(2, create('k'), { id: 'r1', at: 2, resent: true })).toBe(true);
   });
 
   test('requests older than the window age out by the proposers\' stamps, not this server\'s clock', () => {

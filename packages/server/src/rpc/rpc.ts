@@ -262,7 +262,7 @@ export class Rpc {
       return toEnvelope(err);
     }
     try {
-      return answerOf(await this.raft.propose(encodeEntry({ cmd, request: { id: req.id, at: Date.now() } })));
+      return answerOf(await this.raft.propose(encodeEntry({ cmd, request: req.resent ? { id: req.id, at: Date.now(), resent: true } : { id: req.id, at: Date.now() } })));
     } catch (err) {
       // Refused before it reached the log: surely not applied.
       if (err instanceof NotLeaderError) return { ok: false, retry: true, message: NO_LEADER };

@@ -4,7 +4,7 @@
 // its write applied, proposes the same request again at the new leader — what rpc.apply does.
 // Both copies may then commit; the store's dedup window must apply the first and ignore the second,
 // on every server, across snapshots and restarts.
-import { decodeEntry, encodeEntry, Store } from '@registry/store';
+import { decodeEntry, encodeEntry, Store, type Command } from '@registry/store';
 import { SimCluster, type SimStateMachine } from '../../../raft/test/sim/sim-cluster';
 import { chaosStep, healAndCheckLiveness, type RunSummary } from '../../../raft/test/sim/nemesis';
 
@@ -40,6 +40,9 @@ interface Outstanding {
   id: string;
   key: string;
   data: Uint8Array;
+  /** The same request marked as a re-send. */
+  again: Uint8Array;
+  sent?: boolean;
   /** Term of the leader it was last proposed to. */
   term: number;
 }
@@ -69,7 +72,8 @@ function runSeed(seed: number): { requests: number; resent: number; committedTwi
   const written = (store: Store, r: Outstanding) => store.kvGet(r.key).value !== null;
   const leaderStore = () => (sim.leader()?.machine as StoreMachine | undefined)?.store;
   const propose = (r: Outstanding): void => {
-    const at = sim.proposeData(r.data);
+    const at = sim.proposeData(r.sent ? r.again : r.data);
+    r.sent = true;
     if (at) r.term = at.term;
   };
 
@@ -78,8 +82,11 @@ function runSeed(seed: number): { requests: number; resent: number; committedTwi
     if (step % 7 === 0 && next < 60) {
       const id = `client.${(next++).toString(36)}`;
       const key = `k/${id}`;
-      const data = encodeEntry({ cmd: { type: 'kv.apply', op: { Verb: 'set', Key: key, Value: new Uint8Array([1]), Flags: 0 } }, request: { id, at: step } });
-      const r: Outstanding = { id, key, data, term: 0 };
+      const cmd: Command = { type: 'kv.apply', op: { Verb: 'set', Key: key, Value: new Uint8Array([1]), Flags: 0 } };
+      const data = encodeEntry({ cmd, request: { id, at: step } });
+      // Every copy after the first is marked as a re-send, as rpc.ts marks it.
+      const again = encodeEntry({ cmd, request: { id, at: step, resent: true } });
+      const r: Outstanding = { id, key, data, again, term: 0 };
       propose(r);
       outstanding.push(r);
       requests.push(r);

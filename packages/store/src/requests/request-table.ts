@@ -16,6 +16,13 @@ export interface RequestStamp {
   id: string;
   /** The proposing leader's wall clock (ms); ages the window out identically on every server. */
   at: number;
+  /**
+   * Set on every copy after the first (a re-send). Only such a copy can find its request applied
+   * already: if two copies of a request both commit, the first one proposed is the earlier in the
+   * log (it was proposed by the same or an older leader, and a log's terms never go down), so a
+   * first copy never needs a window lookup — it is only recorded.
+   */
+  resent?: boolean;
 }
 
 /**
@@ -79,12 +86,22 @@ export class RequestTable {
   record(stamp: RequestStamp, index: number, result: unknown): void {
     // Deterministic on every server (the same entry), and never true of ids this cluster makes.
     if (stamp.id.includes(SEPARATOR)) return;
-    this.positions.set(stamp.id, this.base + this.ids.length);
-    this.ids.push(stamp.id);
-    this.indexes.push(index);
-    this.ats.push(stamp.at);
-    this.results.push(result);
+    const size = this.positions.size;
+    this.push(stamp.id, index, stamp.at, result);
+    // A first copy is recorded without a lookup (store.ts). Were the id in the window already — a
+    // copy not marked as a re-send, which rpc.ts never proposes — the Map did not grow: keep only
+    // the newest record, so the window stays one record per id.
+    if (this.positions.size === size) this.dropOlderCopy(stamp.id);
     this.evict(stamp.at);
+  }
+
+  /** The rare path of record(): removes the older record of `id` (a pass over the window). */
+  private dropOlderCopy(id: string): void {
+    const last = this.ids.length - 1;
+    const i = this.ids.indexOf(id, this.head);
+    if (i < 0 || i === last) return;
+    for (const column of [this.ids, this.indexes, this.ats, this.results] as unknown[][]) column.splice(i, 1);
+    for (let j = i; j < this.ids.length; j++) this.positions.set(this.ids[j], this.base + j);
   }
 
   get size(): number {
