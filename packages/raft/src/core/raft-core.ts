@@ -120,6 +120,11 @@ export class RaftCore {
 
   // Follower state.
   private readonly forwardedReads = new ForwardedReads();
+  /**
+   * False while the driver keeps this server out of elections (issue #16: it started without the
+   * state it may have had — entries it acknowledged, a vote it cast — and has not caught up yet).
+   */
+  private electionsAllowed = true;
 
   constructor(config: CoreConfig, restore: CoreRestore) {
     if (config.electionTicks <= config.heartbeatTicks || config.heartbeatTicks < 1) {
@@ -238,6 +243,20 @@ export class RaftCore {
     this.recordIfConfig(entry);
   }
 
+  /**
+   * Keeps this server out of elections (false) or lets it back in (true). Out of them it neither
+   * campaigns, nor answers pre-vote or vote requests, nor obeys timeoutNow; it still follows a
+   * leader, acknowledges appends and forwards reads. A server that may have lost entries it
+   * acknowledged, or a vote it cast, must stay out until it has caught up (docs/raft.md).
+   */
+  setElectionsAllowed(allowed: boolean): void {
+    this.electionsAllowed = allowed;
+  }
+
+  get inElections(): boolean {
+    return this.electionsAllowed;
+  }
+
   tick(): void {
     this.now++;
     if (this._role === 'leader') this.tickLeader();
@@ -246,6 +265,8 @@ export class RaftCore {
 
   step(m: Message): void {
     if (m.to !== this.id) return;
+    // Out of elections: such a request is dropped unanswered, its term unseen (a lost message).
+    if (!this.electionsAllowed && (m.type === 'vote' || m.type === 'prevote' || m.type === 'timeoutNow')) return;
     if (m.term > this._term) {
       if (m.type === 'vote' || m.type === 'prevote') {
         // Leader stickiness: while we hear from a leader, a vote request is a disruption
@@ -864,7 +885,7 @@ export class RaftCore {
   }
 
   private promotable(): boolean {
-    return isVoter(this.configs.latest, this.id);
+    return this.electionsAllowed && isVoter(this.configs.latest, this.id);
   }
 
   private otherVoters(): NodeId[] {

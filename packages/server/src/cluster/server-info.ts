@@ -7,6 +7,8 @@ export interface ServerFacts {
   node: string;
   datacenter: string;
   bootstrapExpect: number;
+  /** `node_meta` of that server: put on its catalog node by the leader (absent from older servers). */
+  nodeMeta?: Record<string, string>;
 }
 
 /** A server's answer to the leader's `cluster.info` ping. */
@@ -23,6 +25,10 @@ export interface HelloReply extends ServerFacts {
   /** This server already belongs to a cluster (has a Raft configuration). */
   inCluster: boolean;
   leader: { id: string; address: string } | null;
+  /** The last index of this server's Raft log (absent from older servers). */
+  lastIndex?: number;
+  /** This server's Raft configuration (absent from older servers): see forming-cluster.ts. */
+  servers?: { id: string; address: string }[];
 }
 
 export function hostOf(address: string): string {

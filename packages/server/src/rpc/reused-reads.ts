@@ -3,6 +3,10 @@
 // cost one store walk per change, and — because the answer's value is marked here — one JSON
 // encoding per change in the HTTP layer. Only endpoints whose routes return the value
 // untouched may be reused (the agent cache already shares these values the same way).
+// A write still starts a new memory, but what follows is not a full rebuild where it was the
+// cost (issue #16): the catalog's node listing is kept sorted in the store with one shared output
+// object per row (store/catalog/node-listing.ts), and large lists are written in slices with each
+// shared row's JSON kept (http/sliced-json.ts), so a write re-encodes only the rows it changed.
 import type { QueryResult } from './blocking';
 
 export const REUSABLE_READS: ReadonlySet<string> = new Set([

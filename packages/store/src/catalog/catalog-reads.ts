@@ -7,6 +7,7 @@ import { connectWatchKey, NODES, nodeWatchKey, SERVICES, serviceWatchKey } from 
 import type { CatalogNodeOut, NodeOut, ServiceNodeOut } from './outputs';
 import type { NodeRecord, ServiceRecord } from './records';
 import { nodeOut, nodeServiceOut, serviceNodeOut } from './views';
+import { listNodes } from './node-listing';
 
 export interface NodeMetaQuery {
   nodeMeta?: Record<string, string>;
@@ -45,12 +46,10 @@ export function findNode(catalog: CatalogTable, nameOrId: string): { node: NodeR
   return { node, keys: node ? [nodeWatchKey(node.Node)] : [nodeWatchKey(nameOrId), NODES] };
 }
 
+/** The nodes in name order, as shared frozen objects (node-listing.ts: kept sorted, not rebuilt). */
 export function catalogNodes(catalog: CatalogTable, indexes: IndexTable, q: NodeMetaQuery): QueryResult<NodeOut[]> {
-  const nodes = sortByNames(
-    catalog.allNodes().filter((n) => matchesNodeMeta(n.Meta, q.nodeMeta)),
-    (n) => [n.Node],
-  );
-  return queryResult(indexes, [NODES], nodes.map(nodeOut));
+  const filtering = hasNodeMetaFilter(q.nodeMeta);
+  return queryResult(indexes, [NODES], listNodes(catalog, filtering ? (n) => matchesNodeMeta(n.Meta, q.nodeMeta) : undefined));
 }
 
 /** Service name → union of its instances' tags (first-seen order, no duplicates; [] when untagged). */
