@@ -1,9 +1,11 @@
-// A server's identity survives restarts: a UUID kept in the data dir (Consul's node-id file).
+// A server's identity survives restarts: a UUID kept in the data dir (Consul's node-id file), or
+// the configured `node_id`, which wins (and, as in Consul, is not written to the file).
 import { randomUUID } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-export async function loadOrCreateNodeId(dataDir: string): Promise<string> {
+export async function loadOrCreateNodeId(dataDir: string, configured?: string): Promise<string> {
+  if (configured) return configured;
   const file = join(dataDir, 'node-id');
   try {
     const id = (await readFile(file, 'utf8')).trim();

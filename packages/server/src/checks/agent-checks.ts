@@ -4,7 +4,7 @@
 // disk so a restart brings them back. Services are registered through the mesh (which owns the
 // service side); this class wraps those calls to start, stop and persist the services' checks.
 import { Authorizer } from '@registry/acl';
-import type { Command, Store } from '@registry/store';
+import type { CheckRequest, Command, Store } from '@registry/store';
 import type { Logger } from '../agent/logger';
 import type { Mesh } from '../connect/mesh';
 import { servicesFromDefinition, type LocalService, type ServiceDefinition } from '../connect/local-services';
@@ -17,6 +17,7 @@ import { catalogCheckOf, isCheckStatus, standaloneCheckSpec, type CheckSpec, typ
 import { ConcurrencyLimit } from './concurrency-limit';
 import type { LocalStateFiles } from './local-state-files';
 import { httpProbe, tcpProbe } from './probes';
+import { isMaintenanceCheckId, serviceMaintenanceId } from './maintenance';
 
 export const TTL_EXPIRED = 'TTL expired';
 
@@ -70,6 +71,8 @@ export class AgentChecks {
   private readonly sync: CatalogSync;
   private readonly limiter: ConcurrencyLimit;
   private stopped = false;
+  /** Settles when restore() has run (set by install.ts); maintenance checks are restored after it. */
+  restored: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: AgentChecksDeps) {
     this.sync = new CatalogSync({ node: deps.node, apply: deps.apply, outputIntervalMs: deps.outputIntervalMs, retryMs: RETRY_MS, logger: deps.logger });
@@ -125,6 +128,8 @@ export class AgentChecks {
     await this.deps.files?.removeService(id);
     // The catalog dropped the service's checks with it: so do the files (definitions, TTL states).
     for (const checkId of gone.keys()) await this.deps.files?.removeCheck(checkId);
+    // Its maintenance check went from the catalog with it; a restart must not bring it back.
+    for (const sid of family) await this.deps.files?.removeMaintenance(serviceMaintenanceId(sid));
     return found;
   }
 
@@ -171,13 +176,37 @@ export class AgentChecks {
     ]);
   }
 
-  /** `GET /v1/agent/checks`: CheckID → HealthCheck, only what the token may read. */
+  /**
+   * `GET /v1/agent/checks`: CheckID → HealthCheck, only what the token may read. Maintenance checks
+   * (checks/maintenance.ts) are part of the agent's local state in Consul, so they are listed too,
+   * as the catalog holds them.
+   */
   list(authz: Authorizer): Record<string, unknown> {
     const node = this.deps.node;
     const rows = new Map(this.deps.store.healthNode(node).value.map((c) => [c.CheckID, c]));
     const out: Record<string, unknown> = {};
-    for (const id of [...this.checks.keys()].sort(byId)) {
-      const t = this.checks.get(id)!;
+    const maintenance = [...rows.keys()].filter((id) => isMaintenanceCheckId(id) && !this.checks.has(id));
+    for (const id of [...this.checks.keys(), ...maintenance].sort(byId)) {
+      const t = this.checks.get(id);
+      if (!t) {
+        const row = rows.get(id)!;
+        if (row.ServiceID ? !authz.serviceRead(row.ServiceName) : !authz.nodeRead(node)) continue;
+        out[id] = {
+          Node: node,
+          CheckID: id,
+          Name: row.Name,
+          Status: row.Status,
+          Notes: row.Notes,
+          Output: row.Output,
+          ServiceID: row.ServiceID,
+          ServiceName: row.ServiceName,
+          ServiceTags: row.ServiceTags ?? [],
+          Definition: row.Definition ?? {},
+          CreateIndex: row.CreateIndex,
+          ModifyIndex: row.ModifyIndex,
+        };
+        continue;
+      }
       const service = t.spec.ServiceID ? this.deps.mesh.localService(t.spec.ServiceID) : undefined;
       if (service ? !authz.serviceRead(service.service.Service) : !authz.nodeRead(node)) continue;
       const row = rows.get(id);
@@ -197,6 +226,14 @@ export class AgentChecks {
       };
     }
     return out;
+  }
+
+  /**
+   * The catalog rows this agent's checks should have, with their latest results (anti-entropy
+   * compares them with the catalog: client/anti-entropy.ts).
+   */
+  catalogChecks(): CheckRequest[] {
+    return [...this.checks.values()].map((t) => catalogCheckOf(t.spec, this.deps.node, t.status, t.output));
   }
 
   // ---- start and stop ----

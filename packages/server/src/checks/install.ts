@@ -32,6 +32,6 @@ export function installAgentChecks(deps: {
     maxConcurrentProbes: MAX_CONCURRENT_PROBES,
     logger: deps.logger,
   });
-  checks.restore(config.definitions).catch((err: Error) => deps.logger.error({ err: err.message }, 'restoring agent services and checks failed'));
+  checks.restored = checks.restore(config.definitions).catch((err: Error) => deps.logger.error({ err: err.message }, 'restoring agent services and checks failed'));
   return checks;
 }

@@ -1,12 +1,21 @@
 // The agent's own services and checks on disk, as Consul keeps them: one JSON file per definition
 // under `<data-dir>/services` and `<data-dir>/checks` (named by a hash of the ID), and the last
 // status of each TTL check under `<data-dir>/checks/state`, so a restart neither forgets them nor
-// flips a healthy TTL check to critical. Writes to one file are serialised and atomic (rename).
+// flips a healthy TTL check to critical; maintenance checks under `<data-dir>/maintenance`. Writes
+// to one file are serialised and atomic (rename).
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ServiceDefinition } from '../connect/local-services';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
+
+/** A maintenance check as kept under <data-dir>/maintenance (checks/maintenance.ts). */
+export interface PersistedMaintenance {
+  CheckID: string;
+  Name: string;
+  Notes: string;
+  ServiceID: string;
+}
 
 export interface PersistedCheckState {
   CheckID: string;
@@ -23,11 +32,13 @@ export class LocalStateFiles {
   private readonly servicesDir: string;
   private readonly checksDir: string;
   private readonly stateDir: string;
+  private readonly maintenanceDir: string;
 
   constructor(dataDir: string) {
     this.servicesDir = join(dataDir, 'services');
     this.checksDir = join(dataDir, 'checks');
     this.stateDir = join(dataDir, 'checks', 'state');
+    this.maintenanceDir = join(dataDir, 'maintenance');
   }
 
   saveService(id: string, def: ServiceDefinition): Promise<void> {
@@ -63,6 +74,16 @@ export class LocalStateFiles {
     } catch {
       return undefined;
     }
+  }
+
+  saveMaintenance(check: PersistedMaintenance): Promise<void> {
+    return this.write(join(this.maintenanceDir, fileName(check.CheckID)), check);
+  }
+  removeMaintenance(checkId: string): Promise<void> {
+    return this.remove(join(this.maintenanceDir, fileName(checkId)));
+  }
+  async loadMaintenance(): Promise<PersistedMaintenance[]> {
+    return (await this.readAll<PersistedMaintenance>(this.maintenanceDir)).filter((m) => typeof m?.CheckID === 'string');
   }
 
   /** Resolves when every write queued so far is on disk. */

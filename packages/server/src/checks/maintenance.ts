@@ -2,22 +2,30 @@
 // check `_node_maintenance` on the agent's node, or `_service_maintenance:<id>` on one of its
 // services, so that health queries and DNS stop returning it until maintenance is disabled. The
 // check is written to the catalog with the agent's authority; the caller's token is checked here.
+// As in Consul it is part of the agent's local state: listed by /v1/agent/checks (agent-checks.ts)
+// and kept under <data-dir>/maintenance, so a restarted agent puts it back (restore()).
 import type { Authorizer } from '@registry/acl';
 import type { Command, Store } from '@registry/store';
+import type { Logger } from '../agent/logger';
 import type { Mesh } from '../connect/mesh';
-import { forbidden, notFound } from '../errors';
+import { forbidden, isClientError, notFound } from '../errors';
+import type { LocalStateFiles, PersistedMaintenance } from './local-state-files';
 import { NODE_MAINT_CHECK_ID, SERVICE_MAINT_PREFIX } from './service-health';
 
 const NODE_NAME = 'Node Maintenance Mode';
 const SERVICE_NAME = 'Service Maintenance Mode';
 const NODE_DEFAULT_REASON = 'Maintenance mode is enabled for this node, but no reason was provided. This is a default message.';
 const SERVICE_DEFAULT_REASON = 'Maintenance mode is enabled for this service, but no reason was provided. This is a default message.';
+const RETRY_MS = 1_000;
 
 export interface MaintenanceDeps {
   node: string;
   mesh: Mesh;
   store: Store;
   apply: (cmd: Command) => Promise<unknown>;
+  /** Where maintenance checks are kept across restarts (undefined: nowhere). */
+  files?: LocalStateFiles;
+  logger?: Logger;
 }
 
 /** A maintenance check as /v1/agent/checks and the agent health endpoints show it. */
@@ -31,9 +39,18 @@ export interface MaintenanceCheck {
   ServiceID: string;
   ServiceName: string;
   ServiceTags: string[];
+  Definition: Record<string, unknown>;
+  CreateIndex: number;
+  ModifyIndex: number;
+}
+
+export function isMaintenanceCheckId(checkId: string): boolean {
+  return checkId === NODE_MAINT_CHECK_ID || checkId.startsWith(SERVICE_MAINT_PREFIX);
 }
 
 export class Maintenance {
+  private stopped = false;
+
   constructor(private readonly deps: MaintenanceDeps) {}
 
   async setNode(enable: boolean, reason: string, authz: Authorizer): Promise<void> {
@@ -41,8 +58,8 @@ export class Maintenance {
     if (enable) {
       if (this.hasCheck(NODE_MAINT_CHECK_ID)) return; // Consul: enabling twice keeps the first reason
       await this.register({ CheckID: NODE_MAINT_CHECK_ID, Name: NODE_NAME, Notes: reason || NODE_DEFAULT_REASON, ServiceID: '' });
-    } else if (this.hasCheck(NODE_MAINT_CHECK_ID)) {
-      await this.deps.apply({ type: 'catalog.deregister', req: { Node: this.deps.node, CheckID: NODE_MAINT_CHECK_ID } });
+    } else {
+      await this.remove(NODE_MAINT_CHECK_ID);
     }
   }
 
@@ -55,8 +72,8 @@ export class Maintenance {
     if (enable) {
       if (this.hasCheck(checkId)) return;
       await this.register({ CheckID: checkId, Name: SERVICE_NAME, Notes: reason || SERVICE_DEFAULT_REASON, ServiceID: id });
-    } else if (this.hasCheck(checkId)) {
-      await this.deps.apply({ type: 'catalog.deregister', req: { Node: this.deps.node, CheckID: checkId } });
+    } else {
+      await this.remove(checkId);
     }
   }
 
@@ -67,7 +84,7 @@ export class Maintenance {
   checks(): MaintenanceCheck[] {
     return this.deps.store
       .healthNode(this.deps.node)
-      .value.filter((c) => c.CheckID === NODE_MAINT_CHECK_ID || c.CheckID.startsWith(SERVICE_MAINT_PREFIX))
+      .value.filter((c) => isMaintenanceCheckId(c.CheckID))
       .map((c) => ({
         Node: c.Node,
         CheckID: c.CheckID,
@@ -78,17 +95,79 @@ export class Maintenance {
         ServiceID: c.ServiceID,
         ServiceName: c.ServiceName,
         ServiceTags: c.ServiceTags ?? [],
+        Definition: (c.Definition as Record<string, unknown> | undefined) ?? {},
+        CreateIndex: c.CreateIndex,
+        ModifyIndex: c.ModifyIndex,
       }));
+  }
+
+  /**
+   * After a restart: put back the maintenance checks kept in the data dir, once `ready` (the
+   * agent's services restored) and the agent's node is in the catalog. A service maintenance
+   * check whose service this agent no longer has is dropped, as Consul drops it with the service.
+   */
+  async restore(ready: Promise<unknown>): Promise<void> {
+    const files = this.deps.files;
+    if (!files) return;
+    await ready.catch(() => undefined);
+    const saved = await files.loadMaintenance();
+    if (saved.length === 0) return;
+    while (!this.stopped && !this.deps.store.catalogNode(this.deps.node).value) await sleep(100);
+    for (const check of saved) {
+      if (this.stopped) return;
+      if (check.ServiceID !== '' && !this.deps.mesh.localService(check.ServiceID)) {
+        await files.removeMaintenance(check.CheckID);
+        continue;
+      }
+      if (this.hasCheck(check.CheckID)) continue;
+      await this.retrying(check.CheckID, () => this.write(check));
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
   }
 
   private hasCheck(checkId: string): boolean {
     return this.deps.store.healthNode(this.deps.node).value.some((c) => c.CheckID === checkId);
   }
 
-  private async register(check: { CheckID: string; Name: string; Notes: string; ServiceID: string }): Promise<void> {
+  private async register(check: PersistedMaintenance): Promise<void> {
+    await this.write(check);
+    await this.deps.files?.saveMaintenance(check);
+  }
+
+  private async remove(checkId: string): Promise<void> {
+    if (this.hasCheck(checkId)) await this.deps.apply({ type: 'catalog.deregister', req: { Node: this.deps.node, CheckID: checkId } });
+    await this.deps.files?.removeMaintenance(checkId);
+  }
+
+  private async write(check: PersistedMaintenance): Promise<void> {
     await this.deps.apply({
       type: 'catalog.register',
       req: { Node: this.deps.node, SkipNodeUpdate: true, Check: { ...check, Node: this.deps.node, Status: 'critical', Output: '' } },
     });
   }
+
+  private async retrying(what: string, attempt: () => Promise<void>): Promise<void> {
+    for (let tries = 1; !this.stopped; tries++) {
+      try {
+        await attempt();
+        return;
+      } catch (err) {
+        if (isClientError(err) || tries >= 30) {
+          this.deps.logger?.error({ check: what, err: (err as Error).message }, 'could not restore a maintenance check');
+          return;
+        }
+        await sleep(RETRY_MS);
+      }
+    }
+  }
 }
+
+/** For agent-checks.ts: the files of a deregistered service's maintenance check go with it. */
+export function serviceMaintenanceId(serviceId: string): string {
+  return SERVICE_MAINT_PREFIX + serviceId;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());

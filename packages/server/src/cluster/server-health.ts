@@ -11,6 +11,13 @@ import type { Logger } from '../agent/logger';
 import { hostOf, portOf, type InfoReply, type ServerFacts } from './server-info';
 
 const INTERVAL_MS = 1_000;
+const SEGMENT_META_KEY = 'registry-network-segment';
+
+/** Same keys with the same values, in any order. */
+function plainEqual(a: Record<string, string>, b: Record<string, string>): boolean {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => b[k] === a[k]);
+}
 const PING_TIMEOUT_MS = 800;
 /** Consecutive failed pings before a server is reported critical. */
 const FAILURES_BEFORE_CRITICAL = 2;
@@ -105,7 +112,9 @@ export class ServerHealth implements LeaderDuty {
   private fromCatalog(id: string, address: string): ServerFacts | undefined {
     const node = this.store.catalogNode(id).value?.Node;
     if (!node || node.ID !== id) return undefined;
-    return { id, address, node: node.Node, datacenter: node.Datacenter, bootstrapExpect: 0 };
+    // Its node_meta as last written, so a critical mark does not wipe it.
+    const { [SEGMENT_META_KEY]: _segment, ...nodeMeta } = node.Meta ?? {};
+    return { id, address, node: node.Node, datacenter: node.Datacenter, bootstrapExpect: 0, nodeMeta };
   }
 
   /** `output` overrides the check's Output (a server that answers but reports a fault). */
@@ -121,6 +130,7 @@ export class ServerHealth implements LeaderDuty {
   private matches(want: RegisterRequest): boolean {
     const node = this.store.catalogNode(want.Node).value;
     if (!node || node.Node.Address !== want.Address || node.Node.ID !== want.ID) return false;
+    if (!plainEqual(node.Node.Meta ?? {}, want.NodeMeta ?? {})) return false;
     const tagged = node.Node.TaggedAddresses;
     if (tagged?.lan !== want.Address || tagged?.wan !== want.Address) return false;
     const svc = node.Services['registry'];
@@ -139,7 +149,8 @@ function registration(facts: ServerFacts, status: 'passing' | 'critical', output
     // An agent's node carries its LAN and WAN addresses (Consul's API tests assert both); a server
     // has one address, so both are it.
     TaggedAddresses: { lan: hostOf(facts.address), wan: hostOf(facts.address) },
-    NodeMeta: { 'registry-network-segment': '' },
+    // The server's node_meta (Consul puts it on the agent's own node); the segment key is the registry's.
+    NodeMeta: { ...(facts.nodeMeta ?? {}), [SEGMENT_META_KEY]: '' },
     Service: { ID: 'registry', Service: 'registry', Port: portOf(facts.address), Tags: [], Meta: {} },
     Check: {
       CheckID: SERF_CHECK_ID,

@@ -23,6 +23,8 @@ export class CaLeaderDuty implements LeaderDuty {
     private readonly applyInternal: (cmd: Command) => Promise<unknown>,
     private readonly logger: Logger,
     private readonly enabled: boolean,
+    /** From `connect.ca_config`: the settings and (optionally) the cluster id of a CA made here. */
+    private readonly initial: { settings: CaSettings; clusterId?: string } = { settings: DEFAULT_CA_SETTINGS },
   ) {}
 
   start(): void {
@@ -50,11 +52,19 @@ export class CaLeaderDuty implements LeaderDuty {
   }
 
   private async initialize(): Promise<void> {
-    const clusterId = randomUUID();
+    // Consul reads ca_config's cluster_id only here, when the cluster's CA is first made.
+    const clusterId = this.initial.clusterId ?? randomUUID();
     const trustDomain = trustDomainFor(clusterId);
+    const settings = this.initial.settings;
     const block = (await this.applyInternal({ type: 'ca.serials', count: 1 })) as SerialBlock;
-    const root = generateRoot({ clusterId, trustDomain, serial: block.first });
-    await this.applyInternal({ type: 'ca.initialize', Provider: CA_PROVIDER, ClusterID: clusterId, TrustDomain: trustDomain, Config: DEFAULT_CA_SETTINGS, root });
+    const root = generateRoot({
+      clusterId,
+      trustDomain,
+      serial: block.first,
+      keyType: settings.PrivateKeyType as 'ec' | 'rsa',
+      keyBits: settings.PrivateKeyBits,
+    });
+    await this.applyInternal({ type: 'ca.initialize', Provider: CA_PROVIDER, ClusterID: clusterId, TrustDomain: trustDomain, Config: settings, root });
     this.logger.info({ trustDomain, root: root.ID }, 'initialized the cluster CA');
   }
 }

@@ -8,6 +8,7 @@ import type { AgentCheckDefinition } from '../schemas/agent-check';
 import { catalogCheckOf, checkSpecOf, isCheckStatus, type CheckSpec } from '../checks/check-spec';
 
 export const CONNECT_PROXY = 'connect-proxy';
+/** Consul's defaults; `ports.sidecar_*_port` and `ports.proxy_*_port` move them (RegisterPolicy). */
 const SIDECAR_PORTS: [number, number] = [21000, 21255];
 const MANAGED_PORTS: [number, number] = [20000, 20255];
 
@@ -42,7 +43,13 @@ export interface LocalService {
 
 export interface RegisterPolicy {
   allowManagedApiRegistration: boolean;
+  /** Ports for managed proxies (`ports.proxy_min_port`..`proxy_max_port`); default 20000-20255. */
+  managedPorts?: { min: number; max: number };
+  /** Ports for sidecar services (`ports.sidecar_min_port`..`sidecar_max_port`); default 21000-21255. */
+  sidecarPorts?: { min: number; max: number };
 }
+
+const rangeOf = (r: { min: number; max: number } | undefined, fallback: [number, number]): [number, number] => (r ? [r.min, r.max] : fallback);
 
 function validateWeights(w: ServiceDefinition['Weights']): void {
   if (!w) return;
@@ -118,7 +125,7 @@ export function servicesFromDefinition(def: ServiceDefinition, others: ReadonlyM
       ID: scId,
       Name: sc.Name || `${name}-sidecar-proxy`,
       Kind: CONNECT_PROXY,
-      Port: sc.Port || freePort(SIDECAR_PORTS, taken),
+      Port: sc.Port || freePort(rangeOf(policy.sidecarPorts, SIDECAR_PORTS), taken),
       Address: sc.Address ?? def.Address,
       Proxy: {
         ...(sc.Proxy ?? {}),
@@ -143,7 +150,7 @@ export function servicesFromDefinition(def: ServiceDefinition, others: ReadonlyM
     if (command.length === 0) throw badRequest('Managed proxy Command must be set: registry has no built-in proxy');
     const proxyId = `${id}-proxy`;
     const existing = others.get(proxyId);
-    const port = existing?.service.Port || freePort(MANAGED_PORTS, taken);
+    const port = existing?.service.Port || freePort(rangeOf(policy.managedPorts, MANAGED_PORTS), taken);
     out.push({
       service: {
         ID: proxyId,

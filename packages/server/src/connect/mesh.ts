@@ -6,10 +6,11 @@ import type { RaftNode, Transport } from '@registry/raft';
 import type { CaRootsOut, Command, Store } from '@registry/store';
 import type { Logger } from '../agent/logger';
 import type { AgentConfig } from '../config/config';
+import { initialCaSettings } from '../config/connect-config';
 import { MAX_WAIT_MS } from '../rpc/blocking';
 import { serverError, forbidden } from '../errors';
 import type { QueryOptions } from '../rpc/query-options';
-import type { Rpc } from '../rpc/rpc';
+import type { RpcApi } from '../rpc/rpc-api';
 import { AgentCache, type CacheAnswer, type GetOptions } from './agent-cache';
 import { CaLeaderDuty } from './ca-leader';
 import type { IntentionDefaults } from './intention-decision';
@@ -30,10 +31,11 @@ export const CONNECT_DISABLED = 'Connect must be enabled in order to use this en
 
 export interface MeshDeps {
   config: AgentConfig;
-  rpc: Rpc;
+  rpc: RpcApi;
   store: Store;
-  raft: RaftNode;
-  transport: Transport;
+  /** Absent on a client agent (no Raft there; client/client-agent.ts). */
+  raft?: RaftNode;
+  transport?: Transport;
   logger: Logger;
   /** host:port of this agent's HTTP API (for managed proxies' environment). */
   httpAddress: () => string;
@@ -46,7 +48,7 @@ export class Mesh {
   readonly proxies: ManagedProxies;
   private readonly services = new Map<string, LocalService>();
   private readonly serviceListeners = new Set<() => void>();
-  private readonly rpc: Rpc;
+  private readonly rpc: RpcApi;
   private readonly config: AgentConfig;
 
   constructor(private readonly deps: MeshDeps) {
@@ -60,7 +62,10 @@ export class Mesh {
       new SignLimiter({ perSecond: connect.csrMaxPerSecond, maxConcurrent: connect.csrMaxConcurrent }),
       deps.config.datacenter,
     );
-    this.caDuty = new CaLeaderDuty(deps.store, applyInternal, deps.logger, connect.enabled);
+    this.caDuty = new CaLeaderDuty(deps.store, applyInternal, deps.logger, connect.enabled, {
+      settings: initialCaSettings(connect.caConfig),
+      clusterId: connect.caConfig?.clusterId,
+    });
     this.proxies = new ManagedProxies(deps.httpAddress, deps.logger);
     deps.rpc.leader.handle('Connect.Sign', ({ csrPEM }) => this.signer.sign(csrPEM));
   }
@@ -133,6 +138,11 @@ export class Mesh {
     return this.services.get(id);
   }
 
+  /** Every service this agent owns (anti-entropy compares them with the catalog: client/anti-entropy.ts). */
+  localServices(): LocalService[] {
+    return [...this.services.values()];
+  }
+
   /** The managed proxy whose token this is, if any. */
   proxyByToken(token: string | undefined): LocalService | undefined {
     if (!token) return undefined;
@@ -154,6 +164,8 @@ export class Mesh {
   async registerService(def: ServiceDefinition, authz: Authorizer): Promise<void> {
     const made = servicesFromDefinition(def, this.services, {
       allowManagedApiRegistration: this.config.connect.proxy.allowManagedApiRegistration,
+      managedPorts: this.config.connect.proxyPorts,
+      sidecarPorts: this.config.connect.sidecarPorts,
     });
     for (const s of made) {
       if (!authz.serviceWrite(s.service.Service)) throw forbidden();

@@ -11,6 +11,7 @@ import { areaReads } from './area-reads';
 import { coordinateReads } from './coordinate-reads';
 import { eventReads } from './event-reads';
 import { operatorReads } from './operator-reads';
+import { txnReads } from './txn-reads';
 
 /** Every read endpoint by name: the name is what a forwarded read carries to the leader. */
 export const readEndpoints: Record<string, ReadEndpoint> = {
@@ -26,6 +27,7 @@ export const readEndpoints: Record<string, ReadEndpoint> = {
   ...coordinateReads,
   ...eventReads,
   ...operatorReads,
+  ...txnReads,
 };
 
 export type { ReadContext, ReadEndpoint } from './read-context';

@@ -154,19 +154,65 @@ function opEvaluate(state: State, raw: unknown, i: number): Evaluate {
   }
 }
 
-export const txnApply: CommandHandler<TxnCommand> = (state, cmd) => {
-  if (!Array.isArray(cmd.ops)) return new CommandError('Invalid field ops: expected an array');
-  if (cmd.ops.length > MAX_TXN_OPS) return new CommandError(`Transaction contains too many operations (${cmd.ops.length} > ${MAX_TXN_OPS})`);
-  const evaluators = cmd.ops.map((raw, i) => opEvaluate(state, raw, i));
+/** The node a staged catalog write touched. */
+function nodeOfEffect(e: StagedCatalog['effects'][number]): string {
+  if ('putNode' in e) return e.putNode.Node;
+  if ('deleteNode' in e) return e.deleteNode;
+  if ('putService' in e) return e.putService.nodeKey;
+  if ('deleteService' in e) return e.deleteService[0];
+  if ('putCheck' in e) return e.putCheck.nodeKey;
+  return e.deleteCheck[0];
+}
+
+/**
+ * Sessions on `nodes` that the staged catalog no longer supports (node gone; a check of theirs gone
+ * or critical) end inside the transaction, as Consul's deleteNodeTxn / ensureCheckTxn delete them in
+ * the same state-store transaction: a later lock op with one of them fails "invalid session".
+ */
+function endInvalidatedSessions(state: State, catalog: StagedCatalog, kv: StagedKv, nodes: Iterable<string>): void {
+  for (const node of new Set([...nodes].map(fold))) {
+    for (const s of state.sessions.ofNode(node)) {
+      const valid = !!catalog.node(s.Node) && (s.Checks ?? []).every((id) => {
+        const c = catalog.check(s.Node, id);
+        return !!c && c.Status !== 'critical';
+      });
+      if (!valid) kv.endSession(s);
+    }
+  }
+}
+
+/** Every op evaluated in order on staged views; nothing is written. */
+function evaluateOps(state: State, rawOps: readonly unknown[]) {
+  const evaluators = rawOps.map((raw, i) => opEvaluate(state, raw, i));
   const kv = new StagedKv(state.kv, state.sessions);
   const catalog = new StagedCatalog(state);
   const shown: ((index: number) => TxnOpResult)[] = [];
   const errors: TxnError[] = [];
   evaluators.forEach((evaluate, i) => {
+    const before = catalog.effects.length;
     const outcome = evaluate(kv, catalog);
     if (outcome.ok) shown.push(...outcome.shown);
     else errors.push({ OpIndex: i, What: outcome.what });
+    if (catalog.effects.length > before) endInvalidatedSessions(state, catalog, kv, catalog.effects.slice(before).map(nodeOfEffect));
   });
+  return { kv, catalog, shown, errors };
+}
+
+/**
+ * A transaction of read ops only (KV read verbs, catalog `get`) answered from this state without a
+ * write: the same evaluation as the command, nothing staged to commit. Throws Rejection for a
+ * malformed op, as the command refuses it.
+ */
+export function txnReadOnly(state: State, ops: readonly TxnOpInput[]): FullTxnReply {
+  const { shown, errors } = evaluateOps(state, ops);
+  // Read ops stage nothing: no PENDING index is left to resolve, so any index shows them as they are.
+  return errors.length > 0 ? { Results: null, Errors: errors } : { Results: shown.map((show) => show(0)), Errors: null };
+}
+
+export const txnApply: CommandHandler<TxnCommand> = (state, cmd) => {
+  if (!Array.isArray(cmd.ops)) return new CommandError('Invalid field ops: expected an array');
+  if (cmd.ops.length > MAX_TXN_OPS) return new CommandError(`Transaction contains too many operations (${cmd.ops.length} > ${MAX_TXN_OPS})`);
+  const { kv, catalog, shown, errors } = evaluateOps(state, cmd.ops);
   return (txn): FullTxnReply => {
     if (errors.length > 0) return { Results: null, Errors: errors };
     catalog.commit(txn);

@@ -3,7 +3,8 @@
 // a staged overlay (so later ops see earlier ones), and only if all succeed does the commit replay
 // the staged writes. Entries written by the transaction carry PENDING indexes until the commit
 // knows its Raft index.
-import type { SessionTable } from '../sessions/session-table';
+import type { SessionRecord } from '../sessions/session-records';
+import { MAX_LOCK_DELAY_NS } from '../sessions/session-records';
 import type { KvEntry } from './kv-records';
 import type { KvTable } from './kv-table';
 import type { Uint64 } from '../uint64';
@@ -46,17 +47,50 @@ export type OpOutcome =
   /** `hard`: the request is invalid (a single write fails with an error instead of answering false). */
   | { ok: false; what: string; hard: boolean };
 
-type Effect = { put: Omit<KvEntry, 'CreateIndex' | 'ModifyIndex'> } | { del: string };
+/** Where a staged view finds sessions (the sessions table; a transaction may hide ended ones). */
+export interface SessionLookup {
+  get(id: string): SessionRecord | undefined;
+}
+
+type Effect = { put: Omit<KvEntry, 'CreateIndex' | 'ModifyIndex'> } | { del: string } | { lockDelay: string; ms: number };
 
 /** The table as a transaction sees it: committed entries overlaid with its own staged writes. */
 export class StagedKv {
   private readonly overlay = new Map<string, KvEntry | null>();
   readonly effects: Effect[] = [];
+  /** Sessions ended by an earlier op of this transaction (lower-case IDs). */
+  private readonly ended = new Set<string>();
 
   constructor(
     private readonly table: KvTable,
-    private readonly sessions: SessionTable,
+    private readonly sessions: SessionLookup,
   ) {}
+
+  private session(id: string): SessionRecord | undefined {
+    return this.ended.has(id.toLowerCase()) ? undefined : this.sessions.get(id);
+  }
+
+  /**
+   * Session `rec` was invalidated by an earlier op of this transaction (its node deleted, a check of
+   * it gone or critical): as Consul's deleteSessionTxn inside the same transaction, later ops no
+   * longer find it, and the locks it holds are released (or their keys deleted, Behavior=delete)
+   * with their lock-delay. The commit's own invalidation then finds nothing left to release.
+   */
+  endSession(rec: SessionRecord): void {
+    const id = rec.ID.toLowerCase();
+    if (this.ended.has(id)) return;
+    this.ended.add(id);
+    const keys = new Set(this.table.heldBy(rec.ID));
+    for (const [k, e] of this.overlay) if (e && e.Session.toLowerCase() === id) keys.add(k);
+    const delayMs = Math.min(rec.LockDelay, MAX_LOCK_DELAY_NS) / 1e6;
+    for (const key of [...keys].sort()) {
+      const e = this.get(key);
+      if (!e || e.Session.toLowerCase() !== id) continue;
+      if (rec.Behavior === 'delete') this.del(key);
+      else this.put({ Key: e.Key, Flags: e.Flags, Value: e.Value, Session: '', LockIndex: e.LockIndex });
+      if (delayMs > 0) this.effects.push({ lockDelay: key, ms: delayMs });
+    }
+  }
 
   get(key: string): KvEntry | undefined {
     if (this.overlay.has(key)) return this.overlay.get(key) ?? undefined;
@@ -109,7 +143,7 @@ export class StagedKv {
       case 'lock': {
         // Consul's kvsLockTxn / kvsUnlockTxn: a lock op must name a session.
         if (!op.Session) return fail('missing session', true);
-        const session = this.sessions.get(op.Session ?? '');
+        const session = this.session(op.Session ?? '');
         if (!session) return fail(`invalid session ${JSON.stringify(op.Session ?? '')}`, true);
         let lockIndex = (existing?.LockIndex ?? 0) + 1;
         if (existing?.Session) {
@@ -166,7 +200,8 @@ export class StagedKv {
 export function commitEffects(table: KvTable, effects: readonly Effect[], txn: import('../txn').Txn): void {
   for (const e of effects) {
     if ('put' in e) table.put(e.put, txn);
-    else table.delete(e.del, txn);
+    else if ('del' in e) table.delete(e.del, txn);
+    else table.setLockDelay(e.lockDelay, txn.appliedAt + e.ms);
   }
 }
 

@@ -24,9 +24,9 @@ export function agentHealthRoutes(deps: RouteDeps): Route<any>[] {
   /** One instance: its checks and the node's (maintenance included), and their fold. */
   const infoOf = (service: Record<string, unknown>): ServiceChecksInfo => {
     const id = service.ID as string;
+    // The agent's checks include its maintenance checks (checks/agent-checks.ts list()).
     const agentChecks = Object.values(deps.checks?.list(Authorizer.allowAll()) ?? {}) as Record<string, unknown>[];
-    const maintenance = (deps.lifecycle?.maintenance.checks() ?? []) as unknown as Record<string, unknown>[];
-    const checks = [...maintenance, ...agentChecks].filter((c) => c.ServiceID === '' || c.ServiceID === id);
+    const checks = agentChecks.filter((c) => c.ServiceID === '' || c.ServiceID === id);
     const status = aggregatedStatus(checks as { CheckID: string; Status: string }[]);
     return { AggregatedStatus: status, Service: service, Checks: checks };
   };

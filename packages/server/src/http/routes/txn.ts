@@ -1,6 +1,7 @@
 // /v1/txn (Consul 1.4): up to 64 KV, Node, Service and Check operations applied atomically. A
-// transaction of only KV read verbs is served as a read (consistency modes apply); one with only
-// KV ops is the `kv.txn` command; any Node, Service or Check op makes it the `txn` command.
+// transaction of read ops only (KV read verbs, catalog `get`) is served as a read, as Consul's
+// Txn.Read (no Raft entry; consistency modes apply); one with only KV ops is the `kv.txn` command;
+// any Node, Service or Check write makes it the `txn` command.
 // A rolled-back transaction answers 409 with {"Results": null, "Errors": [{OpIndex, What}]}.
 // The body is parsed with exact integers: KV Flags are a Go uint64 (see json-text.ts).
 import { CATALOG_VERBS, KV_READ_VERBS, KV_VERBS, MAX_TXN_OPS, type KvOp, type KvVerb, type TxnOpInput, type TxnReply, type CatalogVerb } from '@registry/store';
@@ -9,6 +10,7 @@ import { route, type Method, type Route, type RouteContext } from '../route';
 import { compileBody } from '../../schemas/validator';
 import { txnSchema, type TxnKvBody, type TxnOpBody } from '../../schemas/kv';
 import { parseExactJson } from '../json-text';
+import { parseQueryOptions } from '../query-options';
 import { readInto, type RouteDeps } from './deps';
 import { MAX_KV_VALUE_BYTES } from './kv';
 
@@ -54,6 +56,24 @@ export function txnOps(body: TxnOpBody[]): TxnOpInput[] {
   });
 }
 
+/** Whether `op` changes nothing (Consul's txn read ops). */
+function readOnly(op: TxnOpInput): boolean {
+  if ('KV' in op) return KV_READ_VERBS.has(op.KV.Verb);
+  if ('Node' in op) return op.Node.Verb === 'get';
+  if ('Service' in op) return op.Service.Verb === 'get';
+  return op.Check.Verb === 'get';
+}
+
+/**
+ * A PUT reads only dc and token (http/app.ts); a txn served as a read also takes the consistency
+ * flags, as Consul's txn endpoint calls parseConsistency for it (both flags at once: 400).
+ */
+function asRead(ctx: RouteContext<unknown>): RouteContext<unknown> {
+  const q = ctx.query;
+  const { consistency } = parseQueryOptions({ stale: q.stale, consistent: q.consistent, max_stale: q.max_stale }, {}, { datacenter: ctx.opts.datacenter });
+  return { ...ctx, opts: { ...ctx.opts, consistency } };
+}
+
 function parseBody(raw: Buffer | undefined): unknown {
   const text = raw && raw.length > 0 ? raw.toString('utf8') : '';
   if (text.trim() === '') throw badRequest('Request decode failed: EOF');
@@ -72,8 +92,10 @@ export function txnRoutes(deps: RouteDeps): Route<any>[] {
     let reply: TxnReply;
     if (ops.every((op) => 'KV' in op)) {
       const kvOps = ops.map((op) => (op as { KV: KvOp }).KV);
-      if (kvOps.every((op) => KV_READ_VERBS.has(op.Verb))) reply = await readInto<TxnReply>(deps, ctx, 'kv.txn-read', { ops: kvOps });
+      if (kvOps.every((op) => KV_READ_VERBS.has(op.Verb))) reply = await readInto<TxnReply>(deps, asRead(ctx), 'kv.txn-read', { ops: kvOps });
       else reply = (await deps.rpc.apply({ type: 'kv.txn', ops: kvOps }, target)) as TxnReply;
+    } else if (ops.every(readOnly)) {
+      reply = await readInto<TxnReply>(deps, asRead(ctx), 'txn.read', { ops });
     } else {
       reply = (await deps.rpc.apply({ type: 'txn', ops }, target)) as TxnReply;
     }

@@ -1,0 +1,17 @@
+// A /v1/txn whose ops only read — KV get/get-tree/check-index/check-session/check-not-exists and
+// Node/Service/Check `get` — is served as a read, as Consul's Txn.Read: no Raft entry, and the
+// request's consistency mode (?stale, ?consistent) applies. Every op is authorised as the write
+// path does (acl/txn-authorization.ts), before anything is evaluated.
+import { CommandError, type FullTxnReply, type TxnOpInput } from '@registry/store';
+import { authorizeTxnOps } from '../acl/txn-authorization';
+import { badRequest } from '../errors';
+import type { ReadEndpoint } from './read-context';
+
+export const txnReads: Record<string, ReadEndpoint> = {
+  'txn.read': ({ store, authz }, a: { ops: TxnOpInput[] }) => {
+    authorizeTxnOps(a.ops, authz, store);
+    const r = store.txnRead(a.ops);
+    if (r instanceof CommandError) throw badRequest(r.message);
+    return r as typeof r & { value: FullTxnReply };
+  },
+};
