@@ -4,8 +4,8 @@
 // provider's field names; both are read here.
 import { parseGoDuration, type CaSettings } from '@registry/store';
 import { requestedSettings } from '../connect/ca-config';
+import { isUUID } from '@registry/acl';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** What the leader starts the CA with on the cluster's first leadership (connect/ca-leader.ts). */
 export interface CaBootstrapConfig {
@@ -40,7 +40,7 @@ export function applyCaConfig(out: CaBootstrapConfig, caConfig: unknown, source:
   const clusterId = either(c, 'cluster_id', 'ClusterID');
   if (clusterId !== undefined) {
     // Consul: "connect CA config cluster_id specified but is not a valid UUID, aborting startup".
-    if (typeof clusterId !== 'string' || !UUID.test(clusterId)) {
+    if (typeof clusterId !== 'string' || !isUUID(clusterId)) {
       throw new Error(`${source}: connect.ca_config.cluster_id must be a UUID, got ${JSON.stringify(clusterId)}`);
     }
     next.clusterId = clusterId.toLowerCase();

@@ -2,9 +2,7 @@
 // kept in <data-dir>/node-id, and metadata put on this agent's own catalog node. Both are checked
 // when the file is read, so a bad value stops the agent at start with the file named.
 import { nodeMetaProblem } from '../schemas/node-meta';
-
-/** Go's uuid.ParseUUID: 8-4-4-4-12 hex digits, either case. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUUID } from '@registry/acl';
 
 export interface NodeIdentityConfig {
   /** `node_id`, lower-cased as Consul stores it; undefined → generated once and kept in the data dir. */
@@ -16,7 +14,7 @@ export interface NodeIdentityConfig {
 export function applyNodeIdentity(out: NodeIdentityConfig, file: Record<string, unknown>, source: string): void {
   if (file.node_id !== undefined) {
     const id = file.node_id;
-    if (typeof id !== 'string' || !UUID.test(id)) {
+    if (typeof id !== 'string' || !isUUID(id)) {
       throw new Error(`${source}: node_id must be a UUID (8-4-4-4-12 hex digits), got ${JSON.stringify(id)}`);
     }
     out.nodeId = id.toLowerCase();

@@ -3,8 +3,8 @@ import type { IndexTable } from '../index-table';
 import { queryResult, type QueryResult } from '../query-result';
 import { isTemplate, QUERIES, type QueryRecord } from './query-records';
 import type { QueryTable } from './query-table';
+import { isUUID } from '@registry/acl';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function copy(q: QueryRecord): QueryRecord {
   return structuredClone(q);
@@ -33,7 +33,7 @@ export type Resolution =
  */
 export function resolveQuery(t: QueryTable, indexes: IndexTable, idOrName: string): QueryResult<Resolution> {
   const done = (r: Resolution) => queryResult(indexes, [QUERIES], r);
-  if (UUID.test(idOrName)) {
+  if (isUUID(idOrName)) {
     const q = t.get(idOrName);
     if (q) return done(isTemplate(q) ? { kind: 'template-by-id' } : { kind: 'static', query: copy(q) });
   }

@@ -8,8 +8,8 @@ import { deregisterSchema, registerSchema } from '../../schemas/catalog';
 import { aliasConsulNodeMeta } from '../../schemas/node-meta';
 import { nearOf, readInto, type RouteDeps } from './deps';
 import { readMaybeCached } from '../cached-read';
+import { isUUID } from '@registry/acl';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `datacenters`: this one and those linked by network areas, nearest first. */
 export function catalogRoutes(deps: RouteDeps, datacenters: () => string[] = () => [deps.agent.datacenter]): Route<any>[] {
@@ -24,7 +24,7 @@ export function catalogRoutes(deps: RouteDeps, datacenters: () => string[] = () 
       async handle({ body, opts, clientGone }) {
         // Cheap checks at the edge spare a Raft round trip; the store checks everything again.
         if (!body.Node) throw badRequest('Must provide node');
-        if (body.ID && !UUID.test(body.ID)) throw badRequest(`Bad node ID: invalid UUID "${body.ID}"`);
+        if (body.ID && !isUUID(body.ID)) throw badRequest(`Bad node ID: invalid UUID "${body.ID}"`);
         if (!body.Address && !body.SkipNodeUpdate) throw badRequest('Must provide address if SkipNodeUpdate is not set');
         const dc = body.Datacenter || opts.datacenter;
         const req = deps.agent.consulCompat && body.NodeMeta ? { ...body, NodeMeta: aliasConsulNodeMeta(body.NodeMeta) } : body;

@@ -10,13 +10,13 @@ import { badRequest, notFound, serverError, methodNotAllowed } from '../../error
 import { list, single } from '../query-options';
 import { route, type Route, type RouteContext } from '../route';
 import { readInto, type RouteDeps } from './deps';
+import { isUUID } from '@registry/acl';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BASE = '/v1/connect/intentions';
 
 function checkId(id: string): void {
   if (id.length !== 36) throw badRequest('failed intention lookup: UUID must be 36 characters');
-  if (!UUID.test(id)) throw badRequest('failed intention lookup: UUID improperly formatted');
+  if (!isUUID(id)) throw badRequest('failed intention lookup: UUID improperly formatted');
 }
 
 /** `/match` and `/check` answer GET only; the `/:id` routes must not take their other verbs. */

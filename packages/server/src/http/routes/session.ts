@@ -7,8 +7,8 @@ import { compileBody } from '../../schemas/validator';
 import { sessionCreateSchema, type SessionCreateBody } from '../../schemas/session';
 import { SESSION_TTL_MAX_MS } from '../../sessions/session-ttl';
 import { readInto, type RouteDeps } from './deps';
+import { isUUID } from '@registry/acl';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_LOCK_DELAY_NS = 15e9;
 
 /** LockDelay: a number below 1000 means seconds, else nanoseconds; a string is a Go duration. */
@@ -38,7 +38,7 @@ export function checkTtl(ttl: string, minMs: number): void {
 
 function sessionId(raw: string | undefined): string {
   if (!raw) throw badRequest('Missing session');
-  if (!UUID.test(raw)) throw badRequest(`Invalid session ID '${raw}': UUID must be 36 characters of the form 8-4-4-4-12 hex digits`);
+  if (!isUUID(raw)) throw badRequest(`Invalid session ID '${raw}': UUID must be 36 characters of the form 8-4-4-4-12 hex digits`);
   return raw;
 }
 
