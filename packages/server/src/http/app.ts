@@ -3,11 +3,11 @@
 //
 // Express holds the route table and answers everything unusual (404, 405, OPTIONS, HEAD,
 // compressed bodies, URLs that need a full parse). The ordinary request — GET/PUT/POST/DELETE
-// on a known route with a plain body — takes a direct path: the same Express route layers
-// decide the match (so paths, params and their decoding are exactly Express's), but the
-// router's layer walk, body-parser and the Express request/response decoration are skipped.
-// They cost more CPU per request than most handlers (measured: a trivial GET at 64
-// connections went from ~7,000/s to several times that).
+// on a known route with a plain body — takes a direct path: a find-my-way tree built from the
+// same route table decides the match (direct-routes.ts; where it might differ from Express it
+// declines and Express decides), and the router's layer walk, body-parser and the Express
+// request/response decoration are skipped. They cost more CPU per request than most handlers
+// (measured: a trivial GET at 64 connections went from ~7,000/s to several times that).
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { parse as parseQueryString } from 'node:querystring';
@@ -16,11 +16,12 @@ import { hasBody, parseByteLimit, readBody } from './body-reader';
 import { statusOf } from './error-status';
 import { RegistryError, badRequest } from '../errors';
 import { flag, parseQueryOptions, single, type Query, type QueryOptions } from './query-options';
-import type { ResponseMeta, Route, RouteContext } from './route';
+import type { Method, ResponseMeta, Route, RouteContext } from './route';
 import { encodeJson } from '../rpc/reused-reads';
 import { exactJsonText } from './json-text';
 import { isLargeArray, writeSlicedJsonArray } from './sliced-json';
 import { TRANSLATE_HEADER } from './datacenter-routes';
+import { DirectRoutes, type RawParams } from './direct-routes';
 import { CONSUL_SEGMENT_KEY, SEGMENT_KEY } from '../schemas/node-meta';
 
 export interface AppOptions {
@@ -59,20 +60,12 @@ export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void;
 const JSON_TYPE = 'application/json';
 const DEFAULT_BODY_LIMIT = '1mb';
 
-type RawParams = Record<string, string | string[] | undefined>;
-
-/** The part of an Express route layer the direct path uses: its path matcher (router 2.x). */
-interface MatchLayer {
-  match(path: string): false | { params: RawParams };
-}
-
 interface DirectRoute {
-  layer: MatchLayer;
   route: Route<any>;
   timer: RouteTimer | undefined;
 }
 
-const DIRECT_METHODS = ['GET', 'PUT', 'POST', 'DELETE'];
+const DIRECT_METHODS = new Set(['GET', 'PUT', 'POST', 'DELETE']);
 /** The status a request is timed with when its client closed the connection before the answer. */
 const CLIENT_CLOSED = 499;
 /** Characters that make Express's URL parser (parseurl) fall back to a full parse. */
@@ -88,8 +81,7 @@ export function createApp(routes: Route<any>[], options: AppOptions): HttpHandle
   // and let each route decide how to read them.
   app.use(express.raw({ type: () => true, limit: bodyLimit }));
 
-  const direct = new Map<string, DirectRoute[]>(DIRECT_METHODS.map((m) => [m, []]));
-  const stack = (app as unknown as { router: { stack: unknown[] } }).router.stack;
+  const table: { route: Route<any>; value: DirectRoute }[] = [];
   const methodsByPath = new Map<string, Set<string>>();
   for (const r of routes) {
     const set = methodsByPath.get(r.path) ?? new Set<string>();
@@ -101,8 +93,9 @@ export function createApp(routes: Route<any>[], options: AppOptions): HttpHandle
       const rawBody = Buffer.isBuffer(req.body) ? (req.body as Buffer) : undefined;
       serve(r, timer, req.params as RawParams, req.query as Query, req, res, rawBody, options).catch(next);
     });
-    direct.get(r.method)?.push({ layer: stack[stack.length - 1] as MatchLayer, route: r, timer });
+    table.push({ route: r, value: { route: r, timer } });
   }
+  const direct = new DirectRoutes(table);
   for (const [path, methods] of methodsByPath) {
     const allow = ['OPTIONS', ...methods].join(',');
     app.all(path, (req, res) => {
@@ -134,36 +127,21 @@ export function createApp(routes: Route<any>[], options: AppOptions): HttpHandle
   if (options.translateAddresses) always.push(...withConsulNames([[TRANSLATE_HEADER, 'true']], options.consulCompat));
   return (req, res) => {
     for (const [k, v] of always) res.setHeader(k, v);
-    const candidates = direct.get(req.method ?? '');
+    const method = req.method ?? '';
     const url = req.url ?? '';
-    if (!candidates || url.charCodeAt(0) !== 0x2f || NEEDS_FULL_PARSE.test(url) || !identityEncoded(req)) {
+    if (!DIRECT_METHODS.has(method) || url.charCodeAt(0) !== 0x2f || NEEDS_FULL_PARSE.test(url) || !identityEncoded(req)) {
       app(req, res);
       return;
     }
     const q = url.indexOf('?');
     const pathname = q < 0 ? url : url.slice(0, q);
-    let hit: DirectRoute | undefined;
-    let params: RawParams = {};
-    try {
-      // The first route layer of this method that matches is the one Express would run: the
-      // body middleware before them matches everything, the 405 layers come after them all.
-      for (const c of candidates) {
-        const m = c.layer.match(pathname);
-        if (m) {
-          hit = c;
-          params = m.params;
-          break;
-        }
-      }
-    } catch (err) {
-      sendError(res, err, pathname, options); // a param that does not decode: 400, as in Express
-      return;
-    }
+    const hit = direct.find(method as Method, pathname);
     if (!hit) {
       app(req, res);
       return;
     }
-    const { route, timer } = hit;
+    const { params } = hit;
+    const { route, timer } = hit.value;
     const query = parseQueryString(q < 0 ? '' : url.slice(q + 1)) as Query;
     const fail = (err: unknown) => sendError(res, err, pathname, options);
     if (!hasBody(req)) {
