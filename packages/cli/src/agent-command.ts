@@ -3,7 +3,7 @@
 // costs milliseconds rather than an election. SIGHUP reloads the configuration (as `systemctl
 // reload` expects); an invalid one is logged and the running one kept.
 import { Command } from 'commander';
-import { Agent, buildConfig, type AgentFlags, type ConfigSource } from '@registry/server';
+import { Agent, ClientAgent, buildConfig, type AgentFlags, type ConfigSource } from '@registry/server';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 const int = (name: string) => (value: string) => {
@@ -20,10 +20,11 @@ export function agentCommand(): Command {
     return [...previous, path];
   };
   return new Command('agent')
-    .description('run a registry agent (server)')
+    .description('run a registry agent (a server with -server, else a client agent joining the servers of -retry-join)')
     .option('--dev', 'development mode: one bootstrapped server, data in a temporary folder')
     .option('--server', 'run as a server')
     .option('--bootstrap-expect <n>', 'servers to wait for before bootstrapping the cluster', int('bootstrap-expect'))
+    .option('--non-voter', 'join as a non-voting server (Raft learner): receives the log and serves reads, never votes (config key non_voting_server)')
     .option('--node <name>', 'node name (default: the host name)')
     .option('--datacenter <dc>', 'datacenter (default dc1)')
     .option('--data-dir <dir>', 'where Raft log, snapshots and identity are kept')
@@ -45,9 +46,10 @@ export function agentCommand(): Command {
       const config = buildConfig(flags);
       // Installed before start so an early SIGHUP does not kill the agent (Node's default);
       // reload errors are logged by reload itself, and the agent keeps running either way.
-      let running: Agent | undefined;
+      let running: Agent | ClientAgent | undefined;
       process.on('SIGHUP', () => void running?.reload().catch(() => undefined));
-      const agent = await Agent.start(config, { loadConfig: () => buildConfig(flags) });
+      // Without -server the agent is a client: no Raft, everything forwarded to the servers.
+      const agent = config.server ? await Agent.start(config, { loadConfig: () => buildConfig(flags) }) : await ClientAgent.start(config);
       running = agent;
       let signals = 0;
       const onSignal = (signal: NodeJS.Signals) => {

@@ -1,4 +1,5 @@
 export { Agent, VERSION, type AgentOptions } from './agent/agent';
+export { ClientAgent } from './agent/client-agent';
 export { createLogger, type Logger } from './agent/logger';
 export { buildConfig, defaultConfig, applyConfigFile, validateConfig, type AgentConfig, type AgentFlags } from './config/config';
 export { parseDurationMs as parseDuration, formatDurationMs as formatDuration } from '@registry/store';

@@ -40,6 +40,8 @@ export function agentLifecycle(p: LifecycleParts): AgentLifecycle {
         await p.rpc.leader.call('Operator.RemovePeer', { id: server.id });
         return true;
       }
+      // A client agent: the leader deregisters its node and lists it as left (cluster/client-liveness.ts).
+      if (!p.store.catalogNode(node).value?.Services['registry'] && (await p.rpc.leader.call('Cluster.ClientLeave', { node }))) return true;
       // Already left: still a server node in the catalog (idempotent, as Consul's).
       return !!p.store.catalogNode(node).value?.Services['registry'];
     },

@@ -21,6 +21,9 @@ import { Joiner } from '../cluster/join';
 import { LeftMarker } from '../cluster/left-marker';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
 import { portOf, type ServerFacts } from '../cluster/server-info';
+import { ClientLiveness, clientsInCatalog } from '../cluster/client-liveness';
+import { installClientGateway } from '../cluster/client-gateway';
+import { clientMemberOut } from '../cluster/client-members';
 import { Rpc } from '../rpc/rpc';
 import { installAcl } from '../acl/install';
 import { LeaderDuties } from './leader-duties';
@@ -46,13 +49,14 @@ import { installAreas, type Areas } from '../areas/install';
 import { installDns } from '../dns/install';
 import type { DnsServer } from '../dns/server';
 import { Snapshots } from '../snapshot/snapshots';
+import { installRaftPromote } from '../cluster/raft-promote';
 import { loadAgentTls, type AgentTls } from '../tls/tls-files';
 
 declare module '../rpc/leader-calls' {
   interface LeaderMethods {
     'Operator.RemovePeer': { args: { id?: string; address?: string }; reply: boolean };
     'Operator.TransferLeader': { args: { id?: string }; reply: void };
-    'Cluster.AddServer': { args: { id: string; address: string }; reply: void };
+    'Cluster.AddServer': { args: { id: string; address: string; learner?: boolean }; reply: void };
   }
 }
 
@@ -185,6 +189,7 @@ export class Agent {
       datacenter: config.datacenter,
       bootstrapExpect: config.bootstrapExpect,
       nodeMeta: config.nodeMeta,
+      ...(config.nonVoter ? { nonVoter: true } : {}),
     };
     const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints);
     rpc.setObserver(metrics.rpcObserver);
@@ -195,6 +200,9 @@ export class Agent {
     const health = new ServerHealth(self, raft, store, transport, (cmd: Command) => rpc.apply(cmd, { internal: true }), logger.child({ module: 'agent.leader' }));
     const leaderDuties = new LeaderDuties(raft, logger.child({ module: 'agent.leader' }));
     leaderDuties.add(health);
+    // Client agents' heartbeats and serfHealth (cluster/client-liveness.ts); the leader is the only writer.
+    const clients = new ClientLiveness({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), timeoutMs: config.clients.heartbeatTimeoutMs, logger: logger.child({ module: 'agent.leader' }) });
+    leaderDuties.add(clients);
     const mesh = new Mesh({ config, rpc, store, raft, transport, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress });
     leaderDuties.add(mesh.caDuty);
     installAcl(config.acl, { datacenter: config.datacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
@@ -202,6 +210,14 @@ export class Agent {
     made.agent = agent;
     agent.metrics = metrics;
     agent.registerRpc();
+    installClientGateway({
+      transport, rpc,
+      servers: () => raft.configuration().map((s) => s.address),
+      leader: () => raft.leader()?.address ?? '',
+      heartbeatIntervalMs: () => clients.heartbeatIntervalMs,
+      members: () => agent.members(),
+      raftConfiguration: () => agent.clusterOps().raftConfiguration(),
+    });
     agent.mesh = mesh;
     agent.sessions = installSessions({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }) });
     agent.tls = tls;
@@ -384,8 +400,9 @@ export class Agent {
     calls.handle('Operator.RemovePeer', (by) => this.removePeerHere(by));
     calls.handle('Operator.TransferLeader', ({ id }) => this.transferHere(id));
     calls.handle('Cluster.AddServer', async (server) => {
-      await this.raft.addServer({ id: server.id, address: server.address });
+      await this.raft.addServer({ id: server.id, address: server.address, ...(server.learner ? { learner: true } : {}) });
     });
+    installRaftPromote(this.raft, calls);
   }
 
   private async removePeerHere(by: { id?: string; address?: string }): Promise<boolean> {
@@ -405,7 +422,7 @@ export class Agent {
     return node && node.ID === id ? node.Node : (this.joiner.nodeNameOf(id) ?? id);
   }
 
-  private clusterOps(): ClusterOps {
+  clusterOps(): ClusterOps {
     const raft = this.raft;
     return {
       leaderAddress: () => raft.leader()?.address ?? '',
@@ -419,7 +436,7 @@ export class Agent {
             Address: s.address,
             Leader: leader?.id === s.id,
             ProtocolVersion: '3',
-            Voter: true,
+            Voter: !s.learner,
           })),
           Index: raft.commitIndex(),
         };
@@ -427,8 +444,11 @@ export class Agent {
       removePeer: async (by) => {
         await this.rpc.leader.call('Operator.RemovePeer', by);
       },
+      promotePeer: async (by) => {
+        await this.rpc.leader.call('Operator.PromotePeer', by);
+      },
       transferLeader: async (id) => {
-        if (raft.configuration().length < 2) throw badRequest('cannot transfer leadership: no other voter');
+        if (raft.configuration().filter((s) => !s.learner).length < 2) throw badRequest('cannot transfer leadership: no other voter');
         await this.rpc.leader.call('Operator.TransferLeader', { id });
       },
       members: async () => this.members(),
@@ -471,7 +491,7 @@ export class Agent {
     if (member()) return;
     if (this.joiner.inCluster()) {
       if (other.inCluster) throw serverError(`failed to join ${address}: it is a member of another cluster`);
-      await this.rpc.leader.call('Cluster.AddServer', { id: other.id, address: other.address });
+      await this.rpc.leader.call('Cluster.AddServer', { id: other.id, address: other.address, ...(other.nonVoter ? { learner: true } : {}) });
     } else if (other.inCluster) {
       if (!other.leader) throw serverError(`failed to join ${address}: its cluster has no leader`);
       await this.joiner.joinThrough(other.leader.address);
@@ -485,7 +505,24 @@ export class Agent {
     if (!(await until(member, 10_000))) throw serverError(`failed to join ${address}: the cluster did not take this server in`);
   }
 
-  private members(): unknown[] {
+  private async members(): Promise<unknown[]> {
+    return [...this.serverMembers(), ...(await this.clientMembers())];
+  }
+
+  /** Client agents as the leader tracks them (cluster/client-liveness.ts); none when no leader answers. */
+  private async clientMembers(): Promise<unknown[]> {
+    // Without a known leader (a call would wait for one), this server's catalog says alive or failed.
+    const local = () => clientsInCatalog(this.store).map((m) => clientMemberOut(m, this.config.datacenter, VERSION));
+    if (!this.raft.leader()) return local();
+    try {
+      const list = await this.rpc.leader.call('Cluster.ClientMembers', {}, 2_000);
+      return list.map((m) => clientMemberOut(m, this.config.datacenter, VERSION));
+    } catch {
+      return local();
+    }
+  }
+
+  private serverMembers(): unknown[] {
     const config = this.raft.configuration();
     const current = config.map((s) => {
       const node = this.nodeNameOf(s.id);

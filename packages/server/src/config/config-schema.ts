@@ -26,6 +26,7 @@ export const configFileSchema: SchemaNode = section({
   dev: bool,
   server: bool,
   bootstrap_expect: int,
+  non_voting_server: bool,
   node_name: str,
   node: str,
   node_id: str,
@@ -95,6 +96,9 @@ export const configFileSchema: SchemaNode = section({
     tokens: section({ initial_management: str, master: str, agent: str, agent_master: str, default: str, replication: str }),
   }),
   session_ttl_min: duration,
+  // Client agents (config/client-config.ts).
+  client_heartbeat_timeout: duration,
+  anti_entropy_interval: duration,
   check_update_interval: duration,
   check_interval_min: duration,
   check_deregister_min: duration,

@@ -1,6 +1,7 @@
 // The agent's configuration: defaults, then config files in order, then flags (DECISIONS.md).
 import { hostname } from 'node:os';
 import { parseDurationMs as parseDuration } from '@registry/store';
+import { applyClientsConfig, defaultClientsConfig, type ClientsConfig } from './client-config';
 import { agentDefinitionsOf, type AgentDefinitions } from '../checks/config-definitions';
 import { applyDnsConfig, defaultDnsConfig, DEFAULT_DNS_PORT, type DnsConfig } from '../dns/config';
 import { applyTelemetryConfig, defaultTelemetryConfig, type TelemetryConfig } from '../metrics/config';
@@ -26,6 +27,12 @@ export interface AgentConfig {
   dev: boolean;
   server: boolean;
   bootstrapExpect: number;
+  /**
+   * `-non-voter` / `non_voting_server` (issue #14): this server joins as a Raft learner — it receives
+   * the log and serves reads but never votes, stands for election or counts toward a quorum, until
+   * promoted (`registry operator raft promote`).
+   */
+  nonVoter: boolean;
   nodeName: string;
   /** `node_id`: this agent's node ID instead of the one generated and kept in the data dir (config/node-identity.ts). */
   nodeId?: string;
@@ -99,6 +106,8 @@ export interface AgentConfig {
   ui?: boolean;
   /** `ui_dir`: serve this folder at /ui/ instead of the built-in UI (implies `ui`). */
   uiDir?: string;
+  /** Client agents: the servers' heartbeat timeout, the clients' anti-entropy interval (config/client-config.ts). */
+  clients: ClientsConfig;
 }
 
 export interface HttpLimitsConfig {
@@ -122,6 +131,7 @@ export function defaultConfig(): AgentConfig {
     dev: false,
     server: true,
     bootstrapExpect: 0,
+    nonVoter: false,
     nodeName: hostname(),
     nodeMeta: {},
     datacenter: 'dc1',
@@ -149,6 +159,7 @@ export function defaultConfig(): AgentConfig {
     // 65 s idle: longer than the usual 60 s of load balancers, so they close first.
     http: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, idleTimeoutMs: 65_000, maxConns: undefined, maxConnsPerClient: undefined },
     tls: defaultTlsConfig(),
+    clients: defaultClientsConfig(),
   };
 }
 
@@ -157,6 +168,7 @@ export interface AgentFlags {
   dev?: boolean;
   server?: boolean;
   bootstrapExpect?: number;
+  nonVoter?: boolean;
   node?: string;
   datacenter?: string;
   dataDir?: string;
@@ -203,6 +215,7 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   if (file.dev !== undefined) out.dev = flag(file.dev, 'dev');
   if (file.server !== undefined) out.server = flag(file.server, 'server');
   out.bootstrapExpect = num('bootstrap_expect') ?? out.bootstrapExpect;
+  if (file.non_voting_server !== undefined) out.nonVoter = flag(file.non_voting_server, 'non_voting_server');
   out.nodeName = str('node_name') ?? str('node') ?? out.nodeName;
   out.datacenter = str('datacenter') ?? out.datacenter;
   out.nodeMeta ??= {};
@@ -298,6 +311,7 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   const defs = agentDefinitionsOf(file, source);
   out.definitions = { services: [...out.definitions.services, ...defs.services], checks: [...out.definitions.checks, ...defs.checks] };
   applyHttpLimits(out.http, file, source);
+  applyClientsConfig(out.clients, file, source);
   out.tls = applyTlsConfig(out.tls, file, source);
   const consulCompat = (file.http_config as Json | undefined)?.consul_compat;
   if (consulCompat !== undefined) {
@@ -366,7 +380,8 @@ export function configSourcesOf(flags: AgentFlags): ConfigSource[] {
  */
 export function buildConfig(flags: AgentFlags): AgentConfig {
   const { files, errors } = readConfigSources(configSourcesOf(flags));
-  let cfg = defaultConfig();
+  // Without -server (flag, config file or -dev) an agent is a client, as in Consul.
+  let cfg: AgentConfig = { ...defaultConfig(), server: false };
   for (const { path, content } of files) {
     try {
       cfg = applyConfigFile(cfg, content, path);
@@ -382,6 +397,7 @@ export function buildConfig(flags: AgentFlags): AgentConfig {
   }
   if (flags.server !== undefined) cfg.server = flags.server;
   if (flags.bootstrapExpect !== undefined) cfg.bootstrapExpect = flags.bootstrapExpect;
+  if (flags.nonVoter) cfg.nonVoter = true;
   if (flags.node) cfg.nodeName = flags.node;
   if (flags.datacenter) cfg.datacenter = flags.datacenter;
   if (flags.dataDir) cfg.dataDir = flags.dataDir;
@@ -412,7 +428,7 @@ export function buildConfig(flags: AgentFlags): AgentConfig {
 export function validateConfig(cfg: AgentConfig): void {
   if (!cfg.dev && !cfg.dataDir) throw new Error('-data-dir is required unless -dev is given');
   if (!pinoLevel(cfg.logLevel)) throw new Error(invalidLogLevel(cfg.logLevel));
-  if (!cfg.server) throw new Error('only server agents exist: pass -server (client agents are not supported yet)');
+  if (!cfg.server && cfg.bootstrapExpect > 0) throw new Error('-bootstrap-expect is for servers: pass -server');
   if (!/^[a-zA-Z0-9_-]+$/.test(cfg.datacenter)) throw new Error(`invalid datacenter name "${cfg.datacenter}"`);
   if (!cfg.nodeName) throw new Error('node name must not be empty');
   for (const [name, port] of [['http-port', cfg.httpPort], ['server-port', cfg.serverPort]] as const) {
@@ -420,6 +436,9 @@ export function validateConfig(cfg: AgentConfig): void {
   }
   if (!Number.isInteger(cfg.dnsPort) || cfg.dnsPort < -1 || cfg.dnsPort > 65535) throw new Error(`invalid -dns-port ${cfg.dnsPort} (-1 disables DNS)`);
   if (cfg.bootstrapExpect < 0) throw new Error('-bootstrap-expect must be ≥ 0');
+  if (cfg.nonVoter && !cfg.server) throw new Error('-non-voter is for servers: pass -server');
+  if (cfg.nonVoter && (cfg.bootstrapExpect > 0 || cfg.dev)) throw new Error('a -non-voter server cannot bootstrap a cluster: drop -bootstrap-expect (and -dev) and give -retry-join');
+  if (cfg.nonVoter && cfg.retryJoin.length === 0) throw new Error('a -non-voter server needs -retry-join <server host:port> to join the voters');
   if (cfg.sessionTtlMinMs !== 10_000 && !cfg.dev) throw new Error('session_ttl_min is a test knob: it is accepted only with -dev');
   const floors = defaultConfig().checks;
   if (!cfg.dev && (cfg.checks.intervalMinMs !== floors.intervalMinMs || cfg.checks.deregisterMinMs !== floors.deregisterMinMs)) {

@@ -1,6 +1,7 @@
 // What route handlers may use: the RPC layer and facts about this agent. Routes never touch Raft
 // or the store directly.
-import type { Rpc, ReadReply } from '../../rpc/rpc';
+import type { ReadReply } from '../../rpc/rpc';
+import type { RpcApi } from '../../rpc/rpc-api';
 import type { RouteContext } from '../route';
 import { single } from '../query-options';
 import type { Mesh } from '../../connect/mesh';
@@ -27,6 +28,8 @@ export interface ClusterOps {
   raftConfiguration(): Promise<unknown>;
   removePeer(by: { id?: string; address?: string }): Promise<void>;
   transferLeader(id?: string): Promise<void>;
+  /** Make a non-voting server (Raft learner) a voter; servers only (absent on a client agent). */
+  promotePeer?(by: { id?: string; address?: string }): Promise<void>;
   members(): Promise<unknown[]>;
   join(address: string): Promise<void>;
   leave(): Promise<void>;
@@ -52,7 +55,8 @@ export interface AgentLifecycle {
 }
 
 export interface RouteDeps {
-  rpc: Rpc;
+  /** A server's Rpc or a client agent's ForwardingRpc: routes do not know which (rpc/rpc-api.ts). */
+  rpc: RpcApi;
   agent: AgentFacts;
   cluster: ClusterOps;
   /** The service-mesh side (intention defaults, CA, agent cache, local services). */

@@ -1,0 +1,266 @@
+// A client agent (Consul's agent without -server): no Raft and no replicated store. It reaches the
+// datacenter through a server's RPC port, heartbeats so the servers keep its node and serfHealth
+// check, owns its services and checks (agent endpoints, config definitions, the check runners) and
+// keeps them in the catalog by anti-entropy; every other request is forwarded to a live server
+// through ForwardingRpc, the same RpcApi the HTTP routes use on a server. `?cached` and the agent
+// cache are served here (connect/agent-cache.ts, through the mesh). docs/cluster.md "Client agents".
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TcpTransport } from '@registry/raft';
+import type { Command } from '@registry/store';
+import type { AgentConfig } from '../config/config';
+import { createApp } from '../http/app';
+import { createHttpServer, httpAddressOf, listenHttp } from '../http/http-server';
+import { withRequestLog } from '../http/request-log';
+import type { AgentLifecycle, RouteDeps } from '../http/routes/deps';
+import { allRoutes } from '../http/routes';
+import { badRequest } from '../errors';
+import { allowAllResolver } from '../acl/authorization';
+import { Mesh } from '../connect/mesh';
+import type { AgentChecks } from '../checks/agent-checks';
+import { installAgentChecks } from '../checks/install';
+import { Maintenance } from '../checks/maintenance';
+import { LocalStateFiles } from '../checks/local-state-files';
+import { AgentTokens } from '../acl/agent-tokens';
+import { installDns } from '../dns/install';
+import type { DnsServer } from '../dns/server';
+import { Metrics } from '../metrics/metrics';
+import { loadAgentTls } from '../tls/tls-files';
+import { ForwardingRpc } from '../client/forwarding-rpc';
+import { ServerLink } from '../client/server-link';
+import { Heartbeats } from '../client/heartbeats';
+import { NodeMirror } from '../client/node-mirror';
+import { AntiEntropy } from '../client/anti-entropy';
+import { clientClusterOps, clientForceLeave } from './client-cluster-ops';
+import { addLogSecret, createLogger, type Logger } from './logger';
+import { loadOrCreateNodeId } from './node-id';
+import { LogTap } from './log-tap';
+import { hostFacts } from './host-facts';
+import { debugConfig } from './debug-config';
+import { VERSION, type AgentOptions } from './agent';
+
+export class ClientAgent {
+  private http: Server | null = null;
+  private dns: DnsServer | undefined;
+  private stopping: Promise<void> | null = null;
+  readonly stopped: Promise<void>;
+  private markStopped!: () => void;
+  checks: AgentChecks | undefined;
+  mesh: Mesh | undefined;
+  maintenance: Maintenance | undefined;
+  antiEntropy: AntiEntropy | undefined;
+  metrics: Metrics | undefined;
+
+  private constructor(
+    readonly config: AgentConfig,
+    readonly logger: Logger,
+    readonly nodeId: string,
+    readonly dataDir: string,
+    private readonly tempDataDir: boolean,
+    private readonly transport: TcpTransport,
+    readonly link: ServerLink,
+    readonly rpc: ForwardingRpc,
+    readonly mirror: NodeMirror,
+    private readonly logTap: LogTap,
+  ) {
+    this.stopped = new Promise((resolve) => (this.markStopped = resolve));
+  }
+
+  static async start(config: AgentConfig, options: AgentOptions = {}): Promise<ClientAgent> {
+    const made: { agent?: ClientAgent; tempDir?: string } = {};
+    try {
+      return await ClientAgent.boot(config, options, made);
+    } catch (err) {
+      await made.agent?.stop().catch(() => undefined);
+      if (made.tempDir) await rm(made.tempDir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  private heartbeats!: Heartbeats;
+
+  private static async boot(config: AgentConfig, options: AgentOptions, made: { agent?: ClientAgent; tempDir?: string }): Promise<ClientAgent> {
+    const logTap = new LogTap();
+    const logger = options.logger ?? createLogger(config.logLevel, config.logJson, logTap.destination);
+    for (const token of Object.values(config.acl.tokens)) addLogSecret(token);
+    // Token resolution on a client (asking the servers for a token's policies, with a cache) is not
+    // built yet: refuse rather than let agent endpoints run unchecked.
+    if (config.acl.enabled) throw badRequest('ACLs on client agents are not supported yet: run this agent with -server, or without ACLs');
+    const tempDataDir = !config.dataDir;
+    const dataDir = config.dataDir ?? (made.tempDir = await mkdtemp(join(tmpdir(), 'registry-client-')));
+    await mkdir(dataDir, { recursive: true });
+    const nodeId = await loadOrCreateNodeId(dataDir, config.nodeId);
+    const tls = await loadAgentTls(config.tls, config.datacenter);
+    // A client serves nothing on the RPC port; it only dials servers (an ephemeral port, so any
+    // number of clients and a server can share a host).
+    const transport = await TcpTransport.listen({ host: config.bind, port: 0, tls: tls.rpc });
+    const link = new ServerLink(transport, config.retryJoin);
+    const rpc = new ForwardingRpc(link, allowAllResolver);
+    const mirror = new NodeMirror(rpc, config.nodeName, config.datacenter);
+    const agent = new ClientAgent(config, logger, nodeId, dataDir, tempDataDir, transport, link, rpc, mirror, logTap);
+    made.agent = agent;
+    agent.metrics = new Metrics(config.telemetry);
+    agent.metrics.start();
+
+    // The agent's own writes (service and check sync) go with its authority; the mirror follows them.
+    const apply = async (cmd: Command) => {
+      const result = await rpc.apply(cmd, { internal: true });
+      agent.mirrorSoon();
+      return result;
+    };
+    const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress });
+    agent.mesh = mesh;
+    agent.checks = installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: false, logger: logger.child({ module: 'agent.checks' }) });
+    agent.maintenance = new Maintenance({ node: config.nodeName, mesh, store: mirror.store, apply, files: new LocalStateFiles(dataDir), logger: logger.child({ module: 'agent.checks' }) });
+    void agent.maintenance.restore(agent.checks.restored);
+    const checks = agent.checks;
+    agent.antiEntropy = new AntiEntropy({
+      node: config.nodeName,
+      services: () => mesh.localServices(),
+      checks: () => checks.catalogChecks(),
+      view: () => mirror.refresh(),
+      apply: (cmd) => rpc.apply(cmd, { internal: true }),
+      logger: logger.child({ module: 'agent.anti_entropy' }),
+    });
+
+    const advertise = config.advertise ?? (config.bind === '0.0.0.0' || config.bind === '::' ? '127.0.0.1' : config.bind);
+    agent.heartbeats = new Heartbeats(link, { id: nodeId, node: config.nodeName, address: advertise, port: config.httpPort, nodeMeta: config.nodeMeta }, logger.child({ module: 'agent.client' }), () => {
+      void mirror.refresh().catch(() => undefined);
+      agent.antiEntropy?.start(config.clients.antiEntropyIntervalMs);
+    });
+    agent.heartbeats.start();
+
+    await agent.listenHttp();
+    agent.dns = await installDns({
+      rpc, config: config.dns, port: config.dnsPort, portSet: config.dnsPortSet, host: config.client, datacenter: config.datacenter,
+      nodeName: config.nodeName, translateWanAddrs: config.translateWanAddrs, defaultToken: () => config.acl.tokens.default,
+      logger: logger.child({ module: 'agent.dns' }),
+    });
+    logger.info({ node: config.nodeName, id: nodeId, datacenter: config.datacenter, http: agent.httpAddress, servers: config.retryJoin, mode: 'client' }, 'registry agent running');
+    return agent;
+  }
+
+  get httpAddress(): string {
+    return httpAddressOf(this.http);
+  }
+
+  get httpPort(): number {
+    const a = this.http?.address();
+    return a && typeof a !== 'string' ? a.port : 0;
+  }
+
+  /** A client's configuration is read at start; a reload changes nothing yet and says so. */
+  async reload(): Promise<{ changed: string[]; needRestart: string[] }> {
+    this.logger.warn('reload is not supported on client agents yet: restart the agent to apply configuration changes');
+    return { changed: [], needRestart: ['*'] };
+  }
+
+  stop(_options: { transfer?: boolean } = {}): Promise<void> {
+    if (!this.stopping) this.stopping = this.shutdown();
+    return this.stopping;
+  }
+
+  private mirrorTimer: NodeJS.Timeout | null = null;
+
+  /** Refresh the node mirror shortly after the agent's own writes (coalesced). */
+  private mirrorSoon(): void {
+    if (this.mirrorTimer || this.stopping) return;
+    this.mirrorTimer = setTimeout(() => {
+      this.mirrorTimer = null;
+      void this.mirror.refresh().catch(() => undefined);
+    }, 50);
+  }
+
+  private async shutdown(): Promise<void> {
+    this.heartbeats?.stop();
+    this.antiEntropy?.stop();
+    if (this.mirrorTimer) clearTimeout(this.mirrorTimer);
+    this.checks?.stop();
+    this.maintenance?.stop();
+    this.mesh?.stop();
+    this.metrics?.stop();
+    await this.dns?.close();
+    if (this.http) {
+      const http = this.http;
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
+    }
+    await this.transport.close();
+    if (this.tempDataDir) await rm(this.dataDir, { recursive: true, force: true });
+    this.logger.info('agent stopped');
+    this.markStopped();
+  }
+
+  /** Leave: no more heartbeats, the leader deregisters this node (listed as left), then stop. */
+  private async leave(): Promise<void> {
+    this.heartbeats.stop();
+    this.antiEntropy?.stop();
+    await this.rpc.leader.call('Cluster.ClientLeave', { node: this.config.nodeName });
+    setTimeout(() => void this.stop(), 50);
+  }
+
+  private lifecycle(): AgentLifecycle {
+    const tokens = new AgentTokens(this.config.acl.tokens, this.config.acl.enableTokenPersistence ? this.dataDir : undefined);
+    void tokens.load();
+    return {
+      tokens,
+      maintenance: this.maintenance!,
+      monitor: (minRank, listener) => this.logTap.attach(minRank, listener),
+      host: () => hostFacts(this.dataDir),
+      forceLeave: (node) => clientForceLeave(this.rpc, node),
+      wanMembers: () => [],
+      wanJoin: async () => {
+        throw badRequest('WAN join is done on servers: this is a client agent');
+      },
+    };
+  }
+
+  private async listenHttp(): Promise<void> {
+    const config = this.config;
+    const deps: RouteDeps = {
+      rpc: this.rpc,
+      agent: { nodeName: config.nodeName, nodeId: this.nodeId, datacenter: config.datacenter, consulCompat: config.consulCompat },
+      cluster: clientClusterOps({
+        link: this.link,
+        rpc: this.rpc,
+        heartbeats: this.heartbeats,
+        node: config.nodeName,
+        leave: () => this.leave(),
+        self: () => ({
+          Config: { Datacenter: config.datacenter, NodeName: config.nodeName, NodeID: this.nodeId, Server: false, Version: VERSION },
+          Member: {
+            Name: config.nodeName, Addr: config.advertise ?? config.bind, Port: this.httpPort,
+            Tags: { role: 'node', dc: config.datacenter, id: this.nodeId, vsn: '2', build: VERSION }, Status: 1,
+          },
+          Coord: null,
+          DebugConfig: debugConfig(config, this.nodeId),
+          Stats: { agent: { server: this.link.current, servers: this.link.known.join(',') }, antiEntropy: { passes: this.antiEntropy?.passes ?? 0, writes: this.antiEntropy?.writes ?? 0 } },
+        }),
+      }),
+      mesh: this.mesh,
+      sessions: { ttlMinMs: config.sessionTtlMinMs, renew: (id) => this.rpc.leader.call('Session.Renew', { id }) },
+      checks: this.checks,
+      metrics: this.metrics,
+      lifecycle: this.lifecycle(),
+    };
+    const logger = this.logger.child({ module: 'agent.http' });
+    const app = createApp(allRoutes(deps), { datacenter: config.datacenter, defaultToken: () => config.acl.tokens.default, logger, consulCompat: config.consulCompat, translateAddresses: config.translateWanAddrs, metrics: this.metrics });
+    const { server } = createHttpServer(withRequestLog(app, logger), config.http, logger);
+    await listenHttp(server, config);
+    this.http = server;
+  }
+}
+
+/** The RpcApi members of a ForwardingRpc as a plain object (to override one of them). */
+function rpcFacade(rpc: ForwardingRpc) {
+  return {
+    read: rpc.read.bind(rpc) as ForwardingRpc['read'],
+    leader: rpc.leader,
+    aclResolver: rpc.aclResolver,
+    blocking: rpc.blocking,
+  };
+}

@@ -1,0 +1,72 @@
+// The client agent's RPC layer (rpc/rpc-api.ts, the same interface as a server's Rpc): writes,
+// reads and leader calls go to a live server over the RPC port (cluster/client-gateway.ts), which
+// then takes the server path — forwarding to the leader, consistency modes, blocking, ACL checks.
+// Nothing is decided here but which server to ask; the HTTP layer cannot tell it from a server.
+import type { Command } from '@registry/store';
+import type { AclResolver } from '../acl/authorization';
+import { effectiveWait, type OpenQueries } from '../rpc/blocking';
+import type { ApplyOptions, ReadReply } from '../rpc/contract';
+import { fromEnvelope } from '../rpc/envelope';
+import type { LeaderMethods, LeaderMethod } from '../rpc/leader-calls';
+import type { QueryOptions } from '../rpc/query-options';
+import { RequestIds } from '../rpc/request-ids';
+import type { LeaderCallsApi, RpcApi } from '../rpc/rpc-api';
+import type { ClientApply, ClientLeaderCall, ClientRead } from '../cluster/client-facts';
+import type { ServerLink } from './server-link';
+
+/** One attempt's wait for a server's answer to a non-blocking request (the server itself waits up to 7 s for a leader). */
+const ATTEMPT_MS = 9_000;
+/** The whole budget of a request, re-sends to other servers included. */
+const BUDGET_MS = 15_000;
+
+type Args<M extends LeaderMethod> = LeaderMethods[M] extends { args: infer A } ? A : never;
+type Reply<M extends LeaderMethod> = LeaderMethods[M] extends { reply: infer R } ? R : never;
+
+export class ForwardingRpc implements RpcApi {
+  readonly blocking: OpenQueries = { open: 0 };
+  readonly leader: LeaderCallsApi;
+  private readonly ids = new RequestIds();
+
+  constructor(
+    private readonly link: ServerLink,
+    readonly aclResolver: AclResolver,
+  ) {
+    const call = async <M extends LeaderMethod>(method: M, args: Args<M>, timeoutMs = ATTEMPT_MS): Promise<Reply<M>> => {
+      const req: ClientLeaderCall = { method, args };
+      return fromEnvelope(await this.link.call<Reply<M>>('client.call', req, timeoutMs + 1_000, Math.max(BUDGET_MS, timeoutMs)));
+    };
+    // Nothing runs "on the leader" on a client: its parts that serve leader methods (the CA
+    // signer, session timers) exist only on servers, so registering one here is a no-op.
+    this.leader = { call, handle: () => undefined } as LeaderCallsApi;
+  }
+
+  async apply(cmd: Command, options: ApplyOptions = {}): Promise<unknown> {
+    const req: ClientApply = { cmd, token: options.token, internal: options.internal ?? false, requestId: options.requestId ?? this.ids.next() };
+    return fromEnvelope(await this.link.call('client.apply', req, ATTEMPT_MS, BUDGET_MS));
+  }
+
+  async read<T = unknown>(name: string, args: unknown, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<T>> {
+    const req: ClientRead = { endpoint: name, args, opts };
+    const blocking = opts.minIndex > 0;
+    // The server may hold a blocking query for its whole wait plus jitter (≤ wait/16): wait longer than that.
+    const timeout = (blocking ? effectiveWait(opts.waitMs, () => 1) : 0) + ATTEMPT_MS;
+    if (blocking) this.blocking.open++;
+    try {
+      const answer = this.link.call<ReadReply<T>>('client.read', req, timeout, timeout + BUDGET_MS);
+      const reply = signal ? await abortable(answer, signal) : await answer;
+      return fromEnvelope(reply);
+    } finally {
+      if (blocking) this.blocking.open--;
+    }
+  }
+}
+
+/** Stop waiting when the HTTP client goes away (the server's wait then ends on its own). */
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('client went away'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error('client went away'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

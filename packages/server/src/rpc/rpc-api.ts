@@ -1,0 +1,24 @@
+// What the layers above rpc/ may call (the HTTP routes, DNS, the agent's mesh and checks): one
+// interface with two implementations. On a server it is `Rpc` (rpc.ts: Raft, forwarding to the
+// leader, consistency modes); on a client agent it is `ForwardingRpc` (client/forwarding-rpc.ts:
+// every request sent to a live server, which then takes the server path). The edge never knows
+// which one it runs on.
+import type { ApplyOptions, ReadReply } from './contract';
+import type { OpenQueries } from './blocking';
+import type { QueryOptions } from './query-options';
+import type { AclResolver } from '../acl/authorization';
+import type { LeaderCalls } from './leader-calls';
+import type { Command } from '@registry/store';
+
+/** Running calls on the leader (and, on a server, serving them). */
+export type LeaderCallsApi = Pick<LeaderCalls, 'call' | 'handle'>;
+
+export interface RpcApi {
+  apply(cmd: Command, options?: ApplyOptions): Promise<unknown>;
+  read<T = unknown>(name: string, args: unknown, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<T>>;
+  readonly leader: LeaderCallsApi;
+  /** The resolver agent-local routes check their tokens with. */
+  readonly aclResolver: AclResolver;
+  /** Blocking queries waiting here now (metrics). */
+  readonly blocking: OpenQueries;
+}
