@@ -1,13 +1,7 @@
 // The one place a request's token becomes an Authorizer. Reads get it in their ReadContext and
-// filter; writes are checked on the leader, against the leader's state, by authorizeCommand.
+// filter; writes are checked on the leader, against the leader's state, by the endpoint of their
+// area (endpoints/writes.ts, through rpc's WriteGate).
 import { Authorizer } from '@registry/acl';
-import type { Command, Store } from '@registry/store';
-import { forbidden } from '../errors';
-import { authorizeConnectCommand } from '../connect/connect-authorization';
-import { authorizeDeregister, authorizeRegister } from './catalog-authorization';
-import { authorizeKvOps, authorizeSessionCreate, authorizeSessionDestroy } from '../sessions/authorize';
-import { authorizeQueryDelete, authorizeQuerySet } from '../queries/authorize';
-import { authorizeTxnOps } from './txn-authorization';
 
 export interface AclResolver {
   /** The Authorizer for a token secret (undefined → anonymous); throws 403 `ACL not found`. */
@@ -20,94 +14,3 @@ export const allowAllResolver: AclResolver = {
   enabled: false,
   resolve: () => Authorizer.allowAll(),
 };
-
-/**
- * Refuse `cmd` unless `authz` allows it (consul-behaviour §2.9). Runs on the leader just before
- * the command is proposed. One case per command type; a command type without a case is refused,
- * so a new write cannot silently skip its ACL check.
- */
-export function authorizeCommand(cmd: Command, authz: Authorizer, store: Store, aclEnabled = true): void {
-  switch (cmd.type) {
-    // ACLs off: catalog writes skip the checks entirely (and so the "Unknown service" answers).
-    case 'catalog.register':
-      if (aclEnabled) authorizeRegister(cmd.req, authz, store);
-      return;
-    case 'catalog.deregister':
-      if (aclEnabled) authorizeDeregister(cmd.req, authz, store);
-      return;
-    // Issued by the leader itself (internal); never on a client's behalf.
-    case 'acl.builtins':
-      throw forbidden();
-    // Anyone may bootstrap (once); creating the initial management token regardless is the leader's.
-    case 'acl.bootstrap':
-      if (cmd.orCreate) throw forbidden();
-      return;
-    case 'acl.token-create':
-    case 'acl.token-update':
-    case 'acl.token-clone':
-    case 'acl.token-delete':
-    case 'acl.policy-create':
-    case 'acl.policy-update':
-    case 'acl.policy-delete':
-      if (!authz.aclWrite()) throw forbidden();
-      return;
-    // Clients' updates (PUT /v1/coordinate/update) need node:write; servers' own are internal.
-    case 'coordinate.update':
-      for (const u of cmd.updates ?? []) if (!authz.nodeWrite(u.Node)) throw forbidden();
-      return;
-    // Replacing the whole state is management's alone (Consul: acl = "write", its Snapshot() rule).
-    // (ACLs off: anyone, as in Consul, where no authorizer means no check.)
-    case 'snapshot.restore':
-      if (aclEnabled && !authz.snapshot()) throw forbidden();
-      return;
-    case 'area.create':
-    case 'area.update':
-    case 'area.delete':
-    case 'area.servers':
-      if (!authz.operatorWrite()) throw forbidden();
-      return;
-    case 'autopilot.set-config':
-      if (!authz.operatorWrite()) throw forbidden();
-      return;
-    case 'event.fire':
-      if (!authz.eventWrite(cmd.event?.Name ?? '')) throw forbidden();
-      return;
-    case 'session.create':
-      authorizeSessionCreate(cmd.session.Node, authz);
-      return;
-    case 'session.destroy':
-      authorizeSessionDestroy(cmd.id, authz, store);
-      return;
-    case 'kv.apply':
-      authorizeKvOps([cmd.op], authz);
-      return;
-    case 'kv.txn':
-      authorizeKvOps(cmd.ops, authz);
-      return;
-    case 'txn':
-      authorizeTxnOps(cmd.ops, authz, store);
-      return;
-    case 'query.set':
-      authorizeQuerySet(cmd.query, authz, store);
-      return;
-    case 'query.delete':
-      authorizeQueryDelete(cmd.id, authz, store);
-      return;
-    case 'intention.upsert':
-    case 'intention.delete':
-    case 'ca.initialize':
-    case 'ca.rotate':
-    case 'ca.set-config':
-    case 'ca.serials':
-    case 'ca.prune':
-      authorizeConnectCommand(cmd, authz, store);
-      return;
-    default: {
-      // Every command type has its case: a new one fails to compile here until it is given one.
-      const unhandled: never = cmd;
-      // Bytes from the wire may still name no known type: refused, never allowed by default.
-      void unhandled;
-      throw forbidden();
-    }
-  }
-}

@@ -10,6 +10,7 @@ import { LevelStorage, RaftNode, TcpTransport, type ServerInfo } from '@registry
 import { Store, type Command } from '@registry/store';
 import type { AgentConfig } from '../config/config';
 import { readEndpoints } from '../endpoints';
+import { endpointWrites } from '../endpoints/writes';
 import { createApp } from '../http/app';
 import { uiAssets } from '../ui/ui-assets';
 import { createHttpServer, httpAddressOf, listenHttp } from '../http/http-server';
@@ -191,7 +192,7 @@ export class Agent {
       nodeMeta: config.nodeMeta,
       ...(config.nonVoter ? { nonVoter: true } : {}),
     };
-    const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints);
+    const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints, endpointWrites);
     rpc.setObserver(metrics.rpcObserver);
     metrics.watch({ raft, store, blocking: rpc.blocking });
     rpc.setForwardLogger(logger.child({ module: 'agent.rpc' }));

@@ -1,5 +1,5 @@
 // ACL checks of the intention and CA commands (consul-behaviour §2.9), run on the leader by
-// authorizeCommand: intention writes need `intentions:write` on the destination (the old one too
+// authorizeCommand (endpoints/writes.ts): intention writes need `intentions:write` on the destination (the old one too
 // when an update moves it); CA settings need operator:write; the CA's own bookkeeping (initialise,
 // serials, pruning) is only ever issued by servers themselves, as internal commands.
 import type { Authorizer } from '@registry/acl';

@@ -1,9 +1,9 @@
 // A /v1/txn whose ops only read — KV get/get-tree/check-index/check-session/check-not-exists and
 // Node/Service/Check `get` — is served as a read, as Consul's Txn.Read: no Raft entry, and the
 // request's consistency mode (?stale, ?consistent) applies. Every op is authorised as the write
-// path does (acl/txn-authorization.ts), before anything is evaluated.
+// path does (endpoints/txn-writes.ts), before anything is evaluated.
 import { CommandError, type FullTxnReply, type TxnOpInput } from '@registry/store';
-import { authorizeTxnOps } from '../acl/txn-authorization';
+import { authorizeTxnOps } from './txn-writes';
 import { badRequest } from '../errors';
 import type { ReadEndpoint } from './read-context';
 

@@ -8,9 +8,9 @@ import { blockingQuery, effectiveWait, type QueryResult } from './blocking';
 import { NO_LEADER, badRequest, noLeader, outcomeUnknown, serverError } from '../errors';
 import type { QueryOptions } from './query-options';
 import type { ReadEndpoint } from './read-endpoint';
-import { allowAllResolver, authorizeCommand, type AclResolver } from '../acl/authorization';
+import { allowAllResolver, type AclResolver } from '../acl/authorization';
 import { errorOf, fromEnvelope, toEnvelope, type Envelope } from './envelope';
-import { lockDelayVerdict } from '../sessions/lock-delay-gate';
+import type { WriteGate } from './write-gate';
 import { REUSABLE_READS, ReusedReads } from './reused-reads';
 import { noRemoteDatacenters, type RemoteDatacenters } from './remote-datacenters';
 import { RequestIds } from './request-ids';
@@ -77,6 +77,8 @@ export class Rpc {
     private readonly transport: Transport,
     private readonly datacenter: string,
     private readonly reads: Record<string, ReadEndpoint>,
+    /** The write endpoints' leader-side checks (ACL, lock-delay): endpoints/writes.ts. */
+    private readonly writes: WriteGate,
     private acl: AclResolver = allowAllResolver,
   ) {
     this.leaderWait = new LeaderWait(raft);
@@ -254,10 +256,8 @@ export class Rpc {
   private async proposeHere(req: ForwardedApply): Promise<Envelope> {
     const { cmd } = req;
     try {
-      if (!req.internal) authorizeCommand(cmd, this.acl.resolve(req.token), this.store, this.acl.enabled);
-      // A lock on a key in its lock-delay answers false without a write (Consul's KVS.Apply).
-      const delayed = lockDelayVerdict(cmd, this.store);
-      if (delayed !== undefined) return { ok: true, value: delayed };
+      const answer = this.writes.admit(cmd, req.internal ? null : this.acl.resolve(req.token), this.store, this.acl.enabled);
+      if (answer !== undefined) return { ok: true, value: answer };
     } catch (err) {
       return toEnvelope(err);
     }

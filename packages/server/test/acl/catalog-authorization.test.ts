@@ -1,7 +1,7 @@
 // Who may register and deregister what (consul-behaviour §2.9), against a store, without HTTP.
 import { Authorizer, parseRules } from '@registry/acl';
 import { Store, type RegisterRequest } from '@registry/store';
-import { authorizeCommand } from '../../src/acl/authorization';
+import { authorizeCommand } from '../../src/endpoints/writes';
 import { RegistryError } from '../../src/errors';
 import { statusOf } from '../../src/http/error-status';
 

@@ -6,7 +6,7 @@
 import type { Authorizer } from '@registry/acl';
 import type { KvOp, Store, TxnOpInput } from '@registry/store';
 import { forbidden } from '../errors';
-import { kvOpAllowed } from '../sessions/authorize';
+import { kvOpAllowed } from './kv-writes';
 
 const text = (v: unknown) => (typeof v === 'string' ? v : '');
 const fold = (s: string) => s.toLowerCase();
