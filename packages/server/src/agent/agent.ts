@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
-import { LevelStorage, RaftNode, TcpTransport, type ServerInfo } from '@registry/raft';
+import { LevelStorage, RaftNode, TcpTransport, type RaftStorage, type ServerInfo, type Transport } from '@registry/raft';
 import { Store, type Command } from '@registry/store';
 import type { AgentConfig } from '../config/config';
 import { readEndpoints } from '../endpoints';
@@ -87,6 +87,16 @@ function testDialMap(): Record<string, string> | undefined {
 
 export interface AgentOptions {
   logger?: Logger;
+  /**
+   * Makes the server's Raft storage from its LevelDB (default: the Raft log in that database).
+   * Tests run agents on MemoryStorage (hashicorp/raft's LogStore seam).
+   */
+  storage?: (db: Level<string, unknown>) => RaftStorage;
+  /**
+   * Makes the server-port transport (Raft, RPC, joins). Default: TCP on `bind`:`serverPort`, with
+   * TLS when configured. Tests can put several agents on one InMemoryNetwork in one process.
+   */
+  transport?: (config: AgentConfig) => Promise<Transport>;
   /** Re-reads the configuration for a reload (SIGHUP, PUT /v1/agent/reload); throws ConfigError when it is invalid. */
   loadConfig?: () => AgentConfig;
 }
@@ -127,7 +137,7 @@ export class Agent {
     readonly dataDir: string,
     private readonly tempDataDir: boolean,
     private readonly db: Level<string, unknown>,
-    readonly transport: TcpTransport,
+    readonly transport: Transport,
     readonly store: Store,
     readonly raft: RaftNode,
     readonly self: ServerFacts,
@@ -165,15 +175,18 @@ export class Agent {
     await db.open();
 
     const tls = await loadAgentTls(config.tls, config.datacenter);
-    const transport = await TcpTransport.listen({ host: config.bind, port: config.serverPort, dialMap: testDialMap(), tls: tls.rpc });
+    const transport = options.transport
+      ? await options.transport(config)
+      : await TcpTransport.listen({ host: config.bind, port: config.serverPort, dialMap: testDialMap(), tls: tls.rpc });
     const advertiseHost = config.advertise ?? (config.bind === '0.0.0.0' || config.bind === '::' ? '127.0.0.1' : config.bind);
-    const address = `${advertiseHost}:${portOf(transport.address)}`;
+    // A transport given by the caller (tests: an in-memory network) is reached at its own address.
+    const address = options.transport ? transport.address : `${advertiseHost}:${portOf(transport.address)}`;
     const store = new Store({ datacenter: config.datacenter });
     const metrics = new Metrics(config.telemetry);
     metrics.start();
     const raft = await RaftNode.create({
       id: nodeId,
-      storage: new LevelStorage({ db, prefix: 'raft' }),
+      storage: options.storage ? options.storage(db) : new LevelStorage({ db, prefix: 'raft' }),
       transport,
       fsm: storeStateMachine(store, (type, ms) => metrics.fsmApplied(type, ms)),
       observer: metrics.raftObserver,
