@@ -6,6 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { CliError } from './cli-error';
+import { tlsCause } from './tls-cause';
 
 /** The flags every HTTP command takes (commander's camel-cased names of Consul's flags). */
 export interface HttpFlags {
@@ -113,6 +114,8 @@ function caBundle(caFile?: string, caPath?: string): string[] | undefined {
 
 /** Node's error codes in the words Go's net package uses. */
 function causeOf(err: NodeJS.ErrnoException, label: string): string {
+  const tls = tlsCause(err);
+  if (tls) return `${tls} ${label}`;
   switch (err.code) {
     case 'ECONNREFUSED':
       return `connection refused ${label}`;

@@ -105,10 +105,10 @@ function kvPut(): Command {
       if (o.release) query.release = o.session;
       const ok = (await clientOf(o).request('PUT', kvPath(key), { query, body: value })).json<boolean>();
       if (o.acquire) {
-        if (!ok) throw usage('Error! Failed to acquire lock');
+        if (!ok) throw usage('Error! Did not acquire lock');
         out(`Success! Lock acquired on: ${key}`);
       } else if (o.release) {
-        if (!ok) throw usage(`Error! Failed to release lock`);
+        if (!ok) throw usage('Error! Did not release lock');
         out(`Success! Lock released on: ${key}`);
       } else if (o.cas && !ok) {
         throw usage(`Error! Did not write to ${key}: CAS failed`);
