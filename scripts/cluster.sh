@@ -16,7 +16,9 @@
 # -bootstrap-expect 3 -retry-join. Data dirs, logs and pid files live under
 # ${REGISTRY_CLUSTER_DIR:-$PWD/.data/cluster}/sN/. Data survives stop/start; `clean` removes it.
 # REGISTRY_CLUSTER_BIN runs another JS entry point instead of packages/cli/bin/registry.js,
-# REGISTRY_LOG_LEVEL sets -log-level (default info). Needs `npm run build` first.
+# REGISTRY_LOG_LEVEL sets -log-level (default info). REGISTRY_NON_VOTERS=K (default 0) adds servers
+# s4..s(3+K) started with -non-voter (Raft learners, issue #14): they join the three voters and
+# serve reads but never vote; server numbers then go up to 3+K. Needs `npm run build` first.
 set -euo pipefail
 # Node cannot raise its own descriptor limit; the servers size their HTTP connection cap from it.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -28,10 +30,13 @@ HTTP_BASE=${REGISTRY_HTTP_BASE:-8500}
 SERVER_BASE=${REGISTRY_SERVER_BASE:-8300}
 BIN=$(realpath -m "${REGISTRY_CLUSTER_BIN:-$ROOT/packages/cli/bin/registry.js}")
 LOG_LEVEL=${REGISTRY_LOG_LEVEL:-info}
-N_SERVERS=3
+N_VOTERS=3
+N_NON_VOTERS=${REGISTRY_NON_VOTERS:-0}
+[[ "$N_NON_VOTERS" =~ ^[0-9]$ ]] || { echo "REGISTRY_NON_VOTERS must be 0..9 (got '$N_NON_VOTERS')" >&2; exit 2; }
+N_SERVERS=$((N_VOTERS + N_NON_VOTERS))
 START_TIMEOUT_S=30
 
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 http_port() { echo $((HTTP_BASE + $1 - 1)); }
 server_port() { echo $((SERVER_BASE + $1 - 1)); }
@@ -39,7 +44,7 @@ pid_file() { echo "$DIR/s$1/pid"; }
 log_file() { echo "$DIR/s$1/server.log"; }
 
 check_n() {
-  [[ "${1:-}" =~ ^[1-3]$ ]] || { echo "server number must be 1, 2 or 3 (got '${1:-}')" >&2; exit 2; }
+  [[ "${1:-}" =~ ^[1-9]$ ]] && [ "$1" -le "$N_SERVERS" ] || { echo "server number must be 1..$N_SERVERS (got '${1:-}')" >&2; exit 2; }
 }
 
 # The pid recorded for server N, if that process is alive and still one we started
@@ -55,16 +60,18 @@ live_pid() {
 }
 
 start_server() {
-  local n=$1 i joins=()
+  local n=$1 i joins=() role=(-bootstrap-expect $N_VOTERS)
   if live_pid "$n" >/dev/null; then echo "s$n already running (pid $(live_pid "$n"))"; return 0; fi
   for i in $(seq 1 $N_SERVERS); do
     [ "$i" -ne "$n" ] && joins+=(-retry-join "$HOST:$(server_port "$i")")
   done
+  # Non-voters never bootstrap: they join the voters' cluster through its leader.
+  [ "$n" -gt $N_VOTERS ] && role=(-bootstrap-expect 0 -non-voter)
   mkdir -p "$DIR/s$n/data"
   echo "--- $(date -u +%FT%TZ) cluster.sh: starting s$n" >>"$(log_file "$n")"
   (cd "$ROOT" && exec node "$BIN" agent -server -node "s$n" -datacenter dc1 -data-dir "$DIR/s$n/data" \
     -bind "$HOST" -client "$HOST" -http-port "$(http_port "$n")" -server-port "$(server_port "$n")" \
-    -bootstrap-expect $N_SERVERS "${joins[@]}" -log-level "$LOG_LEVEL" \
+    "${role[@]}" "${joins[@]}" -log-level "$LOG_LEVEL" \
     >>"$(log_file "$n")" 2>&1 </dev/null) &
   echo $! >"$(pid_file "$n")"
   echo "s$n started (pid $!): http://$HOST:$(http_port "$n"), server $HOST:$(server_port "$n")"
@@ -89,7 +96,7 @@ leader_of() {
   fi
 }
 
-# "N <http> <server address>" of the leader named by a majority of the three, or nothing.
+# "N <http> <server address>" of the leader named by a majority of the servers, or nothing.
 leader() {
   local i a answers=() votes
   for i in $(seq 1 $N_SERVERS); do answers+=("$(leader_of "$i")"); done

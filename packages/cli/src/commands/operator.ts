@@ -1,4 +1,4 @@
-// `registry operator raft list-peers|remove-peer|transfer-leader`.
+// `registry operator raft list-peers|remove-peer|transfer-leader|promote`.
 import { Command } from 'commander';
 import { attempt, usage } from '../action';
 import { clientOf, withServerFlags } from '../http-flags';
@@ -53,6 +53,27 @@ export function operatorCommand(): Command {
         const o = transfer.opts();
         await clientOf(o).request('POST', '/v1/operator/raft/transfer-leader', { query: { id: o.id } });
         out('Success');
+      }),
+    ),
+  );
+
+  // Issue #14: a non-voting server (-non-voter) becomes a voter. Given as an argument (id or
+  // address, told apart by the colon of host:port) or with -id / -address like remove-peer.
+  const promote = withServerFlags(new Command('promote').description('make a non-voting server a voter'))
+    .argument('[server]', 'the node ID or server-port address (ip:port) of the non-voter')
+    .option('--address <ip:port>', 'the server-port address of the non-voter')
+    .option('--id <id>', 'the node ID of the non-voter');
+  raft.addCommand(
+    promote.action((server: string | undefined) =>
+      attempt('Error promoting peer', async () => {
+        const o = promote.opts();
+        const given = [server, o.address, o.id].filter((v) => v !== undefined);
+        if (given.length === 0) throw usage('Error promoting peer: Must specify the server\'s id or address (or -id / -address)');
+        if (given.length > 1) throw usage('Error promoting peer: Must specify only one of <server>, -id or -address');
+        const byAddress = o.address !== undefined || (server !== undefined && server.includes(':'));
+        const value = (server ?? o.address ?? o.id) as string;
+        await clientOf(o).request('POST', '/v1/operator/raft/promote', { query: byAddress ? { address: value } : { id: value } });
+        out(byAddress ? `Promoted peer with address "${value}"` : `Promoted peer with id "${value}"`);
       }),
     ),
   );

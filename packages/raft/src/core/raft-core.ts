@@ -12,6 +12,7 @@ import {
   encodeConfiguration,
   decodeConfiguration,
   isVoter,
+  memberIds,
   voterIds,
   EMPTY_CONFIGURATION,
   type ConfChange,
@@ -132,7 +133,12 @@ export class RaftCore {
     }
     this.id = config.id;
     this.cfg = config;
-    this.tracker = new ProgressTracker(config.id, () => voterIds(this.configs.latest), config.maxInflight);
+    this.tracker = new ProgressTracker(
+      config.id,
+      () => voterIds(this.configs.latest),
+      () => memberIds(this.configs.latest),
+      config.maxInflight,
+    );
     const snapshot = restore.snapshot;
     const offsetIndex = snapshot?.index ?? 0;
     const offsetTerm = snapshot?.term ?? 0;
@@ -357,7 +363,7 @@ export class RaftCore {
     if (this._role !== 'leader' || this.transferee !== null || !this.leaderReady) return null;
     if (this.configs.latestIndex > this.commit) return null;
     const next = applyConfChange(this.configs.latest, change);
-    if (next.servers.length === 0) return null;
+    if (voterIds(next).length === 0) return null;
     const index = this.log.lastIndex + 1;
     this.appendAsLeader([{ term: this._term, index, type: EntryType.Config, data: encodeConfiguration(next) }]);
     return { index, term: this._term };
@@ -381,7 +387,7 @@ export class RaftCore {
     const target = to ?? this.tracker.mostUpToDate();
     if (target === undefined || target === this.id || target === this.transferee) return;
     const pr = this.tracker.get(target);
-    if (!pr) return;
+    if (!pr || !this.tracker.isVoter(target)) return; // a learner cannot stand for election
     this.transferee = target;
     this.transferElapsed = 0;
     if (pr.match === this.log.lastIndex) this.send({ type: 'timeoutNow', to: target, term: this._term });

@@ -7,18 +7,24 @@
 // Voters are read through `voters()` at every question rather than cached: the
 // latest configuration changes whenever a Config entry is appended or truncated
 // (it is in force as soon as it is in the log, Raft thesis §4.1).
+//
+// Learners (etcd's tracker keeps them in `Learners` beside `Voters`): the leader tracks their
+// progress like a voter's, so they receive the log, heartbeats and snapshots, but every quorum
+// question below asks only the voters, and a learner is never a leadership-transfer target.
 import { Progress } from './progress';
 import { hasQuorum, quorumIndex, voteOutcome, type VoteOutcome } from './quorum';
 import type { NodeId } from './types';
 
 export class ProgressTracker {
-  /** The other voters, leader only (empty in every other role). */
+  /** The other members (voters and learners), leader only (empty in every other role). */
   private progress = new Map<NodeId, Progress>();
   private votes = new Map<NodeId, boolean>();
 
   constructor(
     private readonly self: NodeId,
     private readonly voters: () => NodeId[],
+    /** Voters and learners: everyone the leader replicates to. */
+    private readonly members: () => NodeId[],
     private readonly maxInflight: number,
   ) {}
 
@@ -39,11 +45,12 @@ export class ProgressTracker {
   }
 
   /**
-   * Tracks exactly the other voters of the latest configuration: a new one starts probing
-   * at `next`, an existing one keeps its state. Returns the ids no longer tracked.
+   * Tracks exactly the other members (voters and learners) of the latest configuration: a new
+   * one starts probing at `next`, an existing one keeps its state (a learner promoted to voter
+   * keeps its match). Returns the ids no longer tracked.
    */
   sync(next: number): NodeId[] {
-    const others = this.voters().filter((id) => id !== this.self);
+    const others = this.members().filter((id) => id !== this.self);
     for (const id of others) {
       if (!this.progress.has(id)) this.progress.set(id, new Progress(id, next, this.maxInflight));
     }
@@ -57,11 +64,16 @@ export class ProgressTracker {
     return removed;
   }
 
-  /** The follower with the highest match index (the first tracked wins a tie). */
+  /** The voting follower with the highest match index (the first tracked wins a tie); learners cannot lead. */
   mostUpToDate(): NodeId | undefined {
+    const voters = new Set(this.voters());
     let best: Progress | undefined;
-    for (const pr of this.progress.values()) if (!best || pr.match > best.match) best = pr;
+    for (const pr of this.progress.values()) if (voters.has(pr.id) && (!best || pr.match > best.match)) best = pr;
     return best?.id;
+  }
+
+  isVoter(id: NodeId): boolean {
+    return this.voters().includes(id);
   }
 
   // ---------------------------------------------------------------- quorum questions

@@ -24,9 +24,14 @@ export interface Entry {
 export interface ServerInfo {
   id: NodeId;
   address: string;
+  /**
+   * A learner (etcd-io/raft's term; Consul's non-voter): it receives the log and may serve reads,
+   * but never votes, never stands for election and never counts toward a quorum. Absent: a voter.
+   */
+  learner?: boolean;
 }
 
-/** The set of voters. Changes one server at a time (Raft thesis §4.1). */
+/** The voters and learners. Changes one server at a time (Raft thesis §4.1). */
 export interface Configuration {
   servers: ServerInfo[];
 }

@@ -4,6 +4,7 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { RaftCore } from '../core/raft-core';
+import type { ConfChange } from '../core/configuration';
 import {
   EntryType,
   type Configuration,
@@ -46,6 +47,8 @@ export class NodeStoppedError extends Error {
 /** Retry schedules: a failed Ready write, and a failed background snapshot write. */
 const LOG_RETRY = { firstMs: 100, maxMs: 2_000 };
 const SNAPSHOT_RETRY = { firstMs: 1_000, maxMs: 10_000 };
+/** How far (entries) behind the leader's log a learner may be and still be promoted. */
+const PROMOTE_MAX_LAG = 1_000;
 
 /**
  * One Raft server. Events: 'leader' (ServerInfo | null) when the known leader changes,
@@ -269,6 +272,14 @@ export class RaftNode extends EventEmitter {
     return this.core.term;
   }
 
+  /**
+   * The term of the log entry at `index` (a backup's meta names the term its state was written in),
+   * or undefined once that entry is compacted away and is not the latest snapshot's own index.
+   */
+  termAt(index: number): number | undefined {
+    return this.core.termAt(index) ?? (this.latestSnapshot?.meta.index === index ? this.latestSnapshot.meta.term : undefined);
+  }
+
   lastContactMs(): number {
     // A leader that cannot write has not led since its fault began.
     if (this.core.role === 'leader') return this.logFault ? Date.now() - this.logFault.since : 0;
@@ -308,9 +319,28 @@ export class RaftNode extends EventEmitter {
     return this.core.configuration.servers.map((s) => ({ ...s }));
   }
 
+  /** Adds a voter, or a learner (non-voter) when `server.learner` is set; one change at a time. */
   async addServer(server: ServerInfo): Promise<void> {
     this.learnAddresses({ servers: [server] });
-    await this.changeConfiguration({ type: 'add', server });
+    await this.changeConfiguration({ type: server.learner ? 'addLearner' : 'add', server });
+  }
+
+  /**
+   * Makes learner `id` a voter. Refused unless it is a learner that has caught up to within
+   * PROMOTE_MAX_LAG entries of the leader's log: a voter that is far behind cannot help commit
+   * until it has caught up, and with it the quorum grows (Consul's autopilot promotes only
+   * healthy, caught-up non-voters for the same reason).
+   */
+  async promote(id: NodeId): Promise<void> {
+    const server = this.core.configuration.servers.find((s) => s.id === id);
+    if (!server) throw new Error(`no server ${id} in the configuration`);
+    if (!server.learner) throw new Error(`server ${id} is already a voter`);
+    if (!this.isLeader()) throw new NotLeaderError(this.leader());
+    const match = this.core.status().progress?.[id]?.match ?? 0;
+    if (match + PROMOTE_MAX_LAG < this.core.lastIndex) {
+      throw new Error(`server ${id} has not caught up yet (at ${match} of ${this.core.lastIndex})`);
+    }
+    await this.changeConfiguration({ type: 'add', server: { id: server.id, address: server.address } });
   }
 
   async removeServer(id: NodeId): Promise<void> {
@@ -323,8 +353,8 @@ export class RaftNode extends EventEmitter {
   transferLeadership(to?: NodeId, timeoutMs = 5000): Promise<void> {
     if (this.logFault) return Promise.reject(new StorageFaultError(this.logFault.message));
     if (!this.isLeader()) return Promise.reject(new NotLeaderError(this.leader()));
-    if (this.core.configuration.servers.every((s) => s.id === this.id)) {
-      return Promise.reject(new Error('no other server to transfer leadership to'));
+    if (this.core.configuration.servers.every((s) => s.id === this.id || s.learner)) {
+      return Promise.reject(new Error('no other voter to transfer leadership to'));
     }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -377,7 +407,7 @@ export class RaftNode extends EventEmitter {
 
   // ---- the loop ----
 
-  private async changeConfiguration(change: { type: 'add' | 'remove'; server: ServerInfo }): Promise<void> {
+  private async changeConfiguration(change: ConfChange): Promise<void> {
     if (this.stopped) throw new NodeStoppedError();
     if (this.logFault) throw new StorageFaultError(this.logFault.message);
     if (!this.isLeader()) throw new NotLeaderError(this.leader());

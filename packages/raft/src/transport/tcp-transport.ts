@@ -24,12 +24,19 @@ export interface TcpTransportOptions {
    */
   dialMap?: Readonly<Record<string, string>>;
   /**
-   * TLS on this port, both ways (docs/operations.md "TLS"): `server` makes the listener accept TLS
-   * only (with `requestCert` + `rejectUnauthorized`, only peers with a certificate from its CA);
-   * `dial` is how connections to other servers are made (CA, own certificate, name check).
+   * TLS on this port (docs/operations.md "TLS"): `server` makes the listener accept TLS (with
+   * `requestCert` + `rejectUnauthorized`, only peers with a certificate from its CA); with
+   * `acceptPlain` it takes plain connections too, told apart by their first byte (a TLS handshake
+   * starts with 0x16, a frame with the high byte of its length, < 0x16 under the 256 MiB a frame
+   * on a new connection may carry here), as Consul's RPC port serves both unless verify_incoming_rpc.
+   * `dial` is how connections to other servers are made by default (CA, own certificate, name
+   * check); absent: plain. setDialTls() overrides it per address (area links, UseTLS).
    */
-  tls?: { server: TlsOptions; dial: ConnectionOptions };
+  tls?: { server: TlsOptions; dial?: ConnectionOptions; acceptPlain?: boolean };
 }
+
+/** First byte of a TLS record carrying a handshake (a ClientHello). */
+const TLS_HANDSHAKE = 0x16;
 
 interface PendingCall {
   address: string;
@@ -47,6 +54,8 @@ export class TcpTransport implements Transport {
   private readonly inbound = new Set<Socket>();
   private readonly handlers = new Map<string, Handler>();
   private readonly pending = new Map<number, PendingCall>();
+  /** Per-address dial options set by setDialTls (null: plain). */
+  private readonly dialOverrides = new Map<string, ConnectionOptions | null>();
   private messageHandler: (message: Message, fromAddress?: string) => void = () => undefined;
   private nextCallId = 1;
   private closed = false;
@@ -57,16 +66,26 @@ export class TcpTransport implements Transport {
     private readonly maxFrameBytes: number,
     private readonly defaultTimeoutMs: number,
     private readonly dialMap: Readonly<Record<string, string>> = {},
-    private readonly dialTls?: ConnectionOptions,
+    private readonly dialTls: ConnectionOptions | undefined,
+    tls: TcpTransportOptions['tls'],
   ) {
     // A TLS server hands over the socket once the handshake (and client-certificate check) passed;
     // a failed handshake (a plain client, a certificate from another CA) just closes it.
-    server.on(dialTls ? 'secureConnection' : 'connection', (socket: Socket) => this.accept(socket));
-    if (dialTls) server.on('tlsClientError', () => undefined);
+    if (!tls) server.on('connection', (socket: Socket) => this.accept(socket));
+    else if (!tls.acceptPlain) {
+      server.on('secureConnection', (socket: Socket) => this.accept(socket));
+      server.on('tlsClientError', () => undefined);
+    } else {
+      const secure = createTlsServer({ ...tls.server, noDelay: true });
+      secure.on('secureConnection', (socket: Socket) => this.accept(socket));
+      secure.on('tlsClientError', () => undefined);
+      server.on('connection', (socket: Socket) => this.sniff(socket, secure));
+    }
   }
 
   static async listen(options: TcpTransportOptions): Promise<TcpTransport> {
-    const server = options.tls ? createTlsServer({ ...options.tls.server, noDelay: true }) : createServer({ noDelay: true });
+    const tlsOnly = options.tls && !options.tls.acceptPlain;
+    const server = tlsOnly ? createTlsServer({ ...options.tls!.server, noDelay: true }) : createServer({ noDelay: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port, options.host, () => {
@@ -83,7 +102,26 @@ export class TcpTransport implements Transport {
       options.defaultTimeoutMs ?? 5000,
       options.dialMap,
       options.tls?.dial,
+      options.tls,
     );
+  }
+
+  /**
+   * How connections to `address` are made from now on: with these TLS options, plain (null), or as
+   * the transport's default (undefined). A connection already open another way is closed (calls
+   * on it fail as on any lost link; the next one dials anew).
+   */
+  setDialTls(address: string, tls: ConnectionOptions | null | undefined): void {
+    const current = this.dialOverrides.has(address) ? this.dialOverrides.get(address) : undefined;
+    if (current === tls) return;
+    if (tls === undefined) this.dialOverrides.delete(address);
+    else this.dialOverrides.set(address, tls);
+    const peer = this.peers.get(address);
+    if (peer) {
+      peer.close();
+      this.peers.delete(address);
+      this.failCallsTo(address, new Error('link security changed'));
+    }
   }
 
   send(to: ServerInfo, message: Message): void {
@@ -144,7 +182,7 @@ export class TcpTransport implements Transport {
           onDown: (error) => this.failCallsTo(address, error),
         },
         this.maxFrameBytes,
-        this.dialTls,
+        this.dialOverrides.has(address) ? (this.dialOverrides.get(address) ?? undefined) : this.dialTls,
       );
       this.peers.set(address, peer);
     }
@@ -172,6 +210,25 @@ export class TcpTransport implements Transport {
     for (const [id, call] of this.pending) {
       if (call.address === address) this.settle(id)?.reject(new RpcConnectionError(address, call.method, error));
     }
+  }
+
+  /** A connection to a port serving TLS and plain: its first byte says which it is. */
+  private sniff(socket: Socket, secure: Server): void {
+    if (this.closed) {
+      socket.destroy();
+      return;
+    }
+    // Held until it closes: close() ends a connection whether or not it became TLS.
+    this.inbound.add(socket);
+    socket.on('close', () => this.inbound.delete(socket));
+    socket.on('error', () => undefined);
+    socket.once('data', (first: Buffer) => {
+      socket.pause();
+      socket.unshift(first);
+      if (first[0] === TLS_HANDSHAKE) secure.emit('connection', socket);
+      else this.accept(socket);
+      process.nextTick(() => socket.resume());
+    });
   }
 
   private accept(socket: Socket): void {

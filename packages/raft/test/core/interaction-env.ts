@@ -6,8 +6,12 @@
 //
 // Commands (ids are 1..n; "ids..." means one or more):
 //   add-nodes <n> [pre-vote=false] [check-quorum=false] [election=10] [heartbeat=1]
-//             [max-inflight=8] [max-entries=64]
+//             [max-inflight=8] [max-entries=64] [learners=0]
 //       n bootstrapped nodes sharing the configuration {1..n}; their first Ready is persisted silently.
+//       With learners=k the last k of them are learners (non-voters).
+//   conf-change <leader> add|add-learner|remove <id>
+//                                  core.proposeConfChange() on the leader (add also promotes a learner)
+//   transfer-leadership <from>     (no target) to the most up-to-date voter
 //   campaign <id>                  core.campaign() (an election now, skipping pre-vote)
 //   tick-election <ids...>         `election` ticks each (exactly one election timeout: random() is 0)
 //   tick-heartbeat <ids...>        `heartbeat` ticks each
@@ -85,8 +89,16 @@ export class InteractionEnv {
         this.observe(this.node(a[0]), out, (core) => core.readIndex(int(a[1])));
         break;
       case 'transfer-leadership':
-        this.observe(this.node(a[0]), out, (core) => core.transferLeadership(this.node(a[1]).id));
+        this.observe(this.node(a[0]), out, (core) => core.transferLeadership(a[1] === undefined ? undefined : this.node(a[1]).id));
         break;
+      case 'conf-change': {
+        const type = ({ add: 'add', 'add-learner': 'addLearner', remove: 'remove' } as const)[a[1] as 'add' | 'add-learner' | 'remove'];
+        if (!type) throw new Error('conf-change needs add, add-learner or remove');
+        const target = this.node(a[2]);
+        const at = this.node(a[0]).core.proposeConfChange({ type, server: { id: target.id, address: `addr-${target.id}` } });
+        out.push(at === null ? 'conf change refused' : `proposed ${at.term}/${at.index}`);
+        break;
+      }
       case 'compact':
         out.push(...this.compact(this.node(a[0]), int(a[1])));
         break;
@@ -140,10 +152,14 @@ export class InteractionEnv {
     if (this.nodes.size > 0) throw new Error('add-nodes runs once per file');
     const flag = (key: string, dflt: boolean) => (opts.has(key) ? opts.get(key) === 'true' : dflt);
     const num = (key: string, dflt: number) => (opts.has(key) ? int(opts.get(key)!) : dflt);
-    const known = ['pre-vote', 'check-quorum', 'election', 'heartbeat', 'max-inflight', 'max-entries'];
+    const known = ['pre-vote', 'check-quorum', 'election', 'heartbeat', 'max-inflight', 'max-entries', 'learners'];
     for (const key of opts.keys()) if (!known.includes(key)) throw new Error(`unknown option '${key}'`);
     const idList = Array.from({ length: n }, (_, i) => String(i + 1));
-    const configuration: Configuration = { servers: idList.map((id) => ({ id, address: `addr-${id}` })) };
+    const learners = num('learners', 0);
+    if (learners >= n) throw new Error('at least one node must be a voter');
+    const configuration: Configuration = {
+      servers: idList.map((id, i) => (i >= n - learners ? { id, address: `addr-${id}`, learner: true } : { id, address: `addr-${id}` })),
+    };
     const out: string[] = [];
     for (const id of idList) {
       const config: CoreConfig = {

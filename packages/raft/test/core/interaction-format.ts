@@ -4,14 +4,16 @@
 // the core's internals can be reshaped without touching a single expected output.
 // The leader's send stamps (`seq`, echoed by answers) are left out: they number
 // every append, heartbeat and snapshot, and would only add noise to each line.
-import { decodeConfiguration, voterIds } from '../../src/core/configuration';
+import { decodeConfiguration, learnerIds, voterIds } from '../../src/core/configuration';
 import type { CoreStatus } from '../../src/core/raft-core';
 import { EntryType, type Configuration, type Entry, type HardState, type Message, type Ready, type SoftState } from '../../src/core/types';
 
 const utf8 = new TextDecoder();
 
+/** `voters=[1 2 3]`, followed by ` learners=[4 5]` when there are learners (older files stay unchanged). */
 export function voters(configuration: Configuration): string {
-  return `voters=[${voterIds(configuration).join(' ')}]`;
+  const learners = learnerIds(configuration);
+  return `voters=[${voterIds(configuration).join(' ')}]` + (learners.length > 0 ? ` learners=[${learners.join(' ')}]` : '');
 }
 
 export function formatEntry(e: Entry): string {

@@ -1,6 +1,8 @@
 // Random faults and client activity for one simulated run, drawn from the
 // cluster's seeded PRNG so a seed replays exactly.
 import { TICK, type SimCluster } from './sim-cluster';
+import type { ConfChange } from '../../src/core/configuration';
+import type { RaftCore } from '../../src/core/raft-core';
 
 export interface RunSummary {
   crashes: number;
@@ -21,6 +23,11 @@ export interface FaultRates {
    * vote too, the remaining majority could be unable to elect anyone.
    */
   loseLogRate?: number;
+  /**
+   * Membership changes also add learners, promote learners to voters and demote voters to
+   * learners (absent: voters only, and no random number is drawn for it, so older runs replay).
+   */
+  learners?: boolean;
 }
 
 /** One time unit of chaos: maybe inject a fault or a client action, then let the cluster react. */
@@ -62,7 +69,9 @@ export function chaosStep(sim: SimCluster, summary: RunSummary, faults: FaultRat
       summary.snapshots++;
     }
   }
-  if (leader && rng.chance(0.003) && !sim.recovering()) {
+  if (leader && rng.chance(0.003) && !sim.recovering() && faults.learners) {
+    if (learnerChange(sim, leader.core!)) summary.confChanges++;
+  } else if (leader && rng.chance(0.003) && !sim.recovering()) {
     const members = leader.core!.configuration.servers.map((s) => s.id);
     const others = sim.servers.map((s) => s.id).filter((id) => !members.includes(id));
     const remove = members.length > 3 && (others.length === 0 || rng.chance(0.5));
@@ -77,6 +86,38 @@ export function chaosStep(sim: SimCluster, summary: RunSummary, faults: FaultRat
     summary.transfers++;
   }
   sim.processReadies();
+}
+
+/**
+ * One random single-server change with learners: add a non-member as a learner or a voter, promote
+ * a learner, demote a voter (never below three voters) or remove a member (never a voter below
+ * three). Returns whether the leader accepted it (one change at a time).
+ */
+function learnerChange(sim: SimCluster, core: RaftCore): boolean {
+  const rng = sim.rng;
+  const servers = core.configuration.servers;
+  const voters = servers.filter((s) => !s.learner).map((s) => s.id);
+  const learners = servers.filter((s) => s.learner).map((s) => s.id);
+  const others = sim.servers.map((s) => s.id).filter((id) => !servers.some((m) => m.id === id));
+  const choice = rng.pick(['add-learner', 'add-voter', 'promote', 'demote', 'remove-learner', 'remove-voter'] as const);
+  const change = ((): ConfChange | undefined => {
+    const of = (type: ConfChange['type'], id: string | undefined) => (id === undefined ? undefined : { type, server: { id, address: `addr-${id}` } });
+    switch (choice) {
+      case 'add-learner':
+        return others.length > 0 ? of('addLearner', rng.pick(others)) : undefined;
+      case 'add-voter':
+        return others.length > 0 ? of('add', rng.pick(others)) : undefined;
+      case 'promote':
+        return learners.length > 0 ? of('add', rng.pick(learners)) : undefined;
+      case 'demote':
+        return voters.length > 3 ? of('addLearner', rng.pick(voters)) : undefined;
+      case 'remove-learner':
+        return learners.length > 0 ? of('remove', rng.pick(learners)) : undefined;
+      case 'remove-voter':
+        return voters.length > 3 ? of('remove', rng.pick(voters)) : undefined;
+    }
+  })();
+  return change !== undefined && core.proposeConfChange(change) !== null;
 }
 
 /** Heals everything and waits (bounded) for a leader to commit a new proposal on every member. */

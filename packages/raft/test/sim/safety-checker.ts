@@ -44,6 +44,11 @@ export class SafetyChecker {
   private maxCommittedSeen = 0;
   private readonly readsIssued = new Map<number, { node: NodeId; mustSee: number }>();
 
+  /** A property of the run other than the ones below failed (e.g. a learner led). */
+  fail(message: string): never {
+    throw new SafetyViolation(message);
+  }
+
   /** Election Safety: at most one leader per term. */
   onLeader(node: NodeId, term: number): void {
     const other = this.leaderOfTerm.get(term);

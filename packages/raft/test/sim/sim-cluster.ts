@@ -5,6 +5,7 @@
 // same id and only their term and vote). Every effect is checked by a
 // SafetyChecker.
 import { RaftCore, type CoreConfig } from '../../src/core/raft-core';
+import { isVoter } from '../../src/core/configuration';
 import { EntryType, type Configuration, type Entry, type HardState, type Message, type NodeId, type Ready, type SnapshotMeta } from '../../src/core/types';
 import { Prng } from './prng';
 import { SafetyChecker, SafetyViolation, entryIdentity, nextDigest } from './safety-checker';
@@ -21,6 +22,8 @@ export interface SimOptions {
   servers: number;
   /** The first `members` servers are bootstrapped as the initial configuration. */
   members: number;
+  /** The last `learners` of those members are learners (non-voters); default 0. */
+  learners?: number;
   dropRate?: number;
   duplicateRate?: number;
   /** Messages take 1..maxDelay units (more than one tick reorders them). */
@@ -136,7 +139,8 @@ export class SimCluster {
     const configuration: Configuration = { servers: [] };
     for (let i = 1; i <= options.servers; i++) {
       const id = `n${i}`;
-      if (i <= options.members) configuration.servers.push({ id, address: `addr-${id}` });
+      const learner = i <= options.members && i > options.members - (options.learners ?? 0);
+      if (i <= options.members) configuration.servers.push(learner ? { id, address: `addr-${id}`, learner: true } : { id, address: `addr-${id}` });
       this.servers.push({
         id,
         core: null,
@@ -353,7 +357,7 @@ export class SimCluster {
     const leader = this.leader();
     if (!leader) return false;
     const committed = leader.core!.configurationAt(leader.core!.commitIndex);
-    const voters = (c: Configuration) => c.servers.map((m) => m.id).sort().join(',');
+    const voters = (c: Configuration) => c.servers.map((m) => `${m.id}${m.learner ? '~' : ''}`).sort().join(',');
     return committed.servers.every((m) => {
       const core = this.server(m.id).core;
       return core !== null && voters(core.configuration) === voters(committed);
@@ -434,6 +438,8 @@ export class SimCluster {
     if (rd.softState.role === 'leader') {
       this.stats.elections++;
       this.checker.onLeader(s.id, core.term);
+      // A learner never stands for election (it is not asked to either: no vote request goes to it).
+      if (!isVoter(core.configuration, s.id)) this.checker.fail(`${s.id} became leader of term ${core.term} while not a voter`);
       this.checker.checkLeaderCompleteness(s.id, core.term, core.lastIndex, (i) => core.termAt(i));
     }
   }

@@ -106,7 +106,7 @@ export class Agent {
   /** The HTTPS listener (ports.https), when configured. */
   private https: Server | null = null;
   /** TLS options read from cert_file/key_file/ca_file at start (tls/tls-files.ts). */
-  private tls: AgentTls = {};
+  private tls: Pick<AgentTls, 'https'> = {};
   /** The DNS interface (undefined when disabled or its default port was taken). */
   private dns: DnsServer | undefined;
   private stopping: Promise<void> | null = null;
@@ -235,8 +235,8 @@ export class Agent {
     agent.mesh = mesh;
     agent.sessions = installSessions({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }) });
     agent.tls = tls;
-    agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter });
-    agent.areas = installAreas({ self, version: VERSION, raft, store, rpc, transport, leaderDuties, translateWanAddrs: config.translateWanAddrs, logger: logger.child({ module: 'agent.areas' }) });
+    agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter, transport, logger: logger.child({ module: 'agent.snapshot' }) });
+    agent.areas = installAreas({ self, version: VERSION, raft, store, rpc, transport, leaderDuties, translateWanAddrs: config.translateWanAddrs, logger: logger.child({ module: 'agent.areas' }), secureLink: transport instanceof TcpTransport ? (address, dc, useTls) => transport.setDialTls(address, tls.wanDial(dc, useTls)) : undefined });
 
     raft.start();
     if (config.bootstrapExpect === 1 && raft.configuration().length === 0) {
@@ -335,6 +335,7 @@ export class Agent {
     this.lifecycle?.maintenance.stop();
     this.mesh?.stop();
     this.areas?.stop();
+    this.snapshots?.stop();
     await this.dns?.close();
     for (const http of [this.http, this.https]) {
       if (!http) continue;

@@ -111,13 +111,14 @@ export class AutopilotHealth {
           LastTerm: stats?.term ?? 0,
           LastIndex: stats?.lastIndex ?? 0,
           Healthy: healthy,
-          Voter: true,
+          Voter: !server.learner,
           StableSince: this.stableSince(server.id, healthy).toISOString(),
         };
       }),
     );
     for (const id of [...this.stable.keys()]) if (!servers.some((s) => s.ID === id)) this.stable.delete(id);
-    const voters = servers.length;
+    // Non-voters (learners) are listed, but a quorum is counted among the voters only.
+    const voters = servers.filter((s) => s.Voter).length;
     const healthyVoters = servers.filter((s) => s.Healthy && s.Voter).length;
     return {
       Healthy: servers.every((s) => s.Healthy),

@@ -30,6 +30,11 @@ export class Joiner {
     transport.handle('cluster.join', (body) => this.onJoin(body as ServerFacts));
   }
 
+  /** Voters this server has greeted or been greeted by: the candidates for a bootstrap set (never a non-voter). */
+  private knownVoters(): ServerFacts[] {
+    return [...this.known.values()].filter((s) => !s.nonVoter);
+  }
+
   /** Start greeting `addresses` until this server is part of a cluster. */
   start(addresses: string[]): void {
     const tick = async () => {
@@ -85,14 +90,14 @@ export class Joiner {
       this.logger.info({ leader: member.leader.address }, 'joined the cluster through its leader');
       return true;
     }
-    const forming = this.self.bootstrapExpect > 0 ? formingClusterConfiguration(this.self.id, replies) : null;
+    const forming = this.self.bootstrapExpect > 0 && !this.self.nonVoter ? formingClusterConfiguration(this.self.id, replies) : null;
     if (forming && (await this.raft.bootstrap(forming))) {
       this.logger.info({ servers: forming.map((s) => s.address) }, 'bootstrapped alongside the servers forming the cluster');
       return true;
     }
     const expect = this.self.bootstrapExpect;
-    if (expect > 0 && this.known.size >= expect && !replies.some((r) => r.inCluster)) {
-      const servers = [...this.known.values()]
+    if (expect > 0 && !this.self.nonVoter && this.knownVoters().length >= expect && !replies.some((r) => r.inCluster)) {
+      const servers = this.knownVoters()
         .sort((a, b) => a.id.localeCompare(b.id))
         .map((s) => ({ id: s.id, address: s.address }));
       if (await this.raft.bootstrap(servers)) {
@@ -125,7 +130,7 @@ export class Joiner {
   private async onJoin(from: ServerFacts): Promise<boolean> {
     if (!this.raft.isLeader()) throw new Error('not the leader');
     if (this.raft.configuration().some((s) => s.id === from.id)) return true;
-    await this.raft.addServer({ id: from.id, address: from.address });
+    await this.raft.addServer(from.nonVoter ? { id: from.id, address: from.address, learner: true } : { id: from.id, address: from.address });
     return true;
   }
 }

@@ -7,6 +7,8 @@ export interface ServerFacts {
   node: string;
   datacenter: string;
   bootstrapExpect: number;
+  /** A `-non-voter` server: it joins as a Raft learner and is never part of a bootstrap set. */
+  nonVoter?: boolean;
   /** `node_meta` of that server: put on its catalog node by the leader (absent from older servers). */
   nodeMeta?: Record<string, string>;
 }

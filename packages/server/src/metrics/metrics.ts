@@ -51,7 +51,7 @@ export class Metrics {
   private readonly fsmTimers = new Map<string, Timer>();
 
   // RPC
-  private readonly forwardedSeries = new CounterSeries(this.ctx, 'registry.rpc.forwarded', { name: 'registry_rpc_forwarded_total', help: 'Requests sent to the leader, by kind (write, read, leader-call)', labelNames: ['kind'] });
+  private readonly forwardedSeries = new CounterSeries(this.ctx, 'registry.rpc.forwarded', { name: 'registry_rpc_forwarded_total', help: 'Requests sent to the leader, by kind (write, read, leader-call, commit-index)', labelNames: ['kind'] });
   private readonly forwardErrorSeries = new CounterSeries(this.ctx, 'registry.rpc.forward_errors', { name: 'registry_rpc_forward_errors_total', help: 'Requests sent to the leader that got no answer, by kind', labelNames: ['kind'] });
   private readonly forwarded: Record<ForwardKind, CounterCell>;
   private readonly forwardErrors: Record<ForwardKind, CounterCell>;
@@ -71,7 +71,7 @@ export class Metrics {
   readonly rpcObserver: RpcObserver;
 
   constructor(private readonly config: TelemetryConfig) {
-    const kinds: ForwardKind[] = ['write', 'read', 'leader-call'];
+    const kinds: ForwardKind[] = ['write', 'read', 'leader-call', 'commit-index'];
     this.forwarded = Object.fromEntries(kinds.map((k) => [k, this.forwardedSeries.bind({ kind: k })])) as Record<ForwardKind, CounterCell>;
     this.forwardErrors = Object.fromEntries(kinds.map((k) => [k, this.forwardErrorSeries.bind({ kind: k })])) as Record<ForwardKind, CounterCell>;
     this.raftObserver = {

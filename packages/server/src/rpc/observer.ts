@@ -1,8 +1,12 @@
 // What the RPC layer reports about forwarding, for the agent's metrics. rpc/ imports nothing above
 // it, so the metrics module implements this interface and the agent wires it in (setObserver).
 
-/** What was sent to the leader: a write (`rpc.apply`), a default read (`rpc.read`), a leader call. */
-export type ForwardKind = 'write' | 'read' | 'leader-call';
+/**
+ * What was sent to the leader: a write (`rpc.apply`), a default read forwarded whole (`rpc.read`), a
+ * leader call, or a follower's question for the leader's commit index (`rpc.commitIndex`, one per
+ * batch of default reads served locally, issue #14).
+ */
+export type ForwardKind = 'write' | 'read' | 'leader-call' | 'commit-index';
 
 export interface RpcObserver {
   /** A request was sent to the leader over the server port. */

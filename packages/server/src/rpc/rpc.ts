@@ -1,7 +1,8 @@
 // The one way through for every request that touches replicated state (Consul's rpc.go):
-// writes go to the leader and through Raft; reads are served by the leader (default), by any
-// server after a ReadIndex barrier (consistent) or from the local store (stale). Endpoints call
-// `apply` and `read`; nothing else forwards, blocks or checks consistency.
+// writes go to the leader and through Raft; reads are served by any server — after learning the
+// leader's commit index and applying up to it (default), after a ReadIndex barrier confirmed by a
+// quorum (consistent), or at once from the local store (stale). Endpoints call `apply` and `read`;
+// nothing else forwards, blocks or checks consistency.
 import { CommandError, encodeEntry, type Command, type Store } from '@registry/store';
 import { NotLeaderError, RemoteError, RpcConnectionError, StorageFaultError, type RaftNode, type Transport } from '@registry/raft';
 import { blockingQuery, effectiveWait, type QueryResult } from './blocking';
@@ -19,6 +20,8 @@ import { LeaderCalls } from './leader-calls';
 import { LeaderWait } from './leader-wait';
 import { noRpcObserver, type RpcObserver } from './observer';
 import type { OpenQueries } from './blocking';
+import { CommitIndexBatcher } from './commit-index-batcher';
+import { AppliedWait } from './applied-wait';
 
 /** How long a read waits for a leader to exist before answering `No cluster leader` (Consul: 7 s). */
 const LEADER_WAIT_MS = 7_000;
@@ -35,6 +38,14 @@ const WRITE_BUDGET_MS = 7_000;
  * whole budget while a new leader could take it.
  */
 const WRITE_ATTEMPT_MS = 2_000;
+/** A follower's ask for the leader's commit index (a default read): one round trip, no quorum. */
+const COMMIT_INDEX_CALL_MS = 2_000;
+/**
+ * How long a follower's default read waits to apply up to the leader's commit index before it
+ * forwards the whole query to the leader instead (a follower far behind, or one whose log cannot be
+ * written, still answers, as before issue #14).
+ */
+const APPLY_WAIT_MS = 1_000;
 
 export type { ApplyOptions, ReadMeta, ReadReply } from './contract';
 
@@ -70,6 +81,9 @@ export class Rpc {
   /** Calls that run on the leader (operator, session renew, CA sign, adding a server). */
   readonly leader: LeaderCalls;
   private readonly leaderWait: LeaderWait;
+  /** A follower's default reads: the leader's commit index, asked once for every batch of reads. */
+  readonly commitIndexes: CommitIndexBatcher;
+  private readonly appliedWait: AppliedWait;
 
   constructor(
     private readonly raft: RaftNode,
@@ -85,6 +99,9 @@ export class Rpc {
     this.leader = new LeaderCalls(raft, transport, this.leaderWait);
     transport.handle('rpc.apply', (body) => this.applyHere(body as ForwardedApply));
     transport.handle('rpc.read', (body) => this.readHere(body as ForwardedRead));
+    transport.handle('rpc.commitIndex', () => this.commitIndexHere());
+    this.commitIndexes = new CommitIndexBatcher(() => this.askCommitIndex());
+    this.appliedWait = new AppliedWait(raft);
   }
 
   /** Other datacenters (network areas): every request for a `dc` other than this one goes there. */
@@ -137,11 +154,12 @@ export class Rpc {
       internal: options.internal ?? false,
       id: options.requestId ?? this.requestIds.next(),
       resent: options.requestId !== undefined,
-      deadline: Date.now() + WRITE_BUDGET_MS,
+      deadline: Date.now() + (options.budgetMs ?? WRITE_BUDGET_MS),
     };
+    const attemptMs = options.budgetMs === undefined ? WRITE_ATTEMPT_MS : Math.max(WRITE_ATTEMPT_MS, options.budgetMs);
     let maybeApplied = false;
     for (;;) {
-      const env = await this.sendApply(req);
+      const env = await this.sendApply(req, attemptMs);
       if (env.ok) return env.value;
       if (!('retry' in env)) throw errorOf(env);
       maybeApplied ||= env.maybeApplied === true;
@@ -156,11 +174,11 @@ export class Rpc {
   }
 
   /** One attempt of a write: proposed here when leading, else sent to the leader. Never throws. */
-  private async sendApply(req: ForwardedApply): Promise<Envelope> {
+  private async sendApply(req: ForwardedApply, attemptMs = WRITE_ATTEMPT_MS): Promise<Envelope> {
     if (this.raft.isLeader()) return this.applyHere(req);
     const leader = this.raft.leader();
     if (!leader) return { ok: false, retry: true, message: NO_LEADER };
-    const timeoutMs = Math.max(1, Math.min(WRITE_ATTEMPT_MS, req.deadline - Date.now()));
+    const timeoutMs = Math.max(1, Math.min(attemptMs, req.deadline - Date.now()));
     this.observer.forwarded('write');
     if (this.forwardLog?.isLevelEnabled('debug')) this.forwardLog.debug({ rpc: 'rpc.apply', command: req.cmd.type, leader: leader.address }, 'forwarding write to the leader');
     try {
@@ -195,8 +213,62 @@ export class Rpc {
         const result = await blockingQuery(this.store, run, opts.minIndex, opts.waitMs, signal, this.blocking);
         return { result: result as QueryResult<T>, meta: { knownLeader: true, lastContactMs: this.lastContact() } };
       }
-      default:
-        return this.readOnLeader<T>({ endpoint: name, args, token: opts.token, minIndex: opts.minIndex, waitMs: opts.waitMs }, signal);
+      default: {
+        const req: ForwardedRead = { endpoint: name, args, token: opts.token, minIndex: opts.minIndex, waitMs: opts.waitMs };
+        // A server whose log cannot be written applies nothing: it forwards rather than wait in vain.
+        if (this.raft.isLeader() || !this.raft.leader() || this.raft.storageFault()?.kind === 'log') return this.readOnLeader<T>(req, signal);
+        return this.readOnFollower<T>(req, run, signal);
+      }
+    }
+  }
+
+  /**
+   * A default read on a follower or non-voter (issue #14): ask the leader for its commit index (no
+   * quorum round: the guarantee of a read the leader serves from its own state, which is what
+   * default mode always was), wait until this server has applied that far, and answer from the
+   * local store. Every write acknowledged before the read arrived is then visible. When the leader
+   * cannot be asked, or this server does not catch up within APPLY_WAIT_MS, the read is forwarded
+   * whole, as before.
+   */
+  private async readOnFollower<T>(req: ForwardedRead, run: () => QueryResult, signal?: AbortSignal): Promise<ReadReply<T>> {
+    let index: number;
+    try {
+      index = await this.commitIndexes.fetch();
+    } catch {
+      return this.readOnLeader<T>(req, signal);
+    }
+    if (!(await this.appliedWait.until(index, APPLY_WAIT_MS))) return this.readOnLeader<T>(req, signal);
+    const result = await this.runRead(req.endpoint, req.args, req.token, run, req.minIndex, req.waitMs, signal);
+    return { result: result as QueryResult<T>, meta: { knownLeader: true, lastContactMs: this.lastContact() } };
+  }
+
+  /** One 'rpc.commitIndex' call to the leader as this server knows it; throws when it cannot answer. */
+  private async askCommitIndex(): Promise<number> {
+    const leader = this.raft.leader();
+    if (!leader || leader.id === this.raft.id) throw new Error(NO_LEADER);
+    this.observer.forwarded('commit-index');
+    let env: Envelope<number>;
+    try {
+      env = (await this.transport.call(leader.address, 'rpc.commitIndex', {}, COMMIT_INDEX_CALL_MS)) as Envelope<number>;
+    } catch (err) {
+      this.observer.forwardFailed('commit-index');
+      throw err;
+    }
+    return fromEnvelope(env);
+  }
+
+  /**
+   * The leader's side of a follower's default read: its commit index. A new leader first commits its
+   * own no-op, so that the index covers everything its predecessors committed (Raft §8).
+   */
+  private async commitIndexHere(): Promise<Envelope<number>> {
+    if (!this.raft.isLeader()) return { ok: false, retry: true, message: NO_LEADER };
+    try {
+      if (!this.raft.leaderReady()) await this.raft.readBarrier(FORWARD_TIMEOUT_MS);
+      return { ok: true, value: this.raft.commitIndex() };
+    } catch (err) {
+      if (err instanceof NotLeaderError) return { ok: false, retry: true, message: NO_LEADER };
+      return toEnvelope(err);
     }
   }
 

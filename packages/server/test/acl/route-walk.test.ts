@@ -129,6 +129,7 @@ const CASES: Case[] = [
   { route: 'PUT /v1/snapshot', url: '/v1/snapshot', body: 'not an archive', status: [400, 403, 403, 403] },
   { route: 'DELETE /v1/operator/raft/peer', url: `/v1/operator/raft/peer?id=${UNKNOWN}`, status: ['allowed', 403, 403, 403] },
   { route: 'POST /v1/operator/raft/transfer-leader', url: '/v1/operator/raft/transfer-leader', status: ['allowed', 403, 403, 403] },
+  { route: 'POST /v1/operator/raft/promote', url: `/v1/operator/raft/promote?id=${UNKNOWN}`, status: ['allowed', 403, 403, 403] },
   { route: 'GET /v1/agent/self', url: '/v1/agent/self', status: READERS },
   { route: 'GET /v1/agent/metrics', url: '/v1/agent/metrics?format=prometheus', status: READERS },
   { route: 'GET /v1/agent/members', url: '/v1/agent/members', status: ALL, sees: (w, all) => all.filter(() => nodeVisible(w)) },

@@ -3,7 +3,6 @@
 import type { ReadReply } from '../../rpc/rpc';
 import type { RpcApi } from '../../rpc/rpc-api';
 import type { RouteContext } from '../route';
-import { single } from '../query-options';
 import type { Mesh } from '../../connect/mesh';
 import type { SessionRenewer } from '../../sessions/session-ttl';
 import type { AgentChecks } from '../../checks/agent-checks';
@@ -76,7 +75,7 @@ export interface RouteDeps {
 }
 
 /** Run a read for a route and copy its index and leader headers onto the response. */
-export async function readInto<T>(deps: RouteDeps, ctx: RouteContext<any>, endpoint: string, args: unknown): Promise<T> {
+export async function readInto<T>(deps: RouteDeps, ctx: RouteContext<any, any, any>, endpoint: string, args: unknown): Promise<T> {
   const reply: ReadReply<T> = await deps.rpc.read<T>(endpoint, args, ctx.opts, ctx.signal);
   ctx.meta.index = reply.result.index;
   ctx.meta.knownLeader = reply.meta.knownLeader;
@@ -85,8 +84,8 @@ export async function readInto<T>(deps: RouteDeps, ctx: RouteContext<any>, endpo
 }
 
 /** `near=_agent` means this agent's own node. */
-export function nearOf(ctx: RouteContext<any>, deps: RouteDeps): string | undefined {
-  const near = single(ctx.query, 'near');
+export function nearOf(ctx: RouteContext<any, { near?: string }, any>, deps: RouteDeps): string | undefined {
+  const near = ctx.query.near;
   if (!near) return undefined;
   return near === '_agent' ? deps.agent.nodeName : near;
 }

@@ -1,10 +1,17 @@
 // /v1/status/*, /v1/operator/raft/*, and the agent's own /v1/agent/{self,members,join,leave}.
 import { badRequest } from '../../errors';
 import { joinTarget } from '../join-target';
-import { flag, single } from '../query-options';
 import { route, type Route } from '../route';
+import { readQuery, writeQuery } from '../../schemas/query-options';
+import { Flag, Text } from '../../schemas/query-fields';
 import type { RouteDeps } from './deps';
 import { demand } from '../request-authorizer';
+
+/** A server named by its Raft ID or its address (one of them; the handlers say which is missing). */
+const PEER_QUERY = writeQuery({ id: Text(), address: Text() });
+/** `?wan`: the servers of every datacenter known through network areas. */
+const MEMBERS_QUERY = readQuery({ wan: Flag() });
+const JOIN_QUERY = writeQuery({ wan: Flag() });
 
 export function statusRoutes(deps: RouteDeps): Route<any>[] {
   const { cluster } = deps;
@@ -23,11 +30,10 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'DELETE',
       path: '/v1/operator/raft/peer',
+      query: PEER_QUERY,
       async handle(ctx) {
-        const { query } = ctx;
+        const { id, address } = ctx.query;
         demand(deps, ctx, (a) => a.operatorWrite());
-        const id = single(query, 'id');
-        const address = single(query, 'address');
         if (!id && !address) throw badRequest('Must specify either ?id with the server\'s ID or ?address with IP:port of peer to remove');
         if (id && address) throw badRequest('Must specify only one of ?id or ?address');
         await cluster.removePeer({ id, address });
@@ -35,12 +41,27 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
       },
     }),
     route({
+      // Issue #14: a non-voting server (-non-voter, a Raft learner) becomes a voter.
+      method: 'POST',
+      path: '/v1/operator/raft/promote',
+      query: PEER_QUERY,
+      async handle(ctx) {
+        const { id, address } = ctx.query;
+        demand(deps, ctx, (a) => a.operatorWrite());
+        if (!id && !address) throw badRequest('Must specify either ?id with the server\'s ID or ?address with IP:port of the non-voter to promote');
+        if (id && address) throw badRequest('Must specify only one of ?id or ?address');
+        if (!cluster.promotePeer) throw badRequest('promote is served by servers: ask a server agent');
+        await cluster.promotePeer({ id, address });
+        return { Success: true };
+      },
+    }),
+    route({
       method: 'POST',
       path: '/v1/operator/raft/transfer-leader',
+      query: PEER_QUERY,
       async handle(ctx) {
-        const { query } = ctx;
         demand(deps, ctx, (a) => a.operatorWrite());
-        await cluster.transferLeader(single(query, 'id') || undefined);
+        await cluster.transferLeader(ctx.query.id || undefined);
         return { Success: true };
       },
     }),
@@ -55,20 +76,22 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/agent/members',
+      query: MEMBERS_QUERY,
       async handle(ctx) {
         const authz = demand(deps, ctx, () => true);
         // ?wan=1: the servers of every datacenter known through network areas, named node.dc.
-        if (flag(ctx.query, 'wan')) return (deps.lifecycle?.wanMembers() ?? []).filter((m) => authz.nodeRead((m as { Name: string }).Name.replace(/\.[^.]*$/, '')));
+        if (ctx.query.wan) return (deps.lifecycle?.wanMembers() ?? []).filter((m) => authz.nodeRead((m as { Name: string }).Name.replace(/\.[^.]*$/, '')));
         return (await cluster.members()).filter((m) => authz.nodeRead((m as { Name: string }).Name));
       },
     }),
     route({
       method: 'PUT',
       path: '/v1/agent/join/:address',
+      query: JOIN_QUERY,
       async handle(ctx) {
         const { params } = ctx;
         demand(deps, ctx, (a) => a.agentWrite(node));
-        if (flag(ctx.query, 'wan')) {
+        if (ctx.query.wan) {
           if (!deps.lifecycle) throw badRequest('WAN join is not available on this agent');
           await deps.lifecycle.wanJoin(joinTarget(params.address), ctx.opts.token);
           return undefined;

@@ -22,6 +22,11 @@ const CLI_BUILD = join(REPO_ROOT, 'packages/cli/dist/main.js');
 export interface ClusterOptions {
   /** Number of servers, each started with `-bootstrap-expect size` (default 3). */
   size?: number;
+  /**
+   * The last `nonVoters` servers run with `-non-voter` (Raft learners, issue #14): they join the
+   * others through -retry-join and never bootstrap; the voters expect `size - nonVoters` (default 0).
+   */
+  nonVoters?: number;
   /** Put a LinkProxy on every server→server link so tests can partition (default false). */
   proxied?: boolean;
   /** Appended to every server's command line. */
@@ -329,14 +334,16 @@ export class ClusterHarness {
     const s = this.server(i);
     const peers = this.servers.filter((p) => p !== s);
     const proxied = this.options.proxied === true;
+    const voters = this.servers.length - (this.options.nonVoters ?? 0);
+    const nonVoter = i >= voters;
     const args = agentArgs({
       node: s.node,
       dataDir: s.dataDir,
       httpPort: s.httpPort,
       serverPort: s.serverPort,
-      bootstrapExpect: this.servers.length,
+      bootstrapExpect: nonVoter ? 0 : voters,
       retryJoin: peers.map((p) => (proxied ? this.link(i, p.index).address : p.serverAddress)),
-      extraArgs: this.options.extraArgs,
+      extraArgs: nonVoter ? ['-non-voter', ...(this.options.extraArgs ?? [])] : this.options.extraArgs,
     });
     const env: NodeJS.ProcessEnv = { ...process.env, ...this.options.env };
     if (proxied) {
