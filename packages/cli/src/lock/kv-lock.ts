@@ -1,11 +1,11 @@
 // A single-holder lock on `<prefix>/.lock` (Consul's api/lock.go): acquire the key with the session,
 // waiting with blocking queries while another session holds it; lost when the key's session is no
 // longer ours (or the session itself is gone).
-import { ApiError, type Client } from '../http-client';
+import type { Client } from '../http-client';
 import { kvPath } from '../kv-path';
 import { parseKv, type KvPair } from '../kv-json';
 import type { LockSession } from './lock-session';
-import { LockConflict, sleep, waitFor, type LockHolder, type LockOptions } from './lock-holder';
+import { LockConflict, monitorHold, sleep, waitFor, type LockHolder, type LockOptions } from './lock-holder';
 
 /** Consul's api.LockFlagValue: marks a key as a lock, so a semaphore on the same prefix conflicts. */
 export const LOCK_FLAG_VALUE = 0x2ddccbc058a50c18n;
@@ -63,24 +63,16 @@ export class KvLock implements LockHolder {
   }
 
   /** Watches the key until it is no longer held by this session. */
-  private async monitor(): Promise<void> {
-    let index = 0;
-    let failures = 0;
-    while (this.held) {
-      try {
+  private monitor(): Promise<void> {
+    return monitorHold({
+      held: () => this.held,
+      read: async (index) => {
         const { pair, index: next } = await this.read(index, 0, this.monitorAbort.signal);
-        failures = 0;
-        if (!this.held) return;
-        if (!pair || pair.Session !== this.session.id) return this.lostResolve();
-        index = next;
-      } catch (e) {
-        if (!this.held) return;
-        failures += 1;
-        const retriable = !(e instanceof ApiError) || e.status >= 500;
-        if (!retriable || failures > this.opts.monitorRetries) return this.lostResolve();
-        await sleep(1_000);
-      }
-    }
+        return { ours: pair?.Session === this.session.id, index: next };
+      },
+      retries: this.opts.monitorRetries,
+      lost: () => this.lostResolve(),
+    });
   }
 
   async release(): Promise<void> {

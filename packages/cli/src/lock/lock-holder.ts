@@ -1,6 +1,7 @@
 // What `registry lock` needs of a lock or a semaphore (Consul's LockUnlock): acquire (false when
 // the wait ran out or was aborted), a promise that settles when the hold is lost, release, and
 // cleanup of the keys when nobody else uses them.
+import { ApiError } from '../http-client';
 export interface LockHolder {
   acquire(signal: AbortSignal): Promise<boolean>;
   /** Settles once the lock, after being acquired, is no longer ours. */
@@ -32,4 +33,34 @@ export const sleep = (ms: number, signal?: AbortSignal) =>
 export function waitFor(deadline: number): string {
   if (!deadline) return '15s';
   return `${Math.max(1, Math.ceil((deadline - Date.now()) / 1000))}s`;
+}
+
+/**
+ * Follows a held lock with blocking reads until `stillHeld` says it is no longer ours (or we let
+ * go: `held()` turns false), then calls `lost`. Transient failures (connection, 5xx) are retried
+ * `retries` times a second apart, as Consul's api.Lock and api.Semaphore monitor.
+ */
+export async function monitorHold(o: {
+  held: () => boolean;
+  read: (index: number) => Promise<{ ours: boolean; index: number }>;
+  retries: number;
+  lost: () => void;
+}): Promise<void> {
+  let index = 0;
+  let failures = 0;
+  while (o.held()) {
+    try {
+      const got = await o.read(index);
+      failures = 0;
+      if (!o.held()) return;
+      if (!got.ours) return o.lost();
+      index = got.index;
+    } catch (e) {
+      if (!o.held()) return;
+      failures += 1;
+      const retriable = !(e instanceof ApiError) || e.status >= 500;
+      if (!retriable || failures > o.retries) return o.lost();
+      await sleep(1_000);
+    }
+  }
 }

@@ -2,11 +2,11 @@
 // `<prefix>/<session>` with its session, and `<prefix>/.lock` lists the holders as
 // {"Limit": N, "Holders": {session: true}}, changed only by check-and-set. Holders whose contender
 // key has lost its session are pruned, so a dead holder frees its slot.
-import { ApiError, type Client } from '../http-client';
+import type { Client } from '../http-client';
 import { kvPath } from '../kv-path';
 import { parseKv, type KvPair } from '../kv-json';
 import type { LockSession } from './lock-session';
-import { LockConflict, sleep, waitFor, type LockHolder, type LockOptions } from './lock-holder';
+import { LockConflict, monitorHold, waitFor, type LockHolder, type LockOptions } from './lock-holder';
 
 /** Consul's api.SemaphoreFlagValue. */
 export const SEMAPHORE_FLAG_VALUE = 0xe0f69a2baa414de0n;
@@ -106,24 +106,17 @@ export class Semaphore implements LockHolder {
     return false;
   }
 
-  private async monitor(): Promise<void> {
-    let index = 0;
-    let failures = 0;
-    while (this.held) {
-      try {
+  /** Watches the semaphore until this session is no longer among its holders. */
+  private monitor(): Promise<void> {
+    return monitorHold({
+      held: () => this.held,
+      read: async (index) => {
         const got = await this.readAll(index, 0, this.monitorAbort.signal);
-        failures = 0;
-        if (!this.held) return;
-        if (!this.state(got.pairs).lock.Holders[this.session.id]) return this.lostResolve();
-        index = got.index;
-      } catch (e) {
-        if (!this.held) return;
-        failures += 1;
-        const retriable = !(e instanceof ApiError) || e.status >= 500;
-        if (!retriable || failures > this.opts.monitorRetries) return this.lostResolve();
-        await sleep(1_000);
-      }
-    }
+        return { ours: Boolean(this.state(got.pairs).lock.Holders[this.session.id]), index: got.index };
+      },
+      retries: this.opts.monitorRetries,
+      lost: () => this.lostResolve(),
+    });
   }
 
   async release(): Promise<void> {
