@@ -46,8 +46,12 @@ export type Command =
   | ({ type: 'area.servers' } & AreaServersCommand)
   | ({ type: 'event.fire' } & EventFireCommand)
   | ({ type: 'autopilot.set-config' } & AutopilotSetConfigCommand)
-  /** Replace the whole state by a saved one (PUT /v1/snapshot): `state` is a snapshot's bytes. */
-  | { type: 'snapshot.restore'; state: Uint8Array };
+  /**
+   * Replace the whole state by a saved one (PUT /v1/snapshot): `state` is a snapshot's bytes;
+   * `prepared` names the state a server may have decoded and loaded from those same bytes ahead of
+   * the entry (Store.prepareRestore; `sha256:<hex>` of the bytes).
+   */
+  | { type: 'snapshot.restore'; state: Uint8Array; prepared?: string };
 
 export type CommandType = Command['type'];
 

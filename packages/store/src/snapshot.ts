@@ -2,6 +2,7 @@
 // `version` lets a later format be told apart from this one.
 // Writing one without stalling the event loop is snapshot-stream.ts; the bytes are the same.
 import { Packr } from 'msgpackr';
+import { decodeSteps } from './snapshot-decode';
 import type { StateDump } from './state';
 
 export interface SnapshotV1 {
@@ -19,12 +20,28 @@ export function encodeSnapshot(s: SnapshotV1): Uint8Array {
 
 /** Throws when the bytes are not a snapshot this version understands. */
 export function decodeSnapshot(bytes: Uint8Array): SnapshotV1 {
-  let s: Partial<SnapshotV1> | null;
+  let s: unknown;
   try {
-    s = packr.unpack(bytes) as Partial<SnapshotV1> | null;
+    s = packr.unpack(bytes);
   } catch (err) {
     throw new Error(`not a registry state snapshot: ${err instanceof Error ? err.message : String(err)}`);
   }
+  return checkSnapshot(s);
+}
+
+/** decodeSnapshot() a step at a time (snapshot-decode.ts): the same value, or the same refusal. */
+export function* decodeSnapshotSteps(bytes: Uint8Array): Generator<void, SnapshotV1, void> {
+  let s: unknown;
+  try {
+    s = yield* decodeSteps(bytes);
+  } catch (err) {
+    throw new Error(`not a registry state snapshot: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return checkSnapshot(s);
+}
+
+function checkSnapshot(decoded: unknown): SnapshotV1 {
+  const s = decoded as Partial<SnapshotV1> | null;
   if (typeof s !== 'object' || s === null || s.version !== 1) throw new Error('not a registry state snapshot (version 1)');
   if (typeof s.lastIndex !== 'number' || !Array.isArray(s.indexes) || typeof s.state !== 'object' || s.state === null) {
     throw new Error('malformed registry state snapshot');

@@ -13,7 +13,7 @@ import { IntentionTable, type IntentionTableDump } from './intentions/intention-
 import { CaTable, type CaTableDump } from './ca/ca-table';
 import { AreaTable, type AreaTableDump } from './areas/area-table';
 import { RequestTable, type RequestTableDump } from './requests/request-table';
-import { Fields } from './snapshot-stream';
+import { Fields, runSync } from './snapshot-stream';
 import { EventTable, type EventTableDump } from './events/event-table';
 import { AutopilotTable, type AutopilotTableDump } from './autopilot/autopilot-table';
 
@@ -108,15 +108,31 @@ export class State {
   }
 
   static load(datacenter: string, dump: StateDump): State {
-    const state = new State(datacenter, CatalogTable.load(dump.catalog), CoordinateTable.load(dump.coordinates));
+    return runSync(State.loadSteps(datacenter, dump));
+  }
+
+  /**
+   * load() in steps (a restore prepares the state between other work): the catalog, KV and the
+   * request window a few thousand rows per step, each other (small) table in one step of its own.
+   */
+  static *loadSteps(datacenter: string, dump: StateDump): Generator<void, State, void> {
+    const catalog = yield* CatalogTable.loadSteps(dump.catalog);
+    yield;
+    const state = new State(datacenter, catalog, CoordinateTable.load(dump.coordinates));
+    yield;
     state.intentions = IntentionTable.load(dump.intentions);
     state.ca = CaTable.load(dump.ca);
     state.acl = AclTable.load(dump.acl);
+    yield;
     state.sessions = SessionTable.load(dump.sessions);
-    state.kv = KvTable.load(dump.kv);
+    yield;
+    state.kv = yield* KvTable.loadSteps(dump.kv);
+    yield;
     state.queries = QueryTable.load(dump.queries);
     state.areas = AreaTable.load(dump.areas);
-    state.requests = RequestTable.load(dump.requests);
+    yield;
+    state.requests = yield* RequestTable.loadSteps(dump.requests);
+    yield;
     state.events = EventTable.load(dump.events);
     state.autopilot = AutopilotTable.load(dump.autopilot);
     return state;

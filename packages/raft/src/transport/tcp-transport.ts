@@ -27,8 +27,9 @@ export interface TcpTransportOptions {
    * TLS on this port (docs/operations.md "TLS"): `server` makes the listener accept TLS (with
    * `requestCert` + `rejectUnauthorized`, only peers with a certificate from its CA); with
    * `acceptPlain` it takes plain connections too, told apart by their first byte (a TLS handshake
-   * starts with 0x16, a frame with the high byte of its length, < 0x16 under the 256 MiB a frame
-   * on a new connection may carry here), as Consul's RPC port serves both unless verify_incoming_rpc.
+   * starts with 0x16, a frame with the high byte of its 4-byte length, < 0x16 for frames under
+   * 352 MiB — a connection's first frame is small, or at most a restore's state, capped at 256 MiB),
+   * as Consul's RPC port serves both unless verify_incoming_rpc.
    * `dial` is how connections to other servers are made by default (CA, own certificate, name
    * check); absent: plain. setDialTls() overrides it per address (area links, UseTLS).
    */

@@ -1,8 +1,11 @@
 // Applying a re-read configuration to a running agent (SIGHUP, PUT /v1/agent/reload), as Consul's
 // reload does: the log level, ACL tokens, services and checks from config files, node_meta, DNS
 // settings and telemetry take effect; addresses, ports, data dir, node name and datacenter need a
-// restart and are only reported. The running config object is updated in place because the parts
-// that use it (token lookups, the DNS handler) read it on every use.
+// restart and are only reported. The running config object is updated in place — down to the
+// node_meta and telemetry objects themselves — because the parts that use it hold those objects and
+// read them on every use: token lookups, the DNS handler, the metrics endpoint (telemetry), and this
+// server's facts, which the leader reads every second and re-registers the node from when they
+// change (node_meta reaches the catalog that way, cluster/server-health.ts).
 import { Authorizer } from '@registry/acl';
 import { AgentTokens } from '../acl/agent-tokens';
 import type { AgentConfig } from '../config/config';
@@ -85,12 +88,23 @@ export async function applyReload(agent: Reloadable, next: AgentConfig): Promise
   const incoming = next as unknown as Record<string, unknown>;
   for (const [field, key] of READ_ON_USE) {
     if (!(field in incoming) || same(open[field], incoming[field])) continue;
-    open[field] = incoming[field];
+    if (isRecord(open[field]) && isRecord(incoming[field])) replaceContents(open[field], incoming[field]);
+    else open[field] = incoming[field];
     changed.push(key);
   }
 
   changed.push(...(await reloadDefinitions(agent, next)));
   return { changed, needRestart };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `target` becomes a copy of `source`, keeping its identity (others hold a reference to it). */
+function replaceContents(target: Record<string, unknown>, source: Record<string, unknown>): void {
+  for (const k of Object.keys(target)) if (!(k in source)) delete target[k];
+  Object.assign(target, source);
 }
 
 /** Config-file services and checks: removed ones are deregistered, new and changed ones registered. */

@@ -22,7 +22,7 @@ export async function joinArea(links: WanLinks, area: AreaOut, addresses: readon
       if (address instanceof Error) return fail(address.message);
       let reply;
       try {
-        reply = await links.hello(address);
+        reply = await links.hello(address, area);
       } catch (err) {
         return fail(`Failed to join ${address}: ${(err as Error).message}`);
       }

@@ -9,7 +9,7 @@ import type { Rpc } from '../rpc/rpc';
 import { AreaOps } from './area-ops';
 import { RemoteQueryExecutor } from './remote-query';
 import { AreaRetryJoin } from './retry-join';
-import { WanLinks } from './wan-links';
+import { WanLinks, type SecureLink } from './wan-links';
 import type { DatacenterCoordinates, WanRouteDeps } from './wan-route-deps';
 
 export interface AreasDeps {
@@ -22,6 +22,8 @@ export interface AreasDeps {
   leaderDuties: LeaderDuties;
   translateWanAddrs: boolean;
   logger: Logger;
+  /** How links to a peer datacenter's server are dialled (TLS by the area's UseTLS); wan-links.ts. */
+  secureLink?: SecureLink;
 }
 
 export interface Areas {
@@ -33,7 +35,7 @@ export interface Areas {
 }
 
 export function installAreas(d: AreasDeps): Areas {
-  const links = new WanLinks({ self: d.self, version: d.version, raft: d.raft, store: d.store, rpc: d.rpc, transport: d.transport, logger: d.logger });
+  const links = new WanLinks({ self: d.self, version: d.version, raft: d.raft, store: d.store, rpc: d.rpc, transport: d.transport, logger: d.logger, secureLink: d.secureLink });
   d.rpc.setRemoteDatacenters(links);
   const ops = new AreaOps(links, d.rpc);
   d.leaderDuties.add(new AreaRetryJoin(links, d.store, d.logger));

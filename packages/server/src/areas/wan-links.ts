@@ -49,7 +49,16 @@ export interface WanLinksOptions {
   rpc: Rpc;
   transport: Transport;
   logger: Logger;
+  /** Called before each call to a peer datacenter's server: sets how it is dialled (SecureLink). */
+  secureLink?: SecureLink;
 }
+
+/**
+ * Sets how `address`, a server of datacenter `datacenter`, is dialled: over TLS when the area to it
+ * has UseTLS (or this datacenter dials its own servers with TLS), checking the certificate's name
+ * against that datacenter's server name (tls/tls-files.ts wanDial).
+ */
+export type SecureLink = (address: string, datacenter: string, useTls: boolean) => void;
 
 /** A peer server with the area it is known through. */
 export interface PeerServer extends WanServer {
@@ -140,7 +149,8 @@ export class WanLinks implements RemoteDatacenters {
   // ---- joins ----
 
   /** Greet the server at `address` (a join): it links back when it has an area for this datacenter. */
-  async hello(address: string): Promise<HelloReply> {
+  async hello(address: string, area?: Pick<AreaOut, 'PeerDatacenter' | 'UseTLS'>): Promise<HelloReply> {
+    if (area) this.o.secureLink?.(address, area.PeerDatacenter, area.UseTLS);
     const req: HelloRequest = { from: this.me(), servers: this.localServers() };
     return (await this.o.transport.call(address, WAN_HELLO, req, HELLO_TIMEOUT_MS)) as HelloReply;
   }
@@ -155,6 +165,12 @@ export class WanLinks implements RemoteDatacenters {
     });
     if (changed.length === 0) return;
     await this.o.rpc.apply({ type: 'area.servers', id: area.ID, upsert: changed.map(toAreaServer) }, { internal: true });
+  }
+
+  /** A server of another datacenter is dialled as its area says (this datacenter's own: as usual). */
+  private secure(s: WanServer): void {
+    if (!this.o.secureLink || sameDc(s.datacenter, this.datacenter)) return;
+    this.o.secureLink(s.address, s.datacenter, this.areaFor(s.datacenter)?.UseTLS ?? false);
   }
 
   private areaFor(datacenter: string): AreaOut | undefined {
@@ -209,6 +225,7 @@ export class WanLinks implements RemoteDatacenters {
     let reply: PingReply;
     try {
       const req: PingRequest = { from: this.me() };
+      this.secure(s);
       reply = (await this.o.transport.call(s.address, WAN_PING, req, PING_TIMEOUT_MS)) as PingReply;
     } catch {
       this.status.missed(s.id);
@@ -269,6 +286,7 @@ export class WanLinks implements RemoteDatacenters {
     let last: Error | undefined;
     for (const s of servers) {
       try {
+        this.secure(s);
         return (await this.o.transport.call(s.address, method, body, timeoutMs)) as Envelope;
       } catch (err) {
         last = err as Error;

@@ -22,4 +22,10 @@ export interface ApplyOptions {
   clientGone?: () => boolean;
   /** The write's identity when it entered the cluster elsewhere (another datacenter); else one is made here. */
   requestId?: string;
+  /**
+   * The write's whole budget in ms instead of the usual 7 s, for a write sized far beyond the usual
+   * (a snapshot restore): one forwarded attempt may then also take that long, since re-sending
+   * megabytes every 2 s would only add to the load that made it slow.
+   */
+  budgetMs?: number;
 }

@@ -27,7 +27,7 @@ export interface ArchiveMeta {
   ID: string;
   /** Raft index the state is the state of. */
   Index: number;
-  /** Raft term at that index (the term of the server that saved it). */
+  /** Raft term of the entry at that index. */
   Term: number;
   /** Bytes of state.bin. */
   Size: number;

@@ -1,6 +1,6 @@
 // A server that left comes back (issue 11, Lifecycle): after `registry leave` the restarted server
-// rejoins through -retry-join, and `registry join` reports success only when the servers really
-// are in one cluster afterwards.
+// rejoins through -retry-join, or — restarted without it — through `registry join`; and
+// `registry join` reports success only when the servers really are in one cluster afterwards.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CLI } from '../support/processes';
 import { eventually } from '../support/wait';
+import { agentArgs } from '../cluster/support/agent-args';
 import { ClusterHarness } from '../cluster/support/cluster-harness';
 import { startAgentProc, whenReady, type AgentProc } from './agent-process';
 
@@ -18,6 +19,7 @@ const registry = (...args: string[]) => run(process.execPath, [CLI, ...args], { 
 
 let cluster: ClusterHarness;
 let lone: AgentProc | undefined;
+let rejoiner: AgentProc | undefined;
 let dir: string;
 
 beforeAll(async () => {
@@ -27,6 +29,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await rejoiner?.stop();
   await lone?.stop();
   await cluster?.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -78,4 +81,33 @@ test('registry join succeeds only when the servers end up in one cluster', async
   expect(failed?.stderr).toMatch(/member of another cluster/);
   expect(failed?.stdout ?? '').not.toMatch(/Successfully joined/);
   expect(await voters(leader)).toEqual(['s0', 's1', 's2']);
+});
+
+test('a server that left and is restarted without -retry-join rejoins through registry join', async () => {
+  const leader = await cluster.waitForLeader(20_000);
+  const f = (leader + 2) % 3;
+  const s = cluster.servers[f]!;
+  const { stdout } = await registry('leave', '-http-addr', `127.0.0.1:${s.httpPort}`);
+  expect(stdout).toContain('Graceful leave complete');
+  expect(await eventually(() => !cluster.running(f), 15_000)).toBe(true);
+  expect(await eventually(async () => !(await voters(leader)).includes(`s${f}`), 10_000)).toBe(true);
+
+  // Restarted on its data dir and ports, with nobody to join: it stays out of the cluster on its own.
+  const args = agentArgs({ node: s.node, dataDir: s.dataDir, httpPort: s.httpPort, serverPort: s.serverPort, bootstrapExpect: 3, retryJoin: [] });
+  // (Its own -http-port/-server-port come last and win over the free ports startAgentProc picks.)
+  rejoiner = await startAgentProc(args.slice(1), join(dir, 'rejoiner.log'));
+  const url = `http://127.0.0.1:${s.httpPort}`;
+  const up = await eventually(async () => (await fetch(`${url}/v1/agent/self`).catch(() => undefined))?.status === 200, 20_000);
+  if (!up) throw new Error(`restarted s${f} never answered:\n${rejoiner.log().slice(-3000)}`);
+  expect(await voters(leader)).not.toContain(`s${f}`);
+
+  const joined = await registry('join', '-http-addr', `127.0.0.1:${s.httpPort}`, cluster.servers[leader]!.serverAddress);
+  expect(joined.stdout).toContain('Successfully joined cluster by contacting 1 nodes.');
+  const back = await eventually(async () => (await voters(leader)).includes(`s${f}`) && (await (await fetch(`${url}/v1/status/leader`)).json()) !== '', 30_000);
+  if (!back) throw new Error(`s${f} did not rejoin after registry join\n${rejoiner.log().slice(-3000)}\n${cluster.diagnostics()}`);
+  expect(await voters(leader)).toEqual(['s0', 's1', 's2']);
+  // A full member again: a write through it commits and the leader reads it back.
+  const w = await fetch(`${url}/v1/kv/rejoined-by-join`, { method: 'PUT', body: 'yes' });
+  expect(await w.text()).toBe('true');
+  expect((await cluster.http(leader, 'GET', '/v1/kv/rejoined-by-join?raw')).body).toBe('yes');
 });

@@ -2,7 +2,7 @@
 // through another follower, and every server reads back exactly the saved state; damaged archives
 // (a flipped byte, a truncated file) are refused with 400 and change nothing.
 import { request } from 'node:http';
-import { inspectArchive } from '../../src/snapshot/archive';
+import { inspectArchive, writeArchive } from '../../src/snapshot/archive';
 import { eventually } from '../support/wait';
 import { ClusterHarness } from '../cluster/support/cluster-harness';
 
@@ -106,12 +106,19 @@ test('save through a follower, write more, restore through another follower: eve
   expect(cut.body.toString()).toMatch(/gzip|truncated|end of file|tar/i);
   const empty = await binary(c.servers[leader].httpPort, 'PUT', '/v1/snapshot', Buffer.alloc(0));
   expect(empty.status).toBe(400);
+  // Good checksums around a state.bin that is not a state: refused before anything is proposed.
+  const notState = await writeArchive(Buffer.from('not a registry state'), { index: 1, term: 1, datacenter: 'dc1' });
+  const refused = await binary(c.servers[f1].httpPort, 'PUT', '/v1/snapshot', notState);
+  expect(refused.status).toBe(400);
+  expect(refused.body.toString()).toMatch(/snapshot restore refused: not a registry state snapshot/);
   expect(await allViews(c)).toEqual([later, later, later]);
 
   // The real restore, through a follower: every server ends with the saved state, indexes included.
   const restore = await binary(c.servers[f2].httpPort, 'PUT', '/v1/snapshot', save.body);
   expect([restore.status, restore.body.toString()]).toEqual([200, '']);
   expect(await converged(c)).toBe(saved);
+  // Every server had decoded and loaded the state before the entry came (it only swapped it in).
+  expect(c.logs(f2)).toMatch(/snapshot restore: state prepared ahead of the entry: prepared=3\/3/);
 
   // The cluster goes on writing after a restore, on every server.
   ok(await c.http(f1, 'PUT', '/v1/kv/app/after', 'x'));

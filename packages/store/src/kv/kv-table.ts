@@ -2,7 +2,7 @@
 // tombstones of deleted keys so a prefix read's index never moves backwards when its newest entry
 // is deleted, the keys each session holds, and the lock-delays of keys whose holder was invalidated.
 // The mutators assume the caller validated the command: they never refuse.
-import { Fields, keyedStream } from '../snapshot-stream';
+import { Fields, keyedStream, runSync } from '../snapshot-stream';
 import type { Txn } from '../txn';
 import { KVS, kvWriteWatchKeys } from './kv-keys';
 import type { KvEntry } from './kv-records';
@@ -58,6 +58,21 @@ export class KvTable {
       if (slot.entry) out.push(slot.entry);
     });
     return out;
+  }
+
+  /**
+   * list(prefix) and prefixIndex(prefix) in one walk of the keys (a ?recurse read needs both; at
+   * 100,000 keys each walk costs tens of ms of event loop — issue #16).
+   */
+  listWithIndex(prefix: string): { entries: KvEntry[]; index: number } {
+    const entries: KvEntry[] = [];
+    let max = 0;
+    this.scan(prefix, (slot) => {
+      if (slot.entry) entries.push(slot.entry);
+      const i = slot.entry ? slot.entry.ModifyIndex : (slot.tombstone ?? 0);
+      if (i > max) max = i;
+    });
+    return { entries, index: prefix === '' || max === 0 ? this.index : max };
   }
 
   /**
@@ -188,8 +203,18 @@ export class KvTable {
   }
 
   static load(dump: KvTableDump | undefined): KvTable {
+    return runSync(KvTable.loadSteps(dump));
+  }
+
+  /**
+   * load() a step of about `step` keys at a time (a restore rebuilds the table beside other work).
+   * A dump lists its entries and its tombstones each in key order (capture() walks the sorted key
+   * list), so the key list is their merge, in steps; a dump that is not so ordered is sorted whole.
+   */
+  static *loadSteps(dump: KvTableDump | undefined, step = 4096): Generator<void, KvTable, void> {
     const t = new KvTable();
     if (!dump) return t;
+    let done = 0;
     for (const e of dump.entries) {
       const entry: KvEntry = { ...e, Value: e.Value === null || e.Value === undefined ? null : new Uint8Array(e.Value) };
       t.slots.set(e.Key, { entry });
@@ -199,9 +224,31 @@ export class KvTable {
         if (!keys) t.held.set(entry.Session, (keys = new Set()));
         keys.add(entry.Key);
       }
+      if (++done % step === 0) yield;
     }
-    for (const [k, i] of dump.tombstones) t.slots.set(k, { tombstone: i });
-    t.sorted.push(...[...t.slots.keys()].sort(compareKeys));
+    for (const [k, i] of dump.tombstones) {
+      t.slots.set(k, { tombstone: i });
+      if (++done % step === 0) yield;
+    }
+    const a = dump.entries;
+    const b = dump.tombstones;
+    let i = 0;
+    let j = 0;
+    let ordered = true;
+    while (i < a.length || j < b.length) {
+      const key = j >= b.length || (i < a.length && compareKeys(a[i].Key, b[j][0]) < 0) ? a[i++].Key : b[j++][0];
+      const last = t.sorted.length > 0 ? t.sorted[t.sorted.length - 1] : undefined;
+      if (last !== undefined && compareKeys(last, key) >= 0) {
+        ordered = false;
+        break;
+      }
+      t.sorted.push(key);
+      if (++done % step === 0) yield;
+    }
+    if (!ordered || t.sorted.length !== t.slots.size) {
+      t.sorted.length = 0;
+      for (const key of [...t.slots.keys()].sort(compareKeys)) t.sorted.push(key);
+    }
     t.index = dump.tableIndex;
     return t;
   }

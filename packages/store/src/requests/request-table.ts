@@ -8,7 +8,7 @@
 // evicted deterministically: by the proposer's timestamp carried in the entry, never by this
 // server's clock, so every server keeps the same window.
 import { CommandError } from '../command-error';
-import { Fields, Lazy } from '../snapshot-stream';
+import { Fields, Lazy, runSync } from '../snapshot-stream';
 
 /** The identity of a write, stamped on its Raft entry by the leader that proposed it. */
 export interface RequestStamp {
@@ -148,6 +148,11 @@ export class RequestTable {
   }
 
   static load(dump: RequestTableDump | undefined): RequestTable {
+    return runSync(RequestTable.loadSteps(dump));
+  }
+
+  /** load() a step of about `step` requests at a time (a restore rebuilds the window beside other work). */
+  static *loadSteps(dump: RequestTableDump | undefined, step = 8192): Generator<void, RequestTable, void> {
     const table = new RequestTable();
     if (!dump) return table;
     if (Array.isArray(dump)) {
@@ -158,10 +163,14 @@ export class RequestTable {
     const indexes = fromFloat64s(dump.index);
     const ats = fromFloat64s(dump.at);
     if (indexes.length !== ids.length || ats.length !== ids.length) throw new Error('request window columns of different lengths');
+    yield;
     let i = 0;
     for (const [run, outcome] of dump.outcomes) {
       const result = resultOf(outcome);
-      for (let k = 0; k < run; k++, i++) table.push(ids[i], indexes[i], ats[i], result);
+      for (let k = 0; k < run; k++, i++) {
+        table.push(ids[i], indexes[i], ats[i], result);
+        if ((i + 1) % step === 0) yield;
+      }
     }
     if (i !== ids.length) throw new Error('request window outcomes do not cover its ids');
     return table;

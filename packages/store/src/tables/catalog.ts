@@ -16,7 +16,7 @@ import {
 } from '../catalog/keys';
 import type { CheckData, CheckRecord, NodeData, NodeRecord, RaftIndexes, ServiceData, ServiceRecord } from '../catalog/records';
 import { plainEqual } from '../plain-data';
-import { Fields, flatStream, listStream } from '../snapshot-stream';
+import { Fields, flatStream, listStream, runSync } from '../snapshot-stream';
 import type { Txn } from '../txn';
 
 export interface CatalogTableDump {
@@ -67,6 +67,9 @@ class Bucket<V> extends Map<string, V> {
   }
 }
 
+/** Node changes remembered for nodeChangesSince; a view further behind looks at every node. */
+const NODE_JOURNAL_MAX = 4096;
+
 export class CatalogTable {
   /** folded node name → node */
   private readonly nodes = new Map<string, NodeRecord>();
@@ -82,6 +85,16 @@ export class CatalogTable {
   private readonly checks = new Map<string, Bucket<CheckRecord>>();
   /** Buckets of an epoch before this one may be held by a snapshot (see Bucket). */
   private epoch = 0;
+  /**
+   * Which nodes were changed lately — the node itself, or one of its services or checks — so that a
+   * view kept beside the table (the sorted node listing, catalog/node-listing.ts; a service's health
+   * entries, catalog/health-listing.ts) can follow the few changes since it last looked instead of
+   * looking at every row (issue #16). Entry i is the folded node name changed at version
+   * journalBase+i+1.
+   */
+  private nodeVersion = 0;
+  private journalBase = 0;
+  private nodeJournal: string[] = [];
 
   // ---- reads ----
 
@@ -96,6 +109,28 @@ export class CatalogTable {
 
   allNodes(): NodeRecord[] {
     return [...this.nodes.values()];
+  }
+
+  /**
+   * The folded names of the nodes whose node, services or checks changed since `version` (a value
+   * this method returned before), or null when that is too long ago to tell — then every row must
+   * be looked at.
+   */
+  nodeChangesSince(version: number): { version: number; keys: readonly string[] | null } {
+    if (version === this.nodeVersion) return { version, keys: [] };
+    if (version < this.journalBase || version > this.nodeVersion) return { version: this.nodeVersion, keys: null };
+    return { version: this.nodeVersion, keys: this.nodeJournal.slice(version - this.journalBase) };
+  }
+
+  private nodeChanged(key: string): void {
+    this.nodeVersion++;
+    if (this.nodeJournal.length < NODE_JOURNAL_MAX) {
+      this.nodeJournal.push(key);
+    } else {
+      // Nobody read it for a long while: start afresh (a reader older than this rescans).
+      this.nodeJournal = [];
+      this.journalBase = this.nodeVersion;
+    }
   }
 
   /** How many nodes, service instances and checks the table holds (metrics; O(nodes)). */
@@ -167,6 +202,7 @@ export class CatalogTable {
     if (existing?.ID && this.nodeIds.get(fold(existing.ID)) === key) this.nodeIds.delete(fold(existing.ID));
     const rec = stamp(data, existing, txn.index);
     this.nodes.set(key, rec);
+    this.nodeChanged(key);
     if (rec.ID) this.nodeIds.set(fold(rec.ID), key);
     txn.bump(NODES, nodeWatchKey(key));
     // Health and catalog service results embed the node.
@@ -183,6 +219,7 @@ export class CatalogTable {
     for (const c of this.checksOf(key)) this.deleteCheck(key, c.CheckID, txn);
     for (const s of this.servicesOf(key)) this.deleteService(key, s.ID, txn);
     this.nodes.delete(key);
+    this.nodeChanged(key);
     if (existing.ID && this.nodeIds.get(fold(existing.ID)) === key) this.nodeIds.delete(fold(existing.ID));
     txn.bump(NODES, nodeWatchKey(key));
   }
@@ -195,6 +232,7 @@ export class CatalogTable {
     if (existing) this.unindexService(existing);
     const rec = stamp(data, existing, txn.index);
     this.putIn(this.services, rec.nodeKey, serviceKey, rec);
+    this.nodeChanged(rec.nodeKey);
     this.indexService(rec);
     txn.bump(SERVICES, nodeWatchKey(rec.nodeKey), ...instanceKeys(rec));
     if (existing) {
@@ -216,6 +254,7 @@ export class CatalogTable {
       if (c.serviceKey === serviceKey) this.deleteCheck(nodeKey, c.CheckID, txn);
     }
     this.removeIn(this.services, nodeKey, serviceKey);
+    this.nodeChanged(nodeKey);
     this.unindexService(existing);
     txn.bump(SERVICES, nodeWatchKey(nodeKey), ...instanceKeys(existing));
   }
@@ -227,6 +266,7 @@ export class CatalogTable {
     if (existing && plainEqual(withoutIndexes(existing), data)) return;
     const rec = stamp(data, existing, txn.index);
     this.putIn(this.checks, rec.nodeKey, checkKey, rec);
+    this.nodeChanged(rec.nodeKey);
     txn.bump(CHECKS, nodeWatchKey(rec.nodeKey), ...this.checkAudience(rec));
     if (existing) txn.bump(...this.checkAudience(existing));
   }
@@ -238,6 +278,7 @@ export class CatalogTable {
     if (!existing) return;
     txn.bump(CHECKS, nodeWatchKey(nodeKey), ...this.checkAudience(existing));
     this.removeIn(this.checks, nodeKey, checkKey);
+    this.nodeChanged(nodeKey);
   }
 
   /** Watch keys of the instances whose health a check affects: its service, or every service on its node. */
@@ -306,17 +347,28 @@ export class CatalogTable {
   }
 
   static load(dump: CatalogTableDump): CatalogTable {
+    return runSync(CatalogTable.loadSteps(dump));
+  }
+
+  /** load() a step of about `step` rows at a time (a restore rebuilds 100,000 nodes between other work). */
+  static *loadSteps(dump: CatalogTableDump, step = 4096): Generator<void, CatalogTable, void> {
     const t = new CatalogTable();
+    let done = 0;
     for (const n of dump.nodes) {
       const key = fold(n.Node);
       t.nodes.set(key, n);
       if (n.ID) t.nodeIds.set(fold(n.ID), key);
+      if (++done % step === 0) yield;
     }
     for (const s of dump.services) {
       t.putIn(t.services, s.nodeKey, fold(s.ID), s);
       t.indexService(s);
+      if (++done % step === 0) yield;
     }
-    for (const c of dump.checks) t.putIn(t.checks, c.nodeKey, fold(c.CheckID), c);
+    for (const c of dump.checks) {
+      t.putIn(t.checks, c.nodeKey, fold(c.CheckID), c);
+      if (++done % step === 0) yield;
+    }
     return t;
   }
 
