@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // bench/http: one dev agent (a real process), loaded over loopback.
 //   node bench/http/run.js [--duration 5]
-// Prints a markdown table: register writes/s, /v1/health/service reads/s (stale, default),
-// and the memory of the agent holding 10,000 blocking queries on 1,000 services, with the time
+// Prints a markdown table: register writes/s, /v1/health/service reads/s (stale, default), a trivial
+// GET /v1/status/leader, and the memory of the agent holding 10,000 blocking queries on 1,000 services, with the time
 // for one write to wake exactly its service's watchers. Every phase is bounded in time and count.
 'use strict';
 const { spawn } = require('node:child_process');
@@ -80,6 +80,8 @@ async function main() {
       const r = await cannon({ url: `${base}/v1/health/service/web${q}` });
       rows.push([`health/service reads, ${mode} (c=64, 10 instances)`, r]);
     }
+    // A trivial GET: what the HTTP edge alone costs (no read endpoint, no store).
+    rows.push(['GET /v1/status/leader (c=64, trivial)', await cannon({ url: `${base}/v1/status/leader` })]);
 
     console.log('| workload | req/s | p50 ms | p99 ms | non-2xx |');
     console.log('|---|---:|---:|---:|---:|');

@@ -1,5 +1,7 @@
 // The HTTP edge, written once: body and query parsing, the route table, response headers,
 // pretty output, error → status mapping, 404 for unknown routes and 405 for unknown verbs.
+// A route's query and params are read through its compiled schemas (route.ts, schemas/
+// query-schema.ts) and the shared query options built from the typed query, once per request.
 //
 // Express holds the route table and answers everything unusual (404, 405, OPTIONS, HEAD,
 // compressed bodies, URLs that need a full parse). The ordinary request — GET/PUT/POST/DELETE
@@ -15,7 +17,9 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { hasBody, parseByteLimit, readBody } from './body-reader';
 import { statusOf } from './error-status';
 import { RegistryError, badRequest } from '../errors';
-import { flag, parseQueryOptions, single, type Query, type QueryOptions } from './query-options';
+import { queryOptions, type Query, type QueryOptions } from './query-options';
+import { compileQuery } from '../schemas/query-schema';
+import { ReadOptionsQuery, WriteOptionsQuery } from '../schemas/query-options';
 import type { Method, ResponseMeta, Route, RouteContext } from './route';
 import { encodeJson } from '../rpc/reused-reads';
 import { exactJsonText } from './json-text';
@@ -66,6 +70,9 @@ interface DirectRoute {
 }
 
 const DIRECT_METHODS = new Set(['GET', 'PUT', 'POST', 'DELETE']);
+/** The shared options of a route that declares no query schema (compiled once). */
+const readOptionsOnly = compileQuery(ReadOptionsQuery);
+const writeOptionsOnly = compileQuery(WriteOptionsQuery);
 /** The status a request is timed with when its client closed the connection before the answer. */
 const CLIENT_CLOSED = 499;
 /** Characters that make Express's URL parser (parseurl) fall back to a full parse. */
@@ -183,21 +190,25 @@ async function serve(
   });
   const agent = { datacenter: options.datacenter, defaultToken: options.defaultToken?.(), consulCompat: options.consulCompat };
   if (options.consulCompat && query['node-meta'] !== undefined) query = consulNodeMetaQuery(query);
-  let opts: QueryOptions;
-  if (r.method === 'GET') {
-    opts = parseQueryOptions(query, req.headers, agent);
-  } else {
-    // Writes read only the datacenter and the token (Consul's parseDC + parseToken).
-    opts = parseQueryOptions({ dc: query.dc, token: query.token }, req.headers, agent);
-  }
+  // The route's query schema, or the shared options alone: one typed object, then the options
+  // built from it once. Writes read only dc and token of them (Consul's parseDC + parseToken).
+  const typed = (r.readQuery ?? (r.method === 'GET' ? readOptionsOnly : writeOptionsOnly))(query);
+  const opts: QueryOptions = queryOptions(typed, req.headers, agent);
+  const pretty = typed.pretty === true;
+  const params = decodeParams(rawParams);
   let body: unknown = undefined;
   if (r.body) {
     body = r.body(parseJson(rawBody, r.bodyOptional ?? false));
   }
   const meta: ResponseMeta = { headers: {} };
-  const ctx: RouteContext = {
-    params: decodeParams(rawParams),
-    query,
+  const ctx: RouteContext<unknown, unknown, unknown> = {
+    params: r.readParams ? r.readParams(params) : params,
+    query: r.readQuery ? typed : query,
+    get rawQuery() {
+      const url = req.url ?? '';
+      const q = url.indexOf('?');
+      return q < 0 ? '' : url.slice(q + 1);
+    },
     headers: req.headers,
     opts,
     body,
@@ -243,7 +254,7 @@ async function serve(
     }
     return;
   }
-  if (!flag(query, 'pretty') && isLargeArray(value)) {
+  if (!pretty && isLargeArray(value)) {
     // A large list is written in slices so that no single answer holds the event loop (issue #16).
     const headers: OutgoingHttpHeaders = metaHeaders(meta, options.consulCompat);
     headers['Content-Type'] = JSON_TYPE;
@@ -252,7 +263,7 @@ async function serve(
   }
   // Read results shared by identical requests are encoded once (rpc/reused-reads.ts).
   // A BigInt (a uint64 beyond 2^53, e.g. KV Flags) is written as its digits (json-text.ts).
-  const text = flag(query, 'pretty') ? exactJsonText(value, (v) => JSON.stringify(v, null, 4), 4) + '\n' : exactJsonText(value, encodeJson);
+  const text = pretty ? exactJsonText(value, (v) => JSON.stringify(v, null, 4), 4) + '\n' : exactJsonText(value, encodeJson);
   // One writeHead with every header (Content-Length too, so the body is not chunked) is
   // cheaper than a setHeader per header.
   const headers: OutgoingHttpHeaders = metaHeaders(meta, options.consulCompat);
@@ -351,4 +362,3 @@ function sendText(res: ServerResponse, status: number, text: string): void {
   res.end(text);
 }
 
-export { single };

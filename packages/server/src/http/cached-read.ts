@@ -9,7 +9,7 @@ import { readInto, type RouteDeps } from './routes/deps';
  * X-Cache and Age, as Consul's agent sets them for cached answers, and the leader metadata of the
  * fetch behind the answer (X-Registry-KnownLeader / -LastContact, as on uncached reads; issue 15).
  */
-export function setCacheHeaders(ctx: RouteContext<any>, answer: Pick<CacheAnswer<unknown>, 'hit' | 'ageS' | 'meta'>): void {
+export function setCacheHeaders(ctx: RouteContext<any, any, any>, answer: Pick<CacheAnswer<unknown>, 'hit' | 'ageS' | 'meta'>): void {
   ctx.meta.headers['X-Cache'] = answer.hit ? 'HIT' : 'MISS';
   if (answer.hit) ctx.meta.headers.Age = String(answer.ageS);
   if (answer.meta) {
@@ -19,12 +19,12 @@ export function setCacheHeaders(ctx: RouteContext<any>, answer: Pick<CacheAnswer
 }
 
 /** A request's blocking parameters, for a wait on a cache entry. */
-export function cacheWait(ctx: RouteContext<any>): GetOptions {
+export function cacheWait(ctx: RouteContext<any, any, any>): GetOptions {
   return { minIndex: ctx.opts.minIndex, waitMs: effectiveWait(ctx.opts.waitMs), signal: ctx.signal };
 }
 
 /** readInto, or the agent cache when the request says `?cached`. */
-export async function readMaybeCached<T>(deps: RouteDeps, ctx: RouteContext<any>, endpoint: string, args: unknown): Promise<T> {
+export async function readMaybeCached<T>(deps: RouteDeps, ctx: RouteContext<any, any, any>, endpoint: string, args: unknown): Promise<T> {
   if (!ctx.opts.cached || !deps.mesh) return readInto<T>(deps, ctx, endpoint, args);
   const answer = await deps.mesh.cachedRead<T>(endpoint, args, ctx.opts, cacheWait(ctx));
   ctx.meta.index = answer.index;

@@ -12,7 +12,7 @@ export function translatingRoutes(routes: Route<any>[], datacenter: string, enab
   if (!enabled) return routes;
   return routes.map((r) => ({
     ...r,
-    async handle(ctx: RouteContext<any>) {
+    async handle(ctx: RouteContext<any, any, any>) {
       const value = await r.handle(ctx);
       if (value === undefined || ctx.meta.raw) return value;
       return translateAddresses(value, datacenter).value;

@@ -2,12 +2,16 @@
 // ContentHash differs from the client's, else wait for a change to this agent's services or the wait.
 import { effectiveWait } from '../rpc/blocking';
 import type { RouteContext } from './route';
-import { single } from './query-options';
 import type { Mesh } from '../connect/mesh';
+import { readQuery } from '../schemas/query-options';
+import { Text } from '../schemas/query-fields';
 
-export async function blockOnHash<T extends { ContentHash: string }>(mesh: Mesh, ctx: RouteContext<any>, current: () => T): Promise<T> {
+/** The query of a hash-blocking read: the shared options (`wait`) and `hash`. */
+export const HASH_QUERY = readQuery({ hash: Text() });
+
+export async function blockOnHash<T extends { ContentHash: string }>(mesh: Mesh, ctx: RouteContext<any, { hash?: string }, any>, current: () => T): Promise<T> {
   let value = current();
-  const hash = single(ctx.query, 'hash');
+  const hash = ctx.query.hash;
   if (hash && hash === value.ContentHash) {
     const deadline = Date.now() + effectiveWait(ctx.opts.waitMs);
     while (value.ContentHash === hash && Date.now() < deadline && !ctx.signal.aborted) {

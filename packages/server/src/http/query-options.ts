@@ -1,37 +1,23 @@
-// The query parameters every read shares, parsed once (consul-behaviour §1.6):
-// dc → token → consistency → cache-control → wait/index.
+// The query options every route shares (consul-behaviour §1.6), built once per request from the
+// typed query (the shared fragment in schemas/query-options.ts has already parsed and checked
+// index, wait and max_stale): dc → token → consistency → cache-control → wait/index.
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Static } from '@sinclair/typebox';
 import { badRequest } from '../errors';
 import type { Consistency, QueryOptions } from '../rpc/query-options';
+import type { ReadOptionsQuery } from '../schemas/query-options';
 
 export type { Consistency, QueryOptions };
-import { parseDurationMs as parseDuration } from '@registry/store';
 
+/** A query as it arrives (node:querystring): a repeated name is an array. */
 export type Query = Record<string, string | string[] | undefined>;
-/** A presence flag (`?stale`, `?stale=`, `?stale=1`) — empty values count (Go clients send them). */
-export function flag(query: Query, name: string): boolean {
-  return query[name] !== undefined;
-}
 
-/**
- * The value of a one-valued parameter. Repeated (`?index=5&index=9`), the first counts, as in
- * Consul (Go's `url.Values.Get`); only the list parameters (`tag`, `node-meta`…) take them all.
- */
-export function single(query: Query, name: string): string | undefined {
-  const v = query[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-export function list(query: Query, name: string): string[] {
-  const v = query[name];
-  if (v === undefined) return [];
-  return Array.isArray(v) ? v : [v];
-}
+/** The shared options of a typed query; a write's query has only dc and token of them. */
+export type OptionsQuery = Partial<Static<typeof ReadOptionsQuery>>;
 
 /** `node-meta=k:v` (repeatable; split at the first ':'; no ':' → empty value). */
-export function nodeMeta(query: Query): Record<string, string> | undefined {
-  const items = list(query, 'node-meta');
-  if (items.length === 0) return undefined;
+export function nodeMeta(items: readonly string[] | undefined): Record<string, string> | undefined {
+  if (!items || items.length === 0) return undefined;
   const meta: Record<string, string> = {};
   for (const item of items) {
     const i = item.indexOf(':');
@@ -47,8 +33,7 @@ export function nodeMeta(query: Query): Record<string, string> | undefined {
  * With `consulCompat` (http_config.consul_compat), `X-Consul-Token` counts as `X-Registry-Token`
  * (the registry name first when a request sends both).
  */
-export function parseToken(query: Query, headers: IncomingHttpHeaders, agentDefault: string | undefined, consulCompat = false): string | undefined {
-  const fromQuery = single(query, 'token');
+export function parseToken(fromQuery: string | undefined, headers: IncomingHttpHeaders, agentDefault: string | undefined, consulCompat = false): string | undefined {
   if (fromQuery) return fromQuery;
   const fromHeader = firstValue(headers['x-registry-token']) || (consulCompat ? firstValue(headers['x-consul-token']) : undefined);
   if (fromHeader) return fromHeader;
@@ -90,40 +75,26 @@ function parseCacheControl(header: string | undefined): QueryOptions['cacheContr
   return cc;
 }
 
-export function parseQueryOptions(
-  query: Query,
+/** Consul's parseConsistency: `?stale`, `?consistent` (not both), and `max_stale` > 0 as stale. */
+export function consistencyOf(q: OptionsQuery): Consistency {
+  if (q.stale && q.consistent) throw badRequest('Cannot specify ?stale with ?consistent, conflicting semantics.');
+  if (q.stale) return 'stale';
+  if (q.consistent) return 'consistent';
+  return q.max_stale !== undefined && q.max_stale > 0 ? 'stale' : 'default';
+}
+
+/** The one default query-options builder: the typed shared fragment and the headers → QueryOptions. */
+export function queryOptions(
+  q: OptionsQuery,
   headers: IncomingHttpHeaders,
   agent: { datacenter: string; defaultToken?: string; consulCompat?: boolean },
 ): QueryOptions {
-  const datacenter = single(query, 'dc') || agent.datacenter;
-  const token = parseToken(query, headers, agent.defaultToken, agent.consulCompat);
-  const stale = flag(query, 'stale');
-  const consistent = flag(query, 'consistent');
-  const cached = flag(query, 'cached');
-  if (stale && consistent) throw badRequest('Cannot specify ?stale with ?consistent, conflicting semantics.');
-  if (cached && consistent) throw badRequest('Cannot specify ?cached with ?consistent, conflicting semantics.');
-  let consistency: Consistency = stale ? 'stale' : consistent ? 'consistent' : 'default';
-  const maxStale = single(query, 'max_stale');
-  if (maxStale !== undefined) {
-    const ms = parseDuration(maxStale);
-    if (ms === undefined) throw badRequest(`Invalid max_stale value "${maxStale}"`);
-    if (ms > 0 && consistency === 'default') consistency = 'stale';
-  }
+  const datacenter = q.dc || agent.datacenter;
+  const token = parseToken(q.token, headers, agent.defaultToken, agent.consulCompat);
+  const cached = q.cached === true;
+  const consistency = consistencyOf(q);
+  if (cached && q.consistent) throw badRequest('Cannot specify ?cached with ?consistent, conflicting semantics.');
   const cc = headers['cache-control'];
   const cacheControl = parseCacheControl(Array.isArray(cc) ? cc.join(',') : cc);
-
-  let waitMs: number | undefined;
-  const wait = single(query, 'wait');
-  if (wait !== undefined) {
-    const ms = parseDuration(wait);
-    if (ms === undefined || ms < 0) throw badRequest('Invalid wait time');
-    waitMs = ms;
-  }
-  let minIndex = 0;
-  const index = single(query, 'index');
-  if (index !== undefined) {
-    if (!/^\d+$/.test(index) || !Number.isSafeInteger(Number(index))) throw badRequest('Invalid index');
-    minIndex = Number(index);
-  }
-  return { datacenter, token, consistency, cached, minIndex, waitMs, cacheControl };
+  return { datacenter, token, consistency, cached, minIndex: q.index ?? 0, waitMs: q.wait, cacheControl };
 }

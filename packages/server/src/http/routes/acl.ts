@@ -7,11 +7,14 @@ import { ACL_NOT_FOUND } from '../../acl/store-resolver';
 import { cloneSchema, policySchema, tokenSchema } from '../../schemas/acl';
 import { compileBody, type BodyValidator } from '../../schemas/validator';
 import { badRequest, forbidden, aclDisabled } from '../../errors';
-import { single } from '../query-options';
 import { route, type Route, type RouteContext } from '../route';
+import { readQuery } from '../../schemas/query-options';
+import { Text } from '../../schemas/query-fields';
 import { readInto, type RouteDeps } from './deps';
 
 export const ACL_DISABLED = 'ACL support disabled';
+
+const TOKENS_QUERY = readQuery({ policy: Text() });
 
 interface TokenBody {
   AccessorID?: string | null;
@@ -32,7 +35,7 @@ interface PolicyBody {
 }
 
 /** Body decoding here rather than in app.ts, so that "ACLs disabled" answers before any body error. */
-function decode<T>(ctx: RouteContext<any>, validate: BodyValidator<T>, what: string, optional = false): T {
+function decode<T>(ctx: RouteContext<any, any, any>, validate: BodyValidator<T>, what: string, optional = false): T {
   const text = ctx.rawBody?.toString('utf8') ?? '';
   if (text.trim() === '') {
     if (optional) return validate({});
@@ -70,7 +73,7 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
   const enabled = () => {
     if (!deps.rpc.aclResolver.enabled) throw aclDisabled(ACL_DISABLED);
   };
-  const apply = (ctx: RouteContext<any>, cmd: Parameters<RouteDeps['rpc']['apply']>[0]) =>
+  const apply = (ctx: RouteContext<any, any, any>, cmd: Parameters<RouteDeps['rpc']['apply']>[0]) =>
     deps.rpc.apply(cmd, { token: ctx.opts.token, datacenter: ctx.opts.datacenter, clientGone: ctx.clientGone });
 
   return [
@@ -168,9 +171,10 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/acl/tokens',
+      query: TOKENS_QUERY,
       handle(ctx) {
         enabled();
-        return readInto(deps, ctx, 'acl.tokens', { policy: single(ctx.query, 'policy') || undefined });
+        return readInto(deps, ctx, 'acl.tokens', { policy: ctx.query.policy || undefined });
       },
     }),
 

@@ -6,9 +6,14 @@ import { isCheckStatus, type CheckStatus } from '../../checks/check-spec';
 import { checkRegisterSchema, checkUpdateSchema, type AgentCheckDefinition, type CheckUpdateBody } from '../../schemas/agent-check';
 import { compileBody } from '../../schemas/validator';
 import { badRequest } from '../../errors';
-import { single } from '../query-options';
 import { route, type Route } from '../route';
+import { writeQuery } from '../../schemas/query-options';
+import { Type } from '@sinclair/typebox';
+import { RequiredText, Text } from '../../schemas/query-fields';
 import type { RouteDeps } from './deps';
+
+const TTL_QUERY = writeQuery({ note: Text() });
+const ID_PARAMS = Type.Object({ id: RequiredText('Missing check ID') });
 
 const TTL_VERBS: [string, CheckStatus][] = [
   ['pass', 'passing'],
@@ -22,10 +27,6 @@ export function agentCheckRoutes(deps: RouteDeps): Route<any>[] {
     return deps.checks;
   };
   const authz = (token: string | undefined) => deps.rpc.aclResolver.resolve(token);
-  const checkId = (params: Record<string, string>) => {
-    if (!params.id) throw badRequest('Missing check ID');
-    return params.id;
-  };
   return [
     route<AgentCheckDefinition>({
       method: 'PUT',
@@ -39,8 +40,9 @@ export function agentCheckRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'PUT',
       path: '/v1/agent/check/deregister{/:id}',
+      params: ID_PARAMS,
       async handle({ params, opts }) {
-        await checks().deregisterCheck(checkId(params), authz(opts.token));
+        await checks().deregisterCheck(params.id, authz(opts.token));
         return undefined;
       },
     }),
@@ -48,18 +50,21 @@ export function agentCheckRoutes(deps: RouteDeps): Route<any>[] {
       route({
         method: 'PUT',
         path: `/v1/agent/check/${verb}{/:id}`,
+        query: TTL_QUERY,
+        params: ID_PARAMS,
         async handle({ params, query, opts }) {
-          await checks().updateTtl(checkId(params), status, single(query, 'note') ?? '', authz(opts.token));
+          await checks().updateTtl(params.id, status, query.note ?? '', authz(opts.token));
           return undefined;
         },
       }),
     ),
-    route<CheckUpdateBody>({
+    route({
       method: 'PUT',
       path: '/v1/agent/check/update{/:id}',
       body: compileBody<CheckUpdateBody>(checkUpdateSchema),
+      params: ID_PARAMS,
       async handle({ params, body, opts }) {
-        const id = checkId(params);
+        const id = params.id;
         const status = body.Status ?? '';
         if (!isCheckStatus(status)) throw badRequest(`Invalid check status: '${status}'`);
         await checks().updateTtl(id, status, body.Output ?? '', authz(opts.token));

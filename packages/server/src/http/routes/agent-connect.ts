@@ -4,7 +4,7 @@ import { parseSpiffeURI, SpiffeIdError } from '@registry/ca';
 import type { IntentionOut } from '@registry/store';
 import { cacheWait as blockingGet, setCacheHeaders } from '../cached-read';
 import { decideIntention } from '../../connect/intention-decision';
-import { blockOnHash } from '../hash-blocking';
+import { blockOnHash, HASH_QUERY } from '../hash-blocking';
 import { contentHash, proxyConfigOf } from '../../connect/local-services';
 import { compileBody } from '../../schemas/validator';
 import { authorizeSchema } from '../../schemas/connect';
@@ -90,6 +90,7 @@ export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/agent/connect/proxy{/:id}',
+      query: HASH_QUERY,
       async handle(ctx) {
         const mesh = meshOf(deps);
         const id = ctx.params.id ?? '';

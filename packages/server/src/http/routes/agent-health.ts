@@ -4,9 +4,11 @@
 // `?format=text` answers the status word alone.
 import { Authorizer } from '@registry/acl';
 import { aggregatedStatus, healthStatusCode, type AggregatedStatus } from '../../checks/service-health';
-import { badRequest, forbidden } from '../../errors';
-import { single } from '../query-options';
+import { forbidden } from '../../errors';
 import { route, type Route, type RouteContext } from '../route';
+import { readQuery } from '../../schemas/query-options';
+import { Type } from '@sinclair/typebox';
+import { RequiredText, Text } from '../../schemas/query-fields';
 import { meshOf } from './connect';
 import type { RouteDeps } from './deps';
 import { requestAuthorizer } from '../request-authorizer';
@@ -16,6 +18,11 @@ interface ServiceChecksInfo {
   Service: Record<string, unknown> | null;
   Checks: Record<string, unknown>[] | null;
 }
+
+/** `?format=text`: the status word alone. */
+const HEALTH_QUERY = readQuery({ format: Text() });
+const ID_PARAMS = Type.Object({ id: RequiredText('Missing serviceID') });
+const NAME_PARAMS = Type.Object({ name: RequiredText('Missing service Name') });
 
 export function agentHealthRoutes(deps: RouteDeps): Route<any>[] {
   /** Every local service by ID (what /v1/agent/services shows), unfiltered: callers check ACLs. */
@@ -31,9 +38,9 @@ export function agentHealthRoutes(deps: RouteDeps): Route<any>[] {
     return { AggregatedStatus: status, Service: service, Checks: checks };
   };
 
-  const answer = (ctx: RouteContext<any>, code: number, text: string, json: unknown) => {
+  const answer = (ctx: RouteContext<any, { format?: string }, any>, code: number, text: string, json: unknown) => {
     ctx.meta.status = code;
-    if (single(ctx.query, 'format') === 'text') {
+    if (ctx.query.format === 'text') {
       ctx.meta.raw = { contentType: 'text/plain; charset=utf-8', data: text };
       return undefined;
     }
@@ -44,9 +51,10 @@ export function agentHealthRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/agent/health/service/id{/:id}',
+      query: HEALTH_QUERY,
+      params: ID_PARAMS,
       handle(ctx) {
         const id = ctx.params.id;
-        if (!id) throw badRequest('Missing serviceID');
         const service = services()[id];
         if (!service) {
           const reason = `ServiceId ${id} not found`;
@@ -60,9 +68,10 @@ export function agentHealthRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/agent/health/service/name{/:name}',
+      query: HEALTH_QUERY,
+      params: NAME_PARAMS,
       handle(ctx) {
         const name = ctx.params.name;
-        if (!name) throw badRequest('Missing service Name');
         if (!requestAuthorizer(deps, ctx).serviceRead(name)) throw forbidden();
         const infos = Object.values(services())
           .filter((s) => s.Service === name)

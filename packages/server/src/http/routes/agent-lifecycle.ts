@@ -6,19 +6,18 @@ import { monitorLevelRank } from '../../agent/log-tap';
 import { aclDisabled, badRequest, notFound, serverError } from '../../errors';
 import { agentTokenSchema, type AgentTokenBody } from '../../schemas/agent-lifecycle';
 import { compileBody } from '../../schemas/validator';
-import { single } from '../query-options';
 import { demand, requestAuthorizer } from '../request-authorizer';
-import { route, type Route, type RouteContext } from '../route';
+import { route, type Route } from '../route';
+import { readQuery, writeQuery } from '../../schemas/query-options';
+import { RequiredWords, Text } from '../../schemas/query-fields';
 import type { AgentLifecycle, RouteDeps } from './deps';
 
-/** `enable=true|false`, required (Consul's texts). */
-function enableOf(ctx: RouteContext<any>): boolean {
-  const v = single(ctx.query, 'enable');
-  if (v === undefined || v === '') throw badRequest('Missing value for enable');
-  if (v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0') return false;
-  throw badRequest(`Invalid value for enable: ${JSON.stringify(v)}`);
-}
+/** `enable=true|false`, required (Consul's texts), and the reason shown on the maintenance check. */
+const MAINTENANCE_QUERY = writeQuery({
+  enable: RequiredWords({ true: true, '1': true, false: false, '0': false }, (v?: string) => (v ? `Invalid value for enable: ${JSON.stringify(v)}` : 'Missing value for enable')),
+  reason: Text(),
+});
+const MONITOR_QUERY = readQuery({ loglevel: Text() });
 
 export function agentLifecycleRoutes(deps: RouteDeps): Route<any>[] {
   const node = deps.agent.nodeName;
@@ -30,20 +29,20 @@ export function agentLifecycleRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'PUT',
       path: '/v1/agent/maintenance',
+      query: MAINTENANCE_QUERY,
       async handle(ctx) {
-        const enable = enableOf(ctx);
-        await lifecycle().maintenance.setNode(enable, single(ctx.query, 'reason') ?? '', requestAuthorizer(deps, ctx));
+        await lifecycle().maintenance.setNode(ctx.query.enable, ctx.query.reason ?? '', requestAuthorizer(deps, ctx));
         return undefined;
       },
     }),
     route({
       method: 'PUT',
       path: '/v1/agent/service/maintenance{/:id}',
+      query: MAINTENANCE_QUERY,
       async handle(ctx) {
         const id = ctx.params.id;
         if (!id) throw badRequest('Missing service ID');
-        const enable = enableOf(ctx);
-        await lifecycle().maintenance.setService(id, enable, single(ctx.query, 'reason') ?? '', requestAuthorizer(deps, ctx));
+        await lifecycle().maintenance.setService(id, ctx.query.enable, ctx.query.reason ?? '', requestAuthorizer(deps, ctx));
         return undefined;
       },
     }),
@@ -74,9 +73,10 @@ export function agentLifecycleRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/agent/monitor',
+      query: MONITOR_QUERY,
       handle(ctx) {
         demand(deps, ctx, (a) => a.agentRead(node));
-        const level = single(ctx.query, 'loglevel') || 'info';
+        const level = ctx.query.loglevel || 'info';
         const rank = monitorLevelRank(level);
         if (rank === undefined) throw badRequest(`Unknown log level: ${level}`);
         const signal = ctx.signal;

@@ -2,7 +2,11 @@
 // managed proxies), deregister, list. Only server agents exist, so services live on the agent's own
 // node; the caller's token is checked here and the catalog is written with the agent's authority.
 import { contentHash, type ServiceDefinition } from '../../connect/local-services';
-import { blockOnHash } from '../hash-blocking';
+import { Type } from '@sinclair/typebox';
+import { blockOnHash, HASH_QUERY } from '../hash-blocking';
+import { RequiredText } from '../../schemas/query-fields';
+
+const ID_PARAMS = Type.Object({ id: RequiredText('Missing service ID') });
 import { compileBody } from '../../schemas/validator';
 import { agentServiceSchema } from '../../schemas/agent-service';
 import { badRequest, notFound } from '../../errors';
@@ -27,9 +31,9 @@ export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'PUT',
       path: '/v1/agent/service/deregister{/:id}',
+      params: ID_PARAMS,
       async handle({ params, opts }) {
         const id = params.id;
-        if (!id) throw badRequest('Missing service ID');
         const mesh = meshOf(deps);
         const authz = mesh.authorizer(opts.token);
         const found = deps.checks ? await deps.checks.deregisterService(id, authz) : await mesh.deregisterService(id, authz);
@@ -49,6 +53,7 @@ export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/agent/service/:id',
+      query: HASH_QUERY,
       handle(ctx) {
         const mesh = meshOf(deps);
         const authz = mesh.authorizer(ctx.opts.token);

@@ -6,9 +6,13 @@ import type { AutopilotHealthReply } from '../../cluster/autopilot-health';
 import { badRequest } from '../../errors';
 import { autopilotConfigSchema, type AutopilotConfigBody } from '../../schemas/agent-lifecycle';
 import { compileBody } from '../../schemas/validator';
-import { single } from '../query-options';
 import { demand } from '../request-authorizer';
 import { route, type Route } from '../route';
+import { writeQuery } from '../../schemas/query-options';
+import { Uint } from '../../schemas/query-fields';
+
+/** `?cas=<index>`: write only if the configuration's ModifyIndex is still this. */
+const CONFIG_PUT_QUERY = writeQuery({ cas: Uint((v: string) => `Error parsing cas value: ${JSON.stringify(v)}`) });
 import { readInto, type RouteDeps } from './deps';
 
 /** A duration field as Go's ReadableDuration takes it: "10s" or integer nanoseconds. */
@@ -42,9 +46,10 @@ export function autopilotRoutes(deps: RouteDeps): Route<any>[] {
         return configOut(await readInto<AutopilotRecord>(deps, ctx, 'operator.autopilot-configuration', {}));
       },
     }),
-    route<AutopilotConfigBody>({
+    route({
       method: 'PUT',
       path: '/v1/operator/autopilot/configuration',
+      query: CONFIG_PUT_QUERY,
       body: compileBody<AutopilotConfigBody>(autopilotConfigSchema),
       async handle(ctx) {
         const b = ctx.body;
@@ -58,12 +63,7 @@ export function autopilotRoutes(deps: RouteDeps): Route<any>[] {
           DisableUpgradeMigration: b.DisableUpgradeMigration ?? false,
           UpgradeVersionTag: b.UpgradeVersionTag ?? '',
         };
-        let cas: number | undefined;
-        const casText = single(ctx.query, 'cas');
-        if (casText !== undefined) {
-          if (!/^\d+$/.test(casText)) throw badRequest(`Error parsing cas value: ${JSON.stringify(casText)}`);
-          cas = Number(casText);
-        }
+        const cas = ctx.query.cas;
         const { opts, clientGone } = ctx;
         const done = await deps.rpc.apply({ type: 'autopilot.set-config', config, ...(cas === undefined ? {} : { cas }) }, { datacenter: opts.datacenter, token: opts.token, clientGone });
         // Consul answers the CAS outcome only for a CAS write; a plain write is `true`.

@@ -1,8 +1,11 @@
 // /v1/catalog/* (spec "Catalog"; consul-behaviour §5.2–5.4).
 import type { DeregisterRequest, RegisterRequest } from '@registry/store';
+import { Type } from '@sinclair/typebox';
 import { badRequest } from '../../errors';
-import { list, nodeMeta } from '../query-options';
+import { nodeMeta } from '../query-options';
 import { route, type Route } from '../route';
+import { ReadOptionsQuery, readQuery } from '../../schemas/query-options';
+import { List, RequiredText } from '../../schemas/query-fields';
 import { compileBody } from '../../schemas/validator';
 import { deregisterSchema, registerSchema } from '../../schemas/catalog';
 import { aliasConsulNodeMeta } from '../../schemas/node-meta';
@@ -10,6 +13,9 @@ import { nearOf, readInto, type RouteDeps } from './deps';
 import { readMaybeCached } from '../cached-read';
 import { isUUID } from '@registry/acl';
 
+const SERVICE_QUERY = readQuery({ tag: List() });
+const SERVICE_PARAMS = Type.Object({ service: RequiredText('Missing service name') });
+const NODE_PARAMS = Type.Object({ node: RequiredText('Missing node name') });
 
 /** `datacenters`: this one and those linked by network areas, nearest first. */
 export function catalogRoutes(deps: RouteDeps, datacenters: () => string[] = () => [deps.agent.datacenter]): Route<any>[] {
@@ -50,24 +56,26 @@ export function catalogRoutes(deps: RouteDeps, datacenters: () => string[] = () 
     route({
       method: 'GET',
       path: '/v1/catalog/nodes',
-      handle: (ctx) => readInto(deps, ctx, 'catalog.nodes', { nodeMeta: nodeMeta(ctx.query), near: nearOf(ctx, deps) }),
+      query: ReadOptionsQuery,
+      handle: (ctx) => readInto(deps, ctx, 'catalog.nodes', { nodeMeta: nodeMeta(ctx.query['node-meta']), near: nearOf(ctx, deps) }),
     }),
     route({
       method: 'GET',
       path: '/v1/catalog/services',
-      handle: (ctx) => readInto(deps, ctx, 'catalog.services', { nodeMeta: nodeMeta(ctx.query) }),
+      query: ReadOptionsQuery,
+      handle: (ctx) => readInto(deps, ctx, 'catalog.services', { nodeMeta: nodeMeta(ctx.query['node-meta']) }),
     }),
     ...(['service', 'connect'] as const).map((kind) =>
       route({
         method: 'GET',
         path: `/v1/catalog/${kind}{/:service}`,
+        query: SERVICE_QUERY,
+        params: SERVICE_PARAMS,
         handle(ctx) {
-          const service = ctx.params.service;
-          if (!service) throw badRequest('Missing service name');
           return readMaybeCached(deps, ctx, 'catalog.service', {
-            service,
-            tags: list(ctx.query, 'tag'),
-            nodeMeta: nodeMeta(ctx.query),
+            service: ctx.params.service,
+            tags: ctx.query.tag ?? [],
+            nodeMeta: nodeMeta(ctx.query['node-meta']),
             near: nearOf(ctx, deps),
             connect: kind === 'connect',
           });
@@ -77,10 +85,9 @@ export function catalogRoutes(deps: RouteDeps, datacenters: () => string[] = () 
     route({
       method: 'GET',
       path: '/v1/catalog/node{/:node}',
+      params: NODE_PARAMS,
       handle(ctx) {
-        const node = ctx.params.node;
-        if (!node) throw badRequest('Missing node name');
-        return readInto(deps, ctx, 'catalog.node', { node });
+        return readInto(deps, ctx, 'catalog.node', { node: ctx.params.node });
       },
     }),
   ];

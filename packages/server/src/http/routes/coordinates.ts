@@ -2,14 +2,19 @@
 // linked datacenter, the LAN coordinates of nodes (node:read), and updates (node:write, checked on
 // the leader by the coordinate.update command's ACL case).
 import { badRequest, notFound } from '../../errors';
-import { single } from '../query-options';
+import { Type } from '@sinclair/typebox';
 import { route, type Route } from '../route';
+import { readQuery } from '../../schemas/query-options';
+import { RequiredText, Text } from '../../schemas/query-fields';
 import { compileBody } from '../../schemas/validator';
 import { coordinateUpdateSchema, type CoordinateBody } from '../../schemas/coordinate';
 import type { Coordinate, NodeCoordinate } from '@registry/store';
 import { originCoordinate } from '../../areas/vivaldi-client';
 import type { WanRouteDeps } from '../../areas/wan-route-deps';
 import { readInto, type RouteDeps } from './deps';
+
+const SEGMENT_QUERY = readQuery({ segment: Text() });
+const NODE_PARAMS = Type.Object({ node: RequiredText('Missing node name') });
 
 export function coordinateRoutes(deps: RouteDeps, wan: WanRouteDeps): Route<any>[] {
   const updateBody = compileBody<CoordinateBody>(coordinateUpdateSchema);
@@ -25,15 +30,17 @@ export function coordinateRoutes(deps: RouteDeps, wan: WanRouteDeps): Route<any>
     route({
       method: 'GET',
       path: '/v1/coordinate/nodes',
-      handle: (ctx) => readInto(deps, ctx, 'coordinate.nodes', { segment: single(ctx.query, 'segment') }),
+      query: SEGMENT_QUERY,
+      handle: (ctx) => readInto(deps, ctx, 'coordinate.nodes', { segment: ctx.query.segment }),
     }),
     route({
       method: 'GET',
       path: '/v1/coordinate/node{/:node}',
+      query: SEGMENT_QUERY,
+      params: NODE_PARAMS,
       async handle(ctx) {
         const node = ctx.params.node;
-        if (!node) throw badRequest('Missing node name');
-        const value = await readInto<NodeCoordinate[]>(deps, ctx, 'coordinate.node', { node, segment: single(ctx.query, 'segment') });
+        const value = await readInto<NodeCoordinate[]>(deps, ctx, 'coordinate.node', { node, segment: ctx.query.segment });
         if (value.length === 0) throw notFound(`Unknown node "${node}" or no coordinate for it`);
         return value;
       },

@@ -5,9 +5,14 @@ import { Authorizer } from '@registry/acl';
 import type { EventOut } from '@registry/store';
 import { deliveredHere, eventToFire, type LocalServiceFacts } from '../../events/user-events';
 import { badRequest } from '../../errors';
-import { single } from '../query-options';
 import { route, type Route } from '../route';
+import { readQuery, writeQuery } from '../../schemas/query-options';
+import { Text } from '../../schemas/query-fields';
 import { readInto, type RouteDeps } from './deps';
+
+/** Which agents deliver a fired event: by node, service and tag (regular expressions). */
+const FIRE_QUERY = writeQuery({ node: Text(), service: Text(), tag: Text() });
+const LIST_QUERY = readQuery({ name: Text() });
 
 export function eventRoutes(deps: RouteDeps): Route<any>[] {
   const localServices = (): LocalServiceFacts[] => {
@@ -19,13 +24,14 @@ export function eventRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'PUT',
       path: '/v1/event/fire{/:name}',
+      query: FIRE_QUERY,
       async handle(ctx) {
         const event = eventToFire({
           name: ctx.params.name ?? '',
           payload: ctx.rawBody,
-          node: single(ctx.query, 'node') ?? '',
-          service: single(ctx.query, 'service') ?? '',
-          tag: single(ctx.query, 'tag') ?? '',
+          node: ctx.query.node ?? '',
+          service: ctx.query.service ?? '',
+          tag: ctx.query.tag ?? '',
         });
         const { opts, clientGone } = ctx;
         return (await deps.rpc.apply({ type: 'event.fire', event }, { datacenter: opts.datacenter, token: opts.token, clientGone })) as EventOut;
@@ -34,11 +40,12 @@ export function eventRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/event/list',
+      query: LIST_QUERY,
       async handle(ctx) {
         if (ctx.opts.datacenter !== deps.agent.datacenter) throw badRequest('event list is local to the agent: dc is not supported');
         // The agent's own copy of the ring, as Consul's agent answers from its own event buffer.
         const local = { ...ctx, opts: { ...ctx.opts, consistency: 'stale' as const } };
-        const events = await readInto<EventOut[]>(deps, local, 'event.list', { name: single(ctx.query, 'name') ?? '' });
+        const events = await readInto<EventOut[]>(deps, local, 'event.list', { name: ctx.query.name ?? '' });
         const services = localServices();
         return events.filter((e) => deliveredHere(e, deps.agent.nodeName, services));
       },

@@ -1,39 +1,44 @@
 // /v1/health/* (spec "Health"; consul-behaviour §5.4).
-import { badRequest } from '../../errors';
-import { list, nodeMeta, single } from '../query-options';
-import { route, type Route, type RouteContext } from '../route';
+import { Type } from '@sinclair/typebox';
+import { nodeMeta } from '../query-options';
+import { route, type Route } from '../route';
+import { ReadOptionsQuery, readQuery } from '../../schemas/query-options';
+import { List, RequiredText, RequiredWords, Words } from '../../schemas/query-fields';
 import { nearOf, readInto, type RouteDeps } from './deps';
 import { readMaybeCached } from '../cached-read';
 
-const STATES = new Set(['any', 'passing', 'warning', 'critical']);
-
-/** `?passing`, `?passing=`, `?passing=true|1|t` filter; `false|0|f` do not; anything else is 400. */
-function passingFlag(ctx: RouteContext): boolean {
-  if (ctx.query.passing === undefined) return false;
-  const v = (single(ctx.query, 'passing') ?? '').toLowerCase();
-  if (v === '' || v === 'true' || v === '1' || v === 't') return true;
-  if (v === 'false' || v === '0' || v === 'f') return false;
-  throw badRequest('Invalid value for ?passing');
-}
+const NODE_PARAMS = Type.Object({ node: RequiredText('Missing node name') });
+const SERVICE_PARAMS = Type.Object({ service: RequiredText('Missing service name') });
+// DECISIONS.md: an unknown state is a client error (Consul answers []).
+const STATE_PARAMS = Type.Object({
+  state: RequiredWords(
+    { any: 'any', passing: 'passing', warning: 'warning', critical: 'critical' } as const,
+    (state?: string) => (state ? `Invalid check state "${state}": must be any, passing, warning or critical` : 'Missing check state'),
+  ),
+});
+/** `?passing`, `?passing=`, `?passing=true|1|t` filter; `false|0|f` do not (any case); anything else is 400. */
+const SERVICE_QUERY = readQuery({
+  tag: List(),
+  passing: Words({ '': true, true: true, '1': true, t: true, false: false, '0': false, f: false }, 'Invalid value for ?passing', true),
+});
 
 export function healthRoutes(deps: RouteDeps): Route<any>[] {
   return [
     route({
       method: 'GET',
       path: '/v1/health/node{/:node}',
-      handle(ctx) {
-        if (!ctx.params.node) throw badRequest('Missing node name');
-        return readInto(deps, ctx, 'health.node', { node: ctx.params.node });
-      },
+      params: NODE_PARAMS,
+      handle: (ctx) => readInto(deps, ctx, 'health.node', { node: ctx.params.node }),
     }),
     route({
       method: 'GET',
       path: '/v1/health/checks{/:service}',
+      query: ReadOptionsQuery,
+      params: SERVICE_PARAMS,
       handle(ctx) {
-        if (!ctx.params.service) throw badRequest('Missing service name');
         return readInto(deps, ctx, 'health.checks', {
           service: ctx.params.service,
-          nodeMeta: nodeMeta(ctx.query),
+          nodeMeta: nodeMeta(ctx.query['node-meta']),
           near: nearOf(ctx, deps),
         });
       },
@@ -42,13 +47,14 @@ export function healthRoutes(deps: RouteDeps): Route<any>[] {
       route({
         method: 'GET',
         path: `/v1/health/${kind}{/:service}`,
+        query: SERVICE_QUERY,
+        params: SERVICE_PARAMS,
         handle(ctx) {
-          if (!ctx.params.service) throw badRequest('Missing service name');
           return readMaybeCached(deps, ctx, 'health.service', {
             service: ctx.params.service,
-            tags: list(ctx.query, 'tag'),
-            nodeMeta: nodeMeta(ctx.query),
-            passing: passingFlag(ctx),
+            tags: ctx.query.tag ?? [],
+            nodeMeta: nodeMeta(ctx.query['node-meta']),
+            passing: ctx.query.passing ?? false,
             near: nearOf(ctx, deps),
             connect: kind === 'connect',
           });
@@ -58,12 +64,10 @@ export function healthRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/health/state{/:state}',
+      query: ReadOptionsQuery,
+      params: STATE_PARAMS,
       handle(ctx) {
-        const state = ctx.params.state;
-        if (!state) throw badRequest('Missing check state');
-        // DECISIONS.md: an unknown state is a client error (Consul answers []).
-        if (!STATES.has(state)) throw badRequest(`Invalid check state "${state}": must be any, passing, warning or critical`);
-        return readInto(deps, ctx, 'health.state', { state, nodeMeta: nodeMeta(ctx.query), near: nearOf(ctx, deps) });
+        return readInto(deps, ctx, 'health.state', { state: ctx.params.state, nodeMeta: nodeMeta(ctx.query['node-meta']), near: nearOf(ctx, deps) });
       },
     }),
   ];

@@ -7,8 +7,10 @@ import { parseMatchEntry } from '../../connect/match-entry';
 import { compileBody } from '../../schemas/validator';
 import { intentionSchema } from '../../schemas/intention';
 import { badRequest, notFound, serverError, methodNotAllowed } from '../../errors';
-import { list, single } from '../query-options';
-import { route, type Route, type RouteContext } from '../route';
+import { Type } from '@sinclair/typebox';
+import { route, type Route } from '../route';
+import { readQuery } from '../../schemas/query-options';
+import { RequiredList, RequiredText, Text } from '../../schemas/query-fields';
 import { readInto, type RouteDeps } from './deps';
 import { isUUID } from '@registry/acl';
 
@@ -24,11 +26,17 @@ function refuseFixedPaths(id: string, method: string): void {
   if (id === 'match' || id === 'check') throw methodNotAllowed(method, 'OPTIONS,GET');
 }
 
-function required(ctx: RouteContext, name: string): string {
-  const v = single(ctx.query, name);
-  if (!v) throw badRequest(`required query parameter '${name}' not set`);
-  return v;
-}
+const notSet = (name: string) => `required query parameter '${name}' not set`;
+
+const MATCH_QUERY = readQuery({
+  // One `by`, source or destination; several, or an empty one, is "not set" (Consul's texts).
+  by: RequiredList((by?: string[]) => (by?.length === 1 && by[0] ? "'by' parameter must be one of 'source' or 'destination'" : notSet('by')), {
+    maxItems: 1,
+    item: Type.Union([Type.Literal('source'), Type.Literal('destination')]),
+  }),
+  name: RequiredList(notSet('name')),
+});
+const CHECK_QUERY = readQuery({ source: RequiredText(notSet('source')), destination: RequiredText(notSet('destination')), 'source-type': Text() });
 
 export function intentionRoutes(deps: RouteDeps): Route<any>[] {
   const body = compileBody<IntentionInput>(intentionSchema);
@@ -43,17 +51,15 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: `${BASE}/match`,
+      query: MATCH_QUERY,
       async handle(ctx) {
-        const by = list(ctx.query, 'by');
-        if (by.length !== 1 || !by[0]) throw badRequest("required query parameter 'by' not set");
-        if (by[0] !== 'source' && by[0] !== 'destination') throw badRequest("'by' parameter must be one of 'source' or 'destination'");
-        const names = list(ctx.query, 'name');
-        if (names.length === 0) throw badRequest("required query parameter 'name' not set");
+        const by: MatchSide = ctx.query.by[0];
+        const names = ctx.query.name;
         const entries = names.map((n) => {
           const e = parseMatchEntry(n);
           return { namespace: e.namespace, name: e.name };
         });
-        const reply = await deps.rpc.read<IntentionOut[][]>('intention.match', { by: by[0] as MatchSide, entries }, ctx.opts, ctx.signal);
+        const reply = await deps.rpc.read<IntentionOut[][]>('intention.match', { by, entries }, ctx.opts, ctx.signal);
         // The spec: each value is an array (Consul sends null for a name without matches).
         const out: Record<string, IntentionOut[]> = {};
         names.forEach((n, i) => {
@@ -65,10 +71,11 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: `${BASE}/check`,
+      query: CHECK_QUERY,
       async handle(ctx) {
-        const source = parseMatchEntry(required(ctx, 'source'));
-        const destination = parseMatchEntry(required(ctx, 'destination'));
-        const sourceType = single(ctx.query, 'source-type');
+        const source = parseMatchEntry(ctx.query.source);
+        const destination = parseMatchEntry(ctx.query.destination);
+        const sourceType = ctx.query['source-type'];
         if (sourceType && sourceType !== 'registry' && !(deps.agent.consulCompat && sourceType === 'consul')) throw badRequest(`unsupported SourceType: ${JSON.stringify(sourceType)}`);
         const reply = await deps.rpc.read<IntentionOut[]>('intention.check', { destination }, ctx.opts, ctx.signal);
         return { Allowed: decideIntention(reply.result.value, source, mesh().intentionDefaults()).allowed };

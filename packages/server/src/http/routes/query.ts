@@ -2,8 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import type { CheckServiceNodeOut, QueryDefinition, QuerySetResult } from '@registry/store';
 import { badRequest, notFound } from '../../errors';
-import { single } from '../query-options';
 import { route, type Route, type RouteContext } from '../route';
+import { readQuery } from '../../schemas/query-options';
+import { GoBool, Int } from '../../schemas/query-fields';
 import { compileBody } from '../../schemas/validator';
 import { querySchema, type QueryBody } from '../../schemas/query';
 import { definitionOf, validateDefinition } from '../../queries/definition';
@@ -21,25 +22,16 @@ export interface ExecuteResponse {
   Failovers: number;
 }
 
-/** `?limit`: a non-negative integer (0 = no limit). */
-function limitOf(ctx: RouteContext<any>): number {
-  const v = single(ctx.query, 'limit');
-  if (v === undefined || v === '') return 0;
-  if (!/^[+-]?\d+$/.test(v)) throw badRequest(`Bad limit: strconv.Atoi: parsing ${JSON.stringify(v)}: invalid syntax`);
-  return Math.max(0, Number(v));
-}
-
-/** `?connect` as Go's strconv.ParseBool reads it. */
-function connectOf(ctx: RouteContext<any>): boolean {
-  const v = single(ctx.query, 'connect');
-  if (v === undefined) return false;
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False', ''].includes(v)) return false;
-  throw badRequest(`Error parsing 'connect' value: strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`);
-}
+/** `?limit`: strconv.Atoi, empty is no limit (0); a negative one counts as 0. */
+const limit = Int((v: string) => `Bad limit: strconv.Atoi: parsing ${JSON.stringify(v)}: ${/^[+-]?\d+$/.test(v) ? 'value out of range' : 'invalid syntax'}`, 0);
+/** `?connect` as Go's strconv.ParseBool reads it (empty: false). */
+const connect = GoBool((v: string) => `Error parsing 'connect' value: strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`, false);
+const EXECUTE_QUERY = readQuery({ limit, connect });
+// Explain parses (and refuses a bad) limit though it does not use it, as Consul does.
+const EXPLAIN_QUERY = readQuery({ limit });
 
 /** The QueryMeta fields Consul embeds in execute and explain bodies (Index is 0: not blocking). */
-function queryMeta(ctx: RouteContext<any>) {
+function queryMeta(ctx: RouteContext<any, any, any>) {
   return {
     Index: 0,
     LastContact: (ctx.meta.lastContactMs ?? 0) * 1e6,
@@ -52,7 +44,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
   const body = compileBody<QueryBody>(querySchema);
   const cache = new SimpleCache<ExecuteResponse>();
 
-  async function execute(ctx: RouteContext<any>, args: ExecuteArgs, limit: number): Promise<ExecuteResponse> {
+  async function execute(ctx: RouteContext<any, any, any>, args: ExecuteArgs, limit: number): Promise<ExecuteResponse> {
     const reply = await deps.rpc.read<ExecuteCandidates>('query.execute', args, { ...ctx.opts, minIndex: 0 }, ctx.signal);
     ctx.meta.knownLeader = reply.meta.knownLeader;
     ctx.meta.lastContactMs = reply.meta.lastContactMs;
@@ -118,15 +110,16 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
     route({
       method: 'GET',
       path: '/v1/query/:id/execute',
+      query: EXECUTE_QUERY,
       async handle(ctx) {
-        const limit = limitOf(ctx);
+        const limit = Math.max(0, ctx.query.limit ?? 0);
         const args: ExecuteArgs = {
           idOrName: ctx.params.id,
           agentNode: deps.agent.nodeName,
           agentSegment: '',
-          near: single(ctx.query, 'near') ?? '',
+          near: ctx.query.near ?? '',
           ip: sourceIp(ctx.headers['x-forwarded-for'], ctx.remoteAddress),
-          connect: connectOf(ctx),
+          connect: ctx.query.connect ?? false,
         };
         let result: ExecuteResponse;
         if (ctx.opts.cached) {
@@ -145,8 +138,8 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
     route({
       method: 'GET',
       path: '/v1/query/:id/explain',
+      query: EXPLAIN_QUERY,
       async handle(ctx) {
-        limitOf(ctx); // parsed (and refused when bad) though unused, as Consul does
         const value = await readInto<{ Query: QueryDefinition }>(deps, ctx, 'query.explain', { idOrName: ctx.params.id, agentSegment: '' });
         ctx.meta.index = 0;
         return { ...value, ...queryMeta(ctx) };

@@ -1,13 +1,14 @@
 // /v1/session/* (spec "Sessions"; consul-behaviour §3).
 import { randomUUID } from 'node:crypto';
 import { formatGoDuration, parseGoDuration, type SessionData, type SessionRecord } from '@registry/store';
+import { Type } from '@sinclair/typebox';
 import { badRequest, notFound } from '../../errors';
 import { route, type Route } from '../route';
+import { RequiredText, RequiredUuid } from '../../schemas/query-fields';
 import { compileBody } from '../../schemas/validator';
 import { sessionCreateSchema, type SessionCreateBody } from '../../schemas/session';
 import { SESSION_TTL_MAX_MS } from '../../sessions/session-ttl';
 import { readInto, type RouteDeps } from './deps';
-import { isUUID } from '@registry/acl';
 
 const DEFAULT_LOCK_DELAY_NS = 15e9;
 
@@ -36,11 +37,12 @@ export function checkTtl(ttl: string, minMs: number): void {
   }
 }
 
-function sessionId(raw: string | undefined): string {
-  if (!raw) throw badRequest('Missing session');
-  if (!isUUID(raw)) throw badRequest(`Invalid session ID '${raw}': UUID must be 36 characters of the form 8-4-4-4-12 hex digits`);
-  return raw;
-}
+/** The session a destroy or renew names: a UUID. */
+const SESSION_ID_PARAMS = Type.Object({
+  id: RequiredUuid((raw?: string) => (raw ? `Invalid session ID '${raw}': UUID must be 36 characters of the form 8-4-4-4-12 hex digits` : 'Missing session')),
+});
+const INFO_PARAMS = Type.Object({ id: RequiredText('Missing session') });
+const NODE_PARAMS = Type.Object({ node: RequiredText('Missing node name') });
 
 export function sessionRoutes(deps: RouteDeps): Route<any>[] {
   const createBody = compileBody<SessionCreateBody>(sessionCreateSchema);
@@ -77,16 +79,18 @@ export function sessionRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'PUT',
       path: '/v1/session/destroy{/:id}',
+      params: SESSION_ID_PARAMS,
       async handle({ params, opts, clientGone }) {
-        const id = sessionId(params.id);
+        const id = params.id;
         return deps.rpc.apply({ type: 'session.destroy', id }, { datacenter: opts.datacenter, token: opts.token, clientGone });
       },
     }),
     route({
       method: 'PUT',
       path: '/v1/session/renew{/:id}',
+      params: SESSION_ID_PARAMS,
       async handle(ctx) {
-        const id = sessionId(ctx.params.id);
+        const id = ctx.params.id;
         // Checked and answered by the leader, whose timer is the one to restart.
         const reply = await deps.rpc.read<SessionRecord[] | null>('session.renew', { id }, { ...ctx.opts, consistency: 'default', minIndex: 0 }, ctx.signal);
         if (!reply.result.value) throw notFound(`Session id '${id}' not found`);
@@ -97,16 +101,16 @@ export function sessionRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/session/info{/:id}',
+      params: INFO_PARAMS,
       handle(ctx) {
-        if (!ctx.params.id) throw badRequest('Missing session');
         return readInto(deps, ctx, 'session.info', { id: ctx.params.id });
       },
     }),
     route({
       method: 'GET',
       path: '/v1/session/node{/:node}',
+      params: NODE_PARAMS,
       handle(ctx) {
-        if (!ctx.params.node) throw badRequest('Missing node name');
         return readInto(deps, ctx, 'session.node', { node: ctx.params.node });
       },
     }),

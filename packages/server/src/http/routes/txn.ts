@@ -10,7 +10,8 @@ import { route, type Method, type Route, type RouteContext } from '../route';
 import { compileBody } from '../../schemas/validator';
 import { txnSchema, type TxnKvBody, type TxnOpBody } from '../../schemas/kv';
 import { parseExactJson } from '../json-text';
-import { parseQueryOptions } from '../query-options';
+import { consistencyOf } from '../query-options';
+import { readOptionFields, writeQuery } from '../../schemas/query-options';
 import { readInto, type RouteDeps } from './deps';
 import { MAX_KV_VALUE_BYTES } from './kv';
 
@@ -68,10 +69,11 @@ function readOnly(op: TxnOpInput): boolean {
  * A PUT reads only dc and token (http/app.ts); a txn served as a read also takes the consistency
  * flags, as Consul's txn endpoint calls parseConsistency for it (both flags at once: 400).
  */
-function asRead(ctx: RouteContext<unknown>): RouteContext<unknown> {
-  const q = ctx.query;
-  const { consistency } = parseQueryOptions({ stale: q.stale, consistent: q.consistent, max_stale: q.max_stale }, {}, { datacenter: ctx.opts.datacenter });
-  return { ...ctx, opts: { ...ctx.opts, consistency } };
+const TXN_QUERY = writeQuery({ stale: readOptionFields.stale, consistent: readOptionFields.consistent, max_stale: readOptionFields.max_stale });
+type TxnContext = RouteContext<unknown, typeof TXN_QUERY.static>;
+
+function asRead(ctx: TxnContext): TxnContext {
+  return { ...ctx, opts: { ...ctx.opts, consistency: consistencyOf(ctx.query) } };
 }
 
 function parseBody(raw: Buffer | undefined): unknown {
@@ -86,7 +88,7 @@ function parseBody(raw: Buffer | undefined): unknown {
 
 export function txnRoutes(deps: RouteDeps): Route<any>[] {
   const validate = compileBody<TxnOpBody[]>(txnSchema);
-  const handle = async (ctx: RouteContext<unknown>) => {
+  const handle = async (ctx: TxnContext) => {
     const ops = txnOps(validate(parseBody(ctx.rawBody)));
     const target = { datacenter: ctx.opts.datacenter, token: ctx.opts.token, clientGone: ctx.clientGone };
     let reply: TxnReply;
@@ -102,5 +104,5 @@ export function txnRoutes(deps: RouteDeps): Route<any>[] {
     if (reply.Errors) ctx.meta.status = 409;
     return reply;
   };
-  return (['PUT', 'POST'] as Method[]).map((method) => route<unknown>({ method, path: '/v1/txn', handle }));
+  return (['PUT', 'POST'] as Method[]).map((method) => route({ method, path: '/v1/txn', query: TXN_QUERY, handle }));
 }
