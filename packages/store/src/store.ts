@@ -31,8 +31,9 @@ import { fireAll, rethrowLater, WatchRegistry } from './watch-registry';
 import { sessionInfo, sessionList, sessionsOfNode } from './sessions/session-reads';
 import type { SessionRecord } from './sessions/session-records';
 import { kvGet, kvKeys, kvList } from './kv/kv-reads';
-import type { KvEntry } from './kv/kv-records';
-import { KVS } from './kv/kv-keys';
+import { kvRecurse } from './kv/kv-listing';
+import type { KvEntry, KvEntryOut } from './kv/kv-records';
+import { KVS, kvPrefixWatchKey } from './kv/kv-keys';
 import { evaluateTxn, type TxnReply } from './kv/kv-commands';
 import { kvEntryOut } from './kv/kv-records';
 import type { KvOp } from './kv/kv-ops';
@@ -459,6 +460,12 @@ export class Store {
 
   kvList(prefix: string): QueryResult<KvEntry[]> {
     return kvList(this.state.kv, prefix);
+  }
+
+  /** kvList's entries as outputs (shared and frozen: do not modify), large prefixes kept between reads (kv/kv-listing.ts). */
+  kvRecurse(prefix: string): QueryResult<KvEntryOut[]> {
+    const { outs, index } = kvRecurse(this.state.kv, prefix);
+    return { index, value: outs, keys: [kvPrefixWatchKey(prefix)] };
   }
 
   kvKeys(prefix: string, separator = ''): QueryResult<string[]> {

@@ -8,6 +8,7 @@ import type { CatalogNodeOut, NodeOut, ServiceNodeOut } from './outputs';
 import type { NodeRecord, ServiceRecord } from './records';
 import { nodeOut, nodeServiceOut, serviceNodeOut } from './views';
 import { listNodes } from './node-listing';
+import { sortedInstances } from './instance-order';
 
 export interface NodeMetaQuery {
   nodeMeta?: Record<string, string>;
@@ -26,17 +27,14 @@ export function selectInstances(
   name: string,
   q: ServiceQuery,
 ): { instances: { node: NodeRecord; service: ServiceRecord }[]; keys: string[] } {
-  const candidates = q.connect ? catalog.connectInstances(name) : catalog.instancesNamed(name);
+  // Already in (node, service ID) order (instance-order.ts), so filtering keeps it.
   const instances: { node: NodeRecord; service: ServiceRecord }[] = [];
-  for (const service of candidates) {
+  for (const service of sortedInstances(catalog, name, q.connect === true)) {
     const node = catalog.node(service.nodeKey);
     if (!node || !hasAllTags(service.Tags, q.tags) || !matchesNodeMeta(node.Meta, q.nodeMeta)) continue;
     instances.push({ node, service });
   }
-  return {
-    instances: sortByNames(instances, ({ node, service }) => [node.Node, service.ID]),
-    keys: [q.connect ? connectWatchKey(name) : serviceWatchKey(name)],
-  };
+  return { instances, keys: [q.connect ? connectWatchKey(name) : serviceWatchKey(name)] };
 }
 
 /** A node by name, else by node ID, with the watch keys covering the answer either way. */

@@ -4,11 +4,12 @@ import { queryResult, type QueryResult } from '../query-result';
 import type { CatalogTable } from '../tables/catalog';
 import { findNode, selectInstances, type NodeMetaQuery, type ServiceQuery } from './catalog-reads';
 import { compareNames, hasNodeMetaFilter, matchesNodeMeta, sortByNames } from './filters';
-import { CHECKS, fold, NODES, serviceWatchKey } from './keys';
+import { CHECKS, connectWatchKey, fold, NODES, serviceWatchKey } from './keys';
 import type { CheckServiceNodeOut, HealthCheckOut } from './outputs';
 import { dropNonPassing } from './passing-filter';
 import type { CheckRecord, NodeRecord } from './records';
-import { healthCheckOut, nodeOut, nodeServiceOut } from './views';
+import { healthEntry, listHealth } from './health-listing';
+import { healthCheckOut } from './views';
 
 export interface HealthServiceQuery extends ServiceQuery {
   /** Drop instances with any check (node-level included) not passing. */
@@ -56,14 +57,17 @@ export function healthChecks(catalog: CatalogTable, indexes: IndexTable, service
 }
 
 export function healthService(catalog: CatalogTable, indexes: IndexTable, name: string, q: HealthServiceQuery): QueryResult<CheckServiceNodeOut[]> {
-  const { instances, keys } = selectInstances(catalog, name, q);
-  const entries = instances.map(({ node, service }): CheckServiceNodeOut => {
-    const id = fold(service.ID);
-    const checks = catalog.checksOf(node.Node);
-    const nodeLevel = checks.filter((c) => c.serviceKey === '').sort(byCheckId);
-    const own = checks.filter((c) => c.serviceKey === id).sort(byCheckId);
-    return { Node: nodeOut(node), Service: nodeServiceOut(service), Checks: showChecks(catalog, node, [...nodeLevel, ...own]) };
-  });
+  let entries: CheckServiceNodeOut[];
+  let keys: string[];
+  if ((q.tags ?? []).length === 0 && !hasNodeMetaFilter(q.nodeMeta)) {
+    // Every instance: the kept listing (health-listing.ts).
+    entries = listHealth(catalog, name, q.connect === true);
+    keys = [q.connect ? connectWatchKey(name) : serviceWatchKey(name)];
+  } else {
+    const selected = selectInstances(catalog, name, q);
+    entries = selected.instances.map(({ node, service }) => healthEntry(catalog, node, service));
+    keys = selected.keys;
+  }
   return queryResult(indexes, keys, q.passing ? dropNonPassing(entries) : entries);
 }
 

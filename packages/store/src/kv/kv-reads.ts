@@ -12,7 +12,8 @@ export function kvGet(t: KvTable, key: string): QueryResult<KvEntry | null> {
 }
 
 export function kvList(t: KvTable, prefix: string): QueryResult<KvEntry[]> {
-  return { index: t.prefixIndex(prefix), value: t.list(prefix), keys: [kvPrefixWatchKey(prefix)] };
+  const { entries, index } = t.listWithIndex(prefix);
+  return { index, value: entries, keys: [kvPrefixWatchKey(prefix)] };
 }
 
 /**

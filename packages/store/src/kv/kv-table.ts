@@ -20,6 +20,9 @@ export interface KvTableDump {
   tableIndex: number;
 }
 
+/** Key changes remembered for keyChangesSince; a listing further behind walks its prefix again. */
+const KEY_JOURNAL_MAX = 4096;
+
 export class KvTable {
   /** Every key with an entry or a tombstone, in ascending order. */
   private readonly sorted: string[] = [];
@@ -30,6 +33,14 @@ export class KvTable {
   private readonly lockDelays = new Map<string, number>();
   private index = 0;
   private live = 0;
+  /**
+   * Keys written or deleted lately, so that a large prefix listing kept beside the table
+   * (kv-listing.ts) can follow the few changes since it last looked instead of walking every key
+   * under its prefix (issue #16). Entry i is the key changed at version journalBase+i+1.
+   */
+  private keyVersion = 0;
+  private journalBase = 0;
+  private keyJournal: string[] = [];
   /**
    * One per open snapshot (capture()): key → its slot when the snapshot was taken (undefined: none),
    * recorded before the first write to the key after it.
@@ -87,6 +98,22 @@ export class KvTable {
       if (i > max) max = i;
     });
     return max === 0 ? this.index : max;
+  }
+
+  /**
+   * Keys written or deleted since `version` (a value this method returned before), or null when
+   * that is too long ago to tell — then every key must be looked at.
+   */
+  keyChangesSince(version: number): { version: number; keys: readonly string[] | null } {
+    if (version === this.keyVersion) return { version, keys: [] };
+    if (version < this.journalBase || version > this.keyVersion) return { version: this.keyVersion, keys: null };
+    return { version: this.keyVersion, keys: this.keyJournal.slice(version - this.journalBase) };
+  }
+
+  /** What a prefix read's index counts for `key`: its entry's ModifyIndex, its tombstone, or 0. */
+  keyIndex(key: string): number {
+    const slot = this.slots.get(key);
+    return slot?.entry ? slot.entry.ModifyIndex : (slot?.tombstone ?? 0);
   }
 
   /** Keys held by a session, in key order. */
@@ -284,6 +311,14 @@ export class KvTable {
 
   private touched(key: string, txn: Txn): void {
     this.index = txn.index;
+    this.keyVersion++;
+    if (this.keyJournal.length < KEY_JOURNAL_MAX) {
+      this.keyJournal.push(key);
+    } else {
+      // Nobody read it for a long while: start afresh (a reader older than this walks its keys).
+      this.keyJournal = [];
+      this.journalBase = this.keyVersion;
+    }
     txn.bump(KVS, ...kvWriteWatchKeys(key));
   }
 
