@@ -6,7 +6,7 @@ import { ACL_NOT_FOUND } from './store-resolver';
 
 export const HIDDEN_SECRET = '<hidden>';
 
-export const aclReads: Record<string, ReadEndpoint> = {
+export const aclReads = {
   'acl.token': ({ store, authz }, a: { accessor: string }) => {
     if (!authz.aclRead()) throw forbidden();
     const r = store.aclToken(a.accessor);
@@ -35,4 +35,4 @@ export const aclReads: Record<string, ReadEndpoint> = {
     if (!authz.aclRead()) throw forbidden();
     return store.aclPolicies();
   },
-};
+} satisfies Record<string, ReadEndpoint>;

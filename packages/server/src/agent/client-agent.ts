@@ -259,6 +259,7 @@ export class ClientAgent {
 function rpcFacade(rpc: ForwardingRpc) {
   return {
     read: rpc.read.bind(rpc) as ForwardingRpc['read'],
+    readByName: rpc.readByName.bind(rpc) as ForwardingRpc['readByName'],
     leader: rpc.leader,
     aclResolver: rpc.aclResolver,
     blocking: rpc.blocking,

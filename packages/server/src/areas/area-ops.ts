@@ -39,7 +39,7 @@ export class AreaOps {
       waitMs: undefined,
       cacheControl: { mustRevalidate: false },
     };
-    const reply = await this.rpc.read<AreaOut | null>('area.get', { id }, opts);
+    const reply = await this.rpc.read('area.get', { id }, opts);
     if (!reply.result.value) throw notFound(AREA_NOT_FOUND);
     return reply.result.value;
   }

@@ -37,7 +37,7 @@ export class RemoteQueryExecutor implements RemoteDatacenterExecutor {
       cacheControl: { mustRevalidate: false },
     };
     const args: RemoteExecuteArgs = { query, limit };
-    const reply = await this.rpc.read<RemoteResult>('query.execute-remote', args, opts);
+    const reply = await this.rpc.read('query.execute-remote', args, opts);
     return reply.result.value;
   }
 }

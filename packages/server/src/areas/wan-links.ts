@@ -315,7 +315,7 @@ export class WanLinks implements RemoteDatacenters {
   private async onRead(req: RemoteRead): Promise<Envelope> {
     try {
       this.checkHere(req.datacenter);
-      return { ok: true, value: await this.o.rpc.read(req.endpoint, req.args, { ...req.opts, datacenter: this.datacenter }) };
+      return { ok: true, value: await this.o.rpc.readByName(req.endpoint, req.args, { ...req.opts, datacenter: this.datacenter }) };
     } catch (err) {
       return toEnvelope(err);
     }

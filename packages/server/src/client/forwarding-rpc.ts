@@ -5,7 +5,7 @@
 import type { Command } from '@registry/store';
 import type { AclResolver } from '../acl/authorization';
 import { effectiveWait, type OpenQueries } from '../rpc/blocking';
-import type { ApplyOptions, ReadReply } from '../rpc/contract';
+import type { ApplyOptions, ReadArgs, ReadName, ReadReply, ReadValue } from '../rpc/contract';
 import { fromEnvelope } from '../rpc/envelope';
 import type { LeaderMethods, LeaderMethod } from '../rpc/leader-calls';
 import type { QueryOptions } from '../rpc/query-options';
@@ -45,7 +45,12 @@ export class ForwardingRpc implements RpcApi {
     return fromEnvelope(await this.link.call('client.apply', req, ATTEMPT_MS, BUDGET_MS));
   }
 
-  async read<T = unknown>(name: string, args: unknown, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<T>> {
+  read<K extends ReadName>(name: K, args: ReadArgs<K>, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<ReadValue<K>>> {
+    return this.readByName(name, args, opts, signal) as Promise<ReadReply<ReadValue<K>>>;
+  }
+
+  /** A read named at run time (forwarded requests): what read() runs. */
+  async readByName<T = unknown>(name: string, args: unknown, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<T>> {
     const req: ClientRead = { endpoint: name, args, opts };
     const blocking = opts.minIndex > 0;
     // The server may hold a blocking query for its whole wait plus jitter (≤ wait/16): wait longer than that.

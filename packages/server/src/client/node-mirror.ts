@@ -28,8 +28,8 @@ export class NodeMirror {
   async refresh(): Promise<NodeView> {
     const opts: QueryOptions = { datacenter: this.datacenter, token: undefined, consistency: 'default', cached: false, minIndex: 0, waitMs: undefined, cacheControl: { mustRevalidate: false } };
     const [node, checks] = await Promise.all([
-      this.rpc.read<CatalogNodeOut | null>('catalog.node', { node: this.node }, opts),
-      this.rpc.read<HealthCheckOut[]>('health.node', { node: this.node }, opts),
+      this.rpc.read('catalog.node', { node: this.node }, opts),
+      this.rpc.read('health.node', { node: this.node }, opts),
     ]);
     const view: NodeView = { node: node.result.value, checks: checks.result.value };
     this.copy(view);

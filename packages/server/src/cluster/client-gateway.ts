@@ -37,7 +37,7 @@ export function installClientGateway(d: ClientGatewayDeps): void {
   });
   transport.handle('client.read', (body) => {
     const req = body as ClientRead;
-    return enveloped(() => rpc.read(req.endpoint, req.args, req.opts));
+    return enveloped(() => rpc.readByName(req.endpoint, req.args, req.opts));
   });
   transport.handle('client.call', (body) => {
     const req = body as ClientLeaderCall;

@@ -102,7 +102,7 @@ export class Mesh {
     return this.cache.get<T>(
       key,
       async (minIndex, signal) => {
-        const reply = await this.rpc.read<T>(endpoint, args, blockingOptions(opts, minIndex), signal);
+        const reply = await this.rpc.readByName<T>(endpoint, args, blockingOptions(opts, minIndex), signal);
         // Consul's rule: an index is never below 1, so a refresh with it blocks instead of spinning.
         return { index: Math.max(1, reply.result.index), value: reply.result.value, meta: reply.meta };
       },

@@ -9,12 +9,13 @@ import { parseDurationMs, type CatalogNodeOut, type CheckServiceNodeOut } from '
 import type { ExecuteArgs, ExecuteCandidates } from '../endpoints/query-reads';
 import { executionAnswer, noRemoteDatacenters, type RemoteDatacenterExecutor } from '../queries/failover';
 import type { QueryOptions } from '../rpc/query-options';
-import type { ReadReply } from '../rpc/contract';
+import type { ReadArgs, ReadName, ReadValue } from '../rpc/contract';
+import type { RpcApi } from '../rpc/rpc-api';
 import { serviceTtlS, type DnsConfig } from './config';
 
 /** The part of the RPC layer DNS uses (rpc/rpc.ts). */
 export interface DnsRpc {
-  read<T>(name: string, args: unknown, opts: QueryOptions): Promise<ReadReply<T>>;
+  read: RpcApi['read'];
   readonly aclResolver: { resolve(secret: string | undefined): Authorizer };
 }
 
@@ -45,19 +46,19 @@ export class Lookups {
   /** Instances of `service` (with `tag`, when not empty) in `dc`, checks included, unfiltered by health. */
   async serviceNodes(service: string, tag: string, dc: string): Promise<CheckServiceNodeOut[]> {
     const args = { service, tags: tag ? [tag] : [], nodeMeta: undefined, passing: this.d.config.onlyPassing, connect: false };
-    return this.read<CheckServiceNodeOut[]>('health.service', args, dc);
+    return this.read('health.service', args, dc);
   }
 
   /** A node and its services, or null when it does not exist or the token may not see it. */
   async node(node: string, dc: string): Promise<CatalogNodeOut | null> {
-    return this.read<CatalogNodeOut | null>('catalog.node', { node }, dc);
+    return this.read('catalog.node', { node }, dc);
   }
 
   /** Execute prepared query `idOrName` in `dc`; `sourceIp` is the `_ip` of its Near. Throws NotFound for an unknown query. */
   async preparedQuery(idOrName: string, dc: string, sourceIp: string): Promise<QueryAnswer> {
     const token = this.d.token();
     const args: ExecuteArgs = { idOrName, agentNode: this.d.nodeName, agentSegment: '', near: '', ip: sourceIp, connect: false };
-    const { query, nodes } = await this.read<ExecuteCandidates>('query.execute', args, dc);
+    const { query, nodes } = await this.read('query.execute', args, dc);
     // As the HTTP execute: the query's own token, when it has one, decides what may be shown.
     const authz = this.d.rpc.aclResolver.resolve(query.Token || token);
     const { nodes: shown, datacenter } = await executionAnswer(query, nodes, dc, authz, 0, this.d.remoteQueries ?? noRemoteDatacenters, this.d.onFailoverError, token);
@@ -66,7 +67,7 @@ export class Lookups {
     return { nodes: shown, ttlS, datacenter };
   }
 
-  private async read<T>(name: string, args: unknown, dc: string): Promise<T> {
+  private async read<K extends ReadName>(name: K, args: ReadArgs<K>, dc: string): Promise<ReadValue<K>> {
     const cfg = this.d.config;
     const opts: QueryOptions = {
       datacenter: dc,
@@ -77,9 +78,9 @@ export class Lookups {
       waitMs: undefined,
       cacheControl: { mustRevalidate: false },
     };
-    let reply = await this.d.rpc.read<T>(name, args, opts);
+    let reply = await this.d.rpc.read(name, args, opts);
     if (cfg.allowStale && reply.meta.lastContactMs > cfg.maxStaleMs) {
-      reply = await this.d.rpc.read<T>(name, args, { ...opts, consistency: 'default' });
+      reply = await this.d.rpc.read(name, args, { ...opts, consistency: 'default' });
     }
     return reply.result.value;
   }

@@ -8,7 +8,7 @@ import type { RemoteResult } from '../queries/failover';
 import type { RemoteExecuteArgs } from '../areas/remote-query';
 import type { ReadEndpoint } from './read-context';
 
-export const areaReads: Record<string, ReadEndpoint> = {
+export const areaReads = {
   'area.list': ({ store, authz }) => {
     if (!authz.operatorRead()) throw forbidden();
     return store.areaList();
@@ -28,4 +28,4 @@ export const areaReads: Record<string, ReadEndpoint> = {
     const value: RemoteResult = { Nodes: nodes, DNS: a.query.DNS };
     return { index: 0, keys: health.keys, value };
   },
-};
+} satisfies Record<string, ReadEndpoint>;

@@ -11,7 +11,7 @@ import { sortNear } from './read-context';
 
 type Meta = Record<string, string> | undefined;
 
-export const catalogReads: Record<string, ReadEndpoint> = {
+export const catalogReads = {
   'catalog.nodes': ({ store, authz }, a: { nodeMeta: Meta; near?: string }) => {
     const r = store.catalogNodes({ nodeMeta: a.nodeMeta });
     return { ...r, value: sortNear(store, a.near, filterNodes(authz, r.value), (n) => n.Node) };
@@ -29,4 +29,4 @@ export const catalogReads: Record<string, ReadEndpoint> = {
     const r = store.catalogNode(a.node);
     return { ...r, value: filterCatalogNode(authz, r.value) };
   },
-};
+} satisfies Record<string, ReadEndpoint>;

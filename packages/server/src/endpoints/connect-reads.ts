@@ -2,7 +2,7 @@
 import { forbidden, serverError } from '../errors';
 import type { ReadEndpoint } from './read-context';
 
-export const connectReads: Record<string, ReadEndpoint> = {
+export const connectReads = {
   'connect.roots': ({ store }) => store.caRoots(),
   'connect.ca-config': ({ store, authz }) => {
     if (!authz.operatorRead()) throw forbidden();
@@ -10,4 +10,4 @@ export const connectReads: Record<string, ReadEndpoint> = {
     if (!r.value) throw serverError('CA has not finished initializing');
     return r;
   },
-};
+} satisfies Record<string, ReadEndpoint>;

@@ -4,7 +4,7 @@ import type { NodeCoordinate } from '@registry/store';
 import { forbidden } from '../errors';
 import type { ReadEndpoint } from './read-context';
 
-export const coordinateReads: Record<string, ReadEndpoint> = {
+export const coordinateReads = {
   'coordinate.nodes': ({ store, authz }, a: { segment?: string }) => {
     const r = store.coordinateNodes();
     const value = r.value.filter((c: NodeCoordinate) => authz.nodeRead(c.Node) && (a.segment === undefined || c.Segment === a.segment));
@@ -17,4 +17,4 @@ export const coordinateReads: Record<string, ReadEndpoint> = {
     const value = r.value.filter((c: NodeCoordinate) => c.Node.toLowerCase() === node && (a.segment === undefined || c.Segment === a.segment));
     return { ...r, value };
   },
-};
+} satisfies Record<string, ReadEndpoint>;

@@ -3,9 +3,9 @@
 import type { EventOut } from '@registry/store';
 import type { ReadEndpoint } from './read-context';
 
-export const eventReads: Record<string, ReadEndpoint> = {
+export const eventReads = {
   'event.list': ({ store, authz }, a: { name?: string }) => {
     const r = store.eventList(a.name || undefined);
     return { ...r, value: r.value.filter((e: EventOut) => authz.eventRead(e.Name)) };
   },
-};
+} satisfies Record<string, ReadEndpoint>;

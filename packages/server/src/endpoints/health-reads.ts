@@ -5,7 +5,7 @@ import { sortNear } from './read-context';
 
 type Meta = Record<string, string> | undefined;
 
-export const healthReads: Record<string, ReadEndpoint> = {
+export const healthReads = {
   'health.node': ({ store, authz }, a: { node: string }) => {
     const r = store.healthNode(a.node);
     // The spec's node-check entries also carry the node's ID (as Consul's documented sample does).
@@ -33,4 +33,4 @@ export const healthReads: Record<string, ReadEndpoint> = {
     const r = store.healthState(a.state, { nodeMeta: a.nodeMeta });
     return { ...r, value: sortNear(store, a.near, filterChecks(authz, r.value), (c) => c.Node) };
   },
-};
+} satisfies Record<string, ReadEndpoint>;

@@ -13,8 +13,7 @@ import { eventReads } from './event-reads';
 import { operatorReads } from './operator-reads';
 import { txnReads } from './txn-reads';
 
-/** Every read endpoint by name: the name is what a forwarded read carries to the leader. */
-export const readEndpoints: Record<string, ReadEndpoint> = {
+const reads = {
   ...catalogReads,
   ...healthReads,
   ...intentionReads,
@@ -29,5 +28,16 @@ export const readEndpoints: Record<string, ReadEndpoint> = {
   ...operatorReads,
   ...txnReads,
 };
+
+/** Every read endpoint by name: the name is what a forwarded read carries to the leader. */
+export const readEndpoints: Record<string, ReadEndpoint> = reads;
+
+type Reads = typeof reads;
+
+// The RPC contract learns each endpoint's args and value from here (rpc/contract.ts ReadMethods).
+declare module '../rpc/contract' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-interface
+  interface ReadMethods extends Reads {}
+}
 
 export type { ReadContext, ReadEndpoint } from './read-context';

@@ -4,7 +4,7 @@ import type { MatchEntry, MatchSide } from '@registry/store';
 import { forbidden } from '../errors';
 import type { ReadEndpoint } from './read-context';
 
-export const intentionReads: Record<string, ReadEndpoint> = {
+export const intentionReads = {
   'intention.list': ({ store, authz }) => {
     const r = store.intentionList();
     if (authz.aclRead()) return r;
@@ -25,4 +25,4 @@ export const intentionReads: Record<string, ReadEndpoint> = {
     const r = store.intentionMatch('destination', [a.destination]);
     return { ...r, value: r.value[0] ?? [] };
   },
-};
+} satisfies Record<string, ReadEndpoint>;

@@ -7,7 +7,7 @@ import type { ReadEndpoint } from './read-context';
 
 export type KvReadMode = 'get' | 'recurse' | 'keys';
 
-export const kvReads: Record<string, ReadEndpoint> = {
+export const kvReads = {
   'kv.get': ({ store, authz }, a: { key: string; mode: KvReadMode; separator?: string }) => {
     if (a.mode === 'get') {
       const r = store.kvGet(a.key);
@@ -31,4 +31,4 @@ export const kvReads: Record<string, ReadEndpoint> = {
     const r = store.kvTxnRead(a.ops);
     return r as ReturnType<typeof store.kvTxnRead> & { value: TxnReply };
   },
-};
+} satisfies Record<string, ReadEndpoint>;

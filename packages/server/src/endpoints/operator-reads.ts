@@ -3,9 +3,9 @@
 import { forbidden } from '../errors';
 import type { ReadEndpoint } from './read-context';
 
-export const operatorReads: Record<string, ReadEndpoint> = {
+export const operatorReads = {
   'operator.autopilot-configuration': ({ store, authz }) => {
     if (!authz.operatorRead()) throw forbidden();
     return store.autopilotConfig();
   },
-};
+} satisfies Record<string, ReadEndpoint>;

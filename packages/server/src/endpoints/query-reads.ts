@@ -67,7 +67,7 @@ export interface ExecuteCandidates {
   nodes: CheckServiceNodeOut[];
 }
 
-export const queryReads: Record<string, ReadEndpoint> = {
+export const queryReads = {
   'query.list': ({ store, authz }) => {
     const r = store.queryList();
     const visible = r.value.filter((q: QueryRecord) => (named(q) ? authz.queryRead(q.Name) : seesTokens(authz)));
@@ -97,4 +97,4 @@ export const queryReads: Record<string, ReadEndpoint> = {
     // Not a blocking endpoint: Consul answers index 0 (sent as 1).
     return { index: 0, keys: [...keys, ...health.keys], value };
   },
-};
+} satisfies Record<string, ReadEndpoint>;

@@ -4,7 +4,7 @@ import type { SessionRecord } from '@registry/store';
 import { forbidden } from '../errors';
 import type { ReadEndpoint } from './read-context';
 
-export const sessionReads: Record<string, ReadEndpoint> = {
+export const sessionReads = {
   'session.info': ({ store, authz }, a: { id: string }) => {
     const r = store.sessionInfo(a.id);
     const visible = r.value?.filter((s) => authz.sessionRead(s.Node)) ?? [];
@@ -26,4 +26,4 @@ export const sessionReads: Record<string, ReadEndpoint> = {
     if (s && !authz.sessionWrite(s.Node)) throw forbidden();
     return r;
   },
-};
+} satisfies Record<string, ReadEndpoint>;

@@ -7,11 +7,11 @@ import { authorizeTxnOps } from './txn-writes';
 import { badRequest } from '../errors';
 import type { ReadEndpoint } from './read-context';
 
-export const txnReads: Record<string, ReadEndpoint> = {
+export const txnReads = {
   'txn.read': ({ store, authz }, a: { ops: TxnOpInput[] }) => {
     authorizeTxnOps(a.ops, authz, store);
     const r = store.txnRead(a.ops);
     if (r instanceof CommandError) throw badRequest(r.message);
     return r as typeof r & { value: FullTxnReply };
   },
-};
+} satisfies Record<string, ReadEndpoint>;

@@ -4,6 +4,7 @@ import type { CacheAnswer, GetOptions } from '../connect/agent-cache';
 import { effectiveWait } from '../rpc/blocking';
 import type { RouteContext } from './route';
 import { readInto, type RouteDeps } from './routes/deps';
+import type { ReadArgs, ReadName, ReadValue } from '../rpc/contract';
 
 /**
  * X-Cache and Age, as Consul's agent sets them for cached answers, and the leader metadata of the
@@ -24,9 +25,9 @@ export function cacheWait(ctx: RouteContext<any, any, any>): GetOptions {
 }
 
 /** readInto, or the agent cache when the request says `?cached`. */
-export async function readMaybeCached<T>(deps: RouteDeps, ctx: RouteContext<any, any, any>, endpoint: string, args: unknown): Promise<T> {
-  if (!ctx.opts.cached || !deps.mesh) return readInto<T>(deps, ctx, endpoint, args);
-  const answer = await deps.mesh.cachedRead<T>(endpoint, args, ctx.opts, cacheWait(ctx));
+export async function readMaybeCached<K extends ReadName>(deps: RouteDeps, ctx: RouteContext<any, any, any>, endpoint: K, args: ReadArgs<K>): Promise<ReadValue<K>> {
+  if (!ctx.opts.cached || !deps.mesh) return readInto(deps, ctx, endpoint, args);
+  const answer = await deps.mesh.cachedRead<ReadValue<K>>(endpoint, args, ctx.opts, cacheWait(ctx));
   ctx.meta.index = answer.index;
   setCacheHeaders(ctx, answer);
   return answer.value;

@@ -1,6 +1,7 @@
 // What callers of the RPC layer pass and get back (rpc.ts), apart from the layer itself so that its
 // ports (remote-datacenters.ts) can name them without importing it.
 import type { QueryResult } from './blocking';
+import type { ReadContext } from './read-endpoint';
 
 export interface ReadMeta {
   knownLeader: boolean;
@@ -29,3 +30,21 @@ export interface ApplyOptions {
    */
   budgetMs?: number;
 }
+
+/**
+ * Every read endpoint by name, as its function `(ctx, args) => QueryResult<value>`: filled in by
+ * endpoints/index.ts through declaration merging, so that `rpc.read('health.service', args)` is
+ * typed end to end (name, args and the value of the reply) while rpc/ names no area.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface ReadMethods {}
+
+export type ReadName = keyof ReadMethods & string;
+
+/** The args of read endpoint K. */
+export type ReadArgs<K extends ReadName> = ReadMethods[K] extends (ctx: ReadContext, args: infer A) => unknown ? A : never;
+
+/** The value in read endpoint K's result. */
+export type ReadValue<K extends ReadName> = ReadMethods[K] extends (ctx: ReadContext, args: never) => infer R
+  ? R extends { value: infer V } ? V : unknown
+  : never;

@@ -3,7 +3,7 @@
 // leader, consistency modes); on a client agent it is `ForwardingRpc` (client/forwarding-rpc.ts:
 // every request sent to a live server, which then takes the server path). The edge never knows
 // which one it runs on.
-import type { ApplyOptions, ReadReply } from './contract';
+import type { ApplyOptions, ReadArgs, ReadName, ReadReply, ReadValue } from './contract';
 import type { OpenQueries } from './blocking';
 import type { QueryOptions } from './query-options';
 import type { AclResolver } from '../acl/authorization';
@@ -15,7 +15,10 @@ export type LeaderCallsApi = Pick<LeaderCalls, 'call' | 'handle'>;
 
 export interface RpcApi {
   apply(cmd: Command, options?: ApplyOptions): Promise<unknown>;
-  read<T = unknown>(name: string, args: unknown, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<T>>;
+  /** Read endpoint `name` (endpoints/), typed by the endpoint itself: its args and its value. */
+  read<K extends ReadName>(name: K, args: ReadArgs<K>, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<ReadValue<K>>>;
+  /** A read named at run time (a request forwarded from a client agent or another datacenter). */
+  readByName<T = unknown>(name: string, args: unknown, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<T>>;
   readonly leader: LeaderCallsApi;
   /** The resolver agent-local routes check their tokens with. */
   readonly aclResolver: AclResolver;

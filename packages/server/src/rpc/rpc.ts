@@ -15,7 +15,7 @@ import type { WriteGate } from './write-gate';
 import { REUSABLE_READS, ReusedReads } from './reused-reads';
 import { noRemoteDatacenters, type RemoteDatacenters } from './remote-datacenters';
 import { RequestIds } from './request-ids';
-import type { ApplyOptions, ReadMeta, ReadReply } from './contract';
+import type { ApplyOptions, ReadArgs, ReadMeta, ReadName, ReadReply, ReadValue } from './contract';
 import { LeaderCalls } from './leader-calls';
 import { LeaderWait } from './leader-wait';
 import { noRpcObserver, type RpcObserver } from './observer';
@@ -193,7 +193,12 @@ export class Rpc {
    * Run read endpoint `name` with the request's consistency mode and blocking options.
    * `signal` aborts a blocked query when the client goes away.
    */
-  async read<T = unknown>(name: string, args: unknown, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<T>> {
+  read<K extends ReadName>(name: K, args: ReadArgs<K>, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<ReadValue<K>>> {
+    return this.readByName(name, args, opts, signal) as Promise<ReadReply<ReadValue<K>>>;
+  }
+
+  /** A read named at run time (forwarded requests): what read() runs. */
+  async readByName<T = unknown>(name: string, args: unknown, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<T>> {
     if (opts.datacenter !== this.datacenter) return this.remote.read<T>(opts.datacenter, name, args, opts, signal);
     const run = this.runner(name, args, opts.token);
     switch (opts.consistency) {

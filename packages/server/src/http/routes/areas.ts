@@ -53,7 +53,7 @@ export function areaRoutes(deps: RouteDeps, wan: WanRouteDeps): Route<any>[] {
       method: 'GET',
       path: '/v1/operator/area/:id',
       async handle(ctx) {
-        const area = await readInto<AreaOut | null>(deps, ctx, 'area.get', { id: ctx.params.id });
+        const area = await readInto(deps, ctx, 'area.get', { id: ctx.params.id });
         if (!area) throw notFound(AREA_NOT_FOUND);
         return [area];
       },

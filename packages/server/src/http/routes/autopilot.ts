@@ -43,7 +43,7 @@ export function autopilotRoutes(deps: RouteDeps): Route<any>[] {
       method: 'GET',
       path: '/v1/operator/autopilot/configuration',
       async handle(ctx) {
-        return configOut(await readInto<AutopilotRecord>(deps, ctx, 'operator.autopilot-configuration', {}));
+        return configOut(await readInto(deps, ctx, 'operator.autopilot-configuration', {}));
       },
     }),
     route({

@@ -40,7 +40,7 @@ export function coordinateRoutes(deps: RouteDeps, wan: WanRouteDeps): Route<any>
       params: NODE_PARAMS,
       async handle(ctx) {
         const node = ctx.params.node;
-        const value = await readInto<NodeCoordinate[]>(deps, ctx, 'coordinate.node', { node, segment: ctx.query.segment });
+        const value = await readInto(deps, ctx, 'coordinate.node', { node, segment: ctx.query.segment });
         if (value.length === 0) throw notFound(`Unknown node "${node}" or no coordinate for it`);
         return value;
       },

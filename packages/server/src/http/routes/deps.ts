@@ -1,6 +1,6 @@
 // What route handlers may use: the RPC layer and facts about this agent. Routes never touch Raft
 // or the store directly.
-import type { ReadReply } from '../../rpc/rpc';
+import type { ReadArgs, ReadName, ReadValue } from '../../rpc/contract';
 import type { RpcApi } from '../../rpc/rpc-api';
 import type { RouteContext } from '../route';
 import type { Mesh } from '../../connect/mesh';
@@ -75,8 +75,8 @@ export interface RouteDeps {
 }
 
 /** Run a read for a route and copy its index and leader headers onto the response. */
-export async function readInto<T>(deps: RouteDeps, ctx: RouteContext<any, any, any>, endpoint: string, args: unknown): Promise<T> {
-  const reply: ReadReply<T> = await deps.rpc.read<T>(endpoint, args, ctx.opts, ctx.signal);
+export async function readInto<K extends ReadName>(deps: RouteDeps, ctx: RouteContext<any, any, any>, endpoint: K, args: ReadArgs<K>): Promise<ReadValue<K>> {
+  const reply = await deps.rpc.read(endpoint, args, ctx.opts, ctx.signal);
   ctx.meta.index = reply.result.index;
   ctx.meta.knownLeader = reply.meta.knownLeader;
   ctx.meta.lastContactMs = reply.meta.lastContactMs;

@@ -45,7 +45,7 @@ export function eventRoutes(deps: RouteDeps): Route<any>[] {
         if (ctx.opts.datacenter !== deps.agent.datacenter) throw badRequest('event list is local to the agent: dc is not supported');
         // The agent's own copy of the ring, as Consul's agent answers from its own event buffer.
         const local = { ...ctx, opts: { ...ctx.opts, consistency: 'stale' as const } };
-        const events = await readInto<EventOut[]>(deps, local, 'event.list', { name: ctx.query.name ?? '' });
+        const events = await readInto(deps, local, 'event.list', { name: ctx.query.name ?? '' });
         const services = localServices();
         return events.filter((e) => deliveredHere(e, deps.agent.nodeName, services));
       },

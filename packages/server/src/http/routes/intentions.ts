@@ -59,7 +59,7 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
           const e = parseMatchEntry(n);
           return { namespace: e.namespace, name: e.name };
         });
-        const reply = await deps.rpc.read<IntentionOut[][]>('intention.match', { by, entries }, ctx.opts, ctx.signal);
+        const reply = await deps.rpc.read('intention.match', { by, entries }, ctx.opts, ctx.signal);
         // The spec: each value is an array (Consul sends null for a name without matches).
         const out: Record<string, IntentionOut[]> = {};
         names.forEach((n, i) => {
@@ -77,7 +77,7 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
         const destination = parseMatchEntry(ctx.query.destination);
         const sourceType = ctx.query['source-type'];
         if (sourceType && sourceType !== 'registry' && !(deps.agent.consulCompat && sourceType === 'consul')) throw badRequest(`unsupported SourceType: ${JSON.stringify(sourceType)}`);
-        const reply = await deps.rpc.read<IntentionOut[]>('intention.check', { destination }, ctx.opts, ctx.signal);
+        const reply = await deps.rpc.read('intention.check', { destination }, ctx.opts, ctx.signal);
         return { Allowed: decideIntention(reply.result.value, source, mesh().intentionDefaults()).allowed };
       },
     }),
@@ -105,7 +105,7 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
       path: `${BASE}/:id`,
       async handle(ctx) {
         checkId(ctx.params.id!);
-        const value = await readInto<IntentionOut | null>(deps, ctx, 'intention.get', { id: ctx.params.id });
+        const value = await readInto(deps, ctx, 'intention.get', { id: ctx.params.id });
         if (!value) throw notFound('Intention not found');
         return value;
       },

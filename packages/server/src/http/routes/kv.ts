@@ -34,7 +34,7 @@ export function kvRoutes(deps: RouteDeps): Route<any>[] {
         const key = keyOf(ctx);
         const mode: KvReadMode = ctx.query.recurse ? 'recurse' : ctx.query.keys ? 'keys' : 'get';
         if (mode === 'get' && key === '') throw badRequest('Missing key name');
-        const value = await readInto<unknown[] | null>(deps, ctx, 'kv.get', { key, mode, separator: ctx.query.separator ?? '' });
+        const value = await readInto(deps, ctx, 'kv.get', { key, mode, separator: ctx.query.separator ?? '' });
         if (value === null) {
           ctx.meta.status = 404;
           return undefined;

@@ -45,7 +45,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
   const cache = new SimpleCache<ExecuteResponse>();
 
   async function execute(ctx: RouteContext<any, any, any>, args: ExecuteArgs, limit: number): Promise<ExecuteResponse> {
-    const reply = await deps.rpc.read<ExecuteCandidates>('query.execute', args, { ...ctx.opts, minIndex: 0 }, ctx.signal);
+    const reply = await deps.rpc.read('query.execute', args, { ...ctx.opts, minIndex: 0 }, ctx.signal);
     ctx.meta.knownLeader = reply.meta.knownLeader;
     ctx.meta.lastContactMs = reply.meta.lastContactMs;
     const { query, nodes } = reply.result.value;
@@ -93,7 +93,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
       method: 'GET',
       path: '/v1/query/:id',
       async handle(ctx) {
-        const value = await readInto<unknown[] | null>(deps, ctx, 'query.get', { id: ctx.params.id });
+        const value = await readInto(deps, ctx, 'query.get', { id: ctx.params.id });
         if (!value) throw notFound('Query not found');
         return value;
       },
@@ -140,7 +140,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
       path: '/v1/query/:id/explain',
       query: EXPLAIN_QUERY,
       async handle(ctx) {
-        const value = await readInto<{ Query: QueryDefinition }>(deps, ctx, 'query.explain', { idOrName: ctx.params.id, agentSegment: '' });
+        const value = await readInto(deps, ctx, 'query.explain', { idOrName: ctx.params.id, agentSegment: '' });
         ctx.meta.index = 0;
         return { ...value, ...queryMeta(ctx) };
       },

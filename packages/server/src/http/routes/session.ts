@@ -92,7 +92,7 @@ export function sessionRoutes(deps: RouteDeps): Route<any>[] {
       async handle(ctx) {
         const id = ctx.params.id;
         // Checked and answered by the leader, whose timer is the one to restart.
-        const reply = await deps.rpc.read<SessionRecord[] | null>('session.renew', { id }, { ...ctx.opts, consistency: 'default', minIndex: 0 }, ctx.signal);
+        const reply = await deps.rpc.read('session.renew', { id }, { ...ctx.opts, consistency: 'default', minIndex: 0 }, ctx.signal);
         if (!reply.result.value) throw notFound(`Session id '${id}' not found`);
         await sessions().renew(id);
         return reply.result.value;

@@ -4,7 +4,7 @@
 // any Node, Service or Check write makes it the `txn` command.
 // A rolled-back transaction answers 409 with {"Results": null, "Errors": [{OpIndex, What}]}.
 // The body is parsed with exact integers: KV Flags are a Go uint64 (see json-text.ts).
-import { CATALOG_VERBS, KV_READ_VERBS, KV_VERBS, MAX_TXN_OPS, type KvOp, type KvVerb, type TxnOpInput, type TxnReply, type CatalogVerb } from '@registry/store';
+import { CATALOG_VERBS, KV_READ_VERBS, KV_VERBS, MAX_TXN_OPS, type KvOp, type KvVerb, type TxnOpInput, type TxnReply, type CatalogVerb, type FullTxnReply } from '@registry/store';
 import { badRequest, tooLarge } from '../../errors';
 import { route, type Method, type Route, type RouteContext } from '../route';
 import { compileBody } from '../../schemas/validator';
@@ -91,13 +91,13 @@ export function txnRoutes(deps: RouteDeps): Route<any>[] {
   const handle = async (ctx: TxnContext) => {
     const ops = txnOps(validate(parseBody(ctx.rawBody)));
     const target = { datacenter: ctx.opts.datacenter, token: ctx.opts.token, clientGone: ctx.clientGone };
-    let reply: TxnReply;
+    let reply: TxnReply | FullTxnReply;
     if (ops.every((op) => 'KV' in op)) {
       const kvOps = ops.map((op) => (op as { KV: KvOp }).KV);
-      if (kvOps.every((op) => KV_READ_VERBS.has(op.Verb))) reply = await readInto<TxnReply>(deps, asRead(ctx), 'kv.txn-read', { ops: kvOps });
+      if (kvOps.every((op) => KV_READ_VERBS.has(op.Verb))) reply = await readInto(deps, asRead(ctx), 'kv.txn-read', { ops: kvOps });
       else reply = (await deps.rpc.apply({ type: 'kv.txn', ops: kvOps }, target)) as TxnReply;
     } else if (ops.every(readOnly)) {
-      reply = await readInto<TxnReply>(deps, asRead(ctx), 'txn.read', { ops });
+      reply = await readInto(deps, asRead(ctx), 'txn.read', { ops });
     } else {
       reply = (await deps.rpc.apply({ type: 'txn', ops }, target)) as TxnReply;
     }
