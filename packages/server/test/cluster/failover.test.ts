@@ -73,6 +73,11 @@ test('SIGKILL of the leader, three rounds: writes continue and no acknowledged w
 test('SIGTERM of the leader hands leadership over before it exits', async () => {
   cluster = await ClusterHarness.start({ size: 3 });
   const leader = await cluster.waitForLeader(15_000);
+  // A settled cluster: a write through the leader has reached every server, so each is a caught-up
+  // transfer target (a SIGTERM in the leader's first milliseconds may find none yet).
+  const settle = await cluster.http(leader, 'PUT', '/v1/catalog/register', { Node: 'before-term', Address: '10.0.0.1' });
+  expect(settle.status).toBe(200);
+  expect(await eventually(async () => (await Promise.all([0, 1, 2].map((i) => nodesOn(cluster, i)))).every((n) => n.has('before-term')), 10_000)).toBe(true);
   await cluster.kill(leader, 'SIGTERM');
   expect(cluster.logs(leader)).toMatch(/leadership transferred before shutdown/);
   expect(await eventually(async () => ((await cluster.leader()) ?? leader) !== leader, 5_000)).toBe(true);
