@@ -63,3 +63,25 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
   });
 }
+
+/** Where a view shows the failures of its sources (dom.ts errorBox). */
+export interface ErrorSink {
+  set(err: Error | undefined, source?: string): void;
+}
+
+/**
+ * watch() for one source of a view: each answer is handed to `take` (an absent value as
+ * `missing`), clears that source's error and redraws; a failure is shown under `source`.
+ */
+export function watchSource<T>(path: string, o: { signal: AbortSignal; errors: ErrorSink; source: string; missing: T; take: (v: T) => void; draw: () => void }): void {
+  watch<T>(path, {
+    signal: o.signal,
+    onValue: (v) => {
+      o.take(v ?? o.missing);
+      o.errors.set(undefined, o.source);
+      o.draw();
+    },
+    onError: (e) => o.errors.set(e, o.source),
+  });
+}
+

@@ -1,5 +1,5 @@
 // Nodes with the roll-up of every check on them, and one node's services and checks.
-import { watch } from '../blocking.js';
+import { watch, watchSource } from '../blocking.js';
 import { errorBox, h, show, table } from '../dom.js';
 import { rollupBadge } from '../badge.js';
 import { checksByNode, rollup, type Check } from '../health.js';
@@ -35,24 +35,8 @@ export function nodesView(ctx: ViewContext): void {
     });
     show(body, table(`Nodes in ${ctx.route.dc}`, ['Node', 'Address', 'Health checks', 'Checks'], rows, 'No nodes are registered.'));
   };
-  watch<CatalogNode[]>('/v1/catalog/nodes', {
-    signal: ctx.signal,
-    onValue: (v) => {
-      nodes = v ?? [];
-      errors.set(undefined, 'nodes');
-      draw();
-    },
-    onError: (e) => errors.set(e, 'nodes'),
-  });
-  watch<Check[]>('/v1/health/state/any', {
-    signal: ctx.signal,
-    onValue: (v) => {
-      checks = v ?? [];
-      errors.set(undefined, 'checks');
-      draw();
-    },
-    onError: (e) => errors.set(e, 'checks'),
-  });
+  watchSource<CatalogNode[]>('/v1/catalog/nodes', { signal: ctx.signal, errors, source: 'nodes', missing: [], take: (v) => (nodes = v), draw });
+  watchSource<Check[]>('/v1/health/state/any', { signal: ctx.signal, errors, source: 'checks', missing: [], take: (v) => (checks = v), draw });
 }
 
 interface NodeServices {

@@ -1,5 +1,5 @@
 // Services with their health roll-up, and one service's instances with their checks.
-import { watch } from '../blocking.js';
+import { watch, watchSource } from '../blocking.js';
 import { errorBox, h, show, table } from '../dom.js';
 import { rollupBadge, statusBadge } from '../badge.js';
 import { serviceRollups, type Check } from '../health.js';
@@ -29,24 +29,8 @@ export function servicesView(ctx: ViewContext): void {
       );
     show(body, table(`Services in ${ctx.route.dc}`, ['Service', 'Health checks', 'Tags'], rows, 'No services are registered.'));
   };
-  watch<Record<string, string[]>>('/v1/catalog/services', {
-    signal: ctx.signal,
-    onValue: (v) => {
-      services = v ?? {};
-      errors.set(undefined, 'services');
-      draw();
-    },
-    onError: (e) => errors.set(e, 'services'),
-  });
-  watch<Check[]>('/v1/health/state/any', {
-    signal: ctx.signal,
-    onValue: (v) => {
-      checks = v ?? [];
-      errors.set(undefined, 'checks');
-      draw();
-    },
-    onError: (e) => errors.set(e, 'checks'),
-  });
+  watchSource<Record<string, string[]>>('/v1/catalog/services', { signal: ctx.signal, errors, source: 'services', missing: {}, take: (v) => (services = v), draw });
+  watchSource<Check[]>('/v1/health/state/any', { signal: ctx.signal, errors, source: 'checks', missing: [], take: (v) => (checks = v), draw });
 }
 
 interface Instance {
