@@ -7,6 +7,15 @@ import type { CatalogNodeOut, CheckServiceNodeOut, HealthCheckOut, NodeOut, Serv
 /** ACLs off (the allow-all authorizer) hides nothing: skip the walk. */
 const seesAll = (authz: Authorizer) => authz === Authorizer.allowAll();
 
+/**
+ * Agent members (`/v1/agent/members`) a token may see: node:read on each member's node. WAN
+ * members are named `node.dc`; their node is the name without the datacenter.
+ */
+export function filterMembers<M extends { Name: string }>(authz: Authorizer, members: M[], wan = false): M[] {
+  if (seesAll(authz)) return members;
+  return members.filter((m) => authz.nodeRead(wan ? m.Name.replace(/\.[^.]*$/, '') : m.Name));
+}
+
 export function filterNodes(authz: Authorizer, nodes: NodeOut[]): NodeOut[] {
   return seesAll(authz) ? nodes : nodes.filter((n) => authz.nodeRead(n.Node));
 }

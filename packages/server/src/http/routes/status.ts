@@ -6,6 +6,7 @@ import { readQuery, writeQuery } from '../../schemas/query-options';
 import { Flag, Text } from '../../schemas/query-fields';
 import type { RouteDeps } from './deps';
 import { demand } from '../request-authorizer';
+import { filterMembers } from '../../acl/read-filters';
 
 /** A server named by its Raft ID or its address (one of them; the handlers say which is missing). */
 const PEER_QUERY = writeQuery({ id: Text(), address: Text() });
@@ -80,8 +81,8 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
       async handle(ctx) {
         const authz = demand(deps, ctx, () => true);
         // ?wan=1: the servers of every datacenter known through network areas, named node.dc.
-        if (ctx.query.wan) return (deps.lifecycle?.wanMembers() ?? []).filter((m) => authz.nodeRead((m as { Name: string }).Name.replace(/\.[^.]*$/, '')));
-        return (await cluster.members()).filter((m) => authz.nodeRead((m as { Name: string }).Name));
+        if (ctx.query.wan) return filterMembers(authz, (deps.lifecycle?.wanMembers() ?? []) as { Name: string }[], true);
+        return filterMembers(authz, (await cluster.members()) as { Name: string }[]);
       },
     }),
     route({
