@@ -54,7 +54,8 @@ test('a new default token and node_ttl take effect on SIGHUP, for HTTP and DNS a
   put(base({ acl: { default: ROOT }, dns: { node_ttl: '30s' } }));
   agent.child.kill('SIGHUP');
   expect(await eventually(async () => (await anonymousNodes()).includes('reloaded'), 15_000)).toBe(true);
-  expect(agent.log()).toMatch(/configuration reloaded: changed=.*acl\.tokens\.default.*dns_config/);
+  // The log line is written just after the change is applied.
+  expect(await eventually(() => /configuration reloaded: changed=.*acl\.tokens\.default.*dns_config/.test(agent.log()), 10_000)).toBe(true);
   const answer = await resolver.resolve4('reloaded.node.registry', { ttl: true });
   expect(answer).toHaveLength(1);
   expect(answer[0].ttl).toBe(30);
