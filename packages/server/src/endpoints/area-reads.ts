@@ -6,26 +6,33 @@ import { forbidden } from '../errors';
 import { filterNodes, shuffle } from '../queries/execute';
 import type { RemoteResult } from '../queries/failover';
 import type { RemoteExecuteArgs } from '../areas/remote-query';
-import type { ReadEndpoint } from './read-context';
+import { read, type ReadEndpoint } from './read-context';
 
 export const areaReads = {
-  'area.list': ({ store, authz }) => {
-    if (!authz.operatorRead()) throw forbidden();
-    return store.areaList();
-  },
-  'area.get': ({ store, authz }, a: { id: string }) => {
-    if (!authz.operatorRead()) throw forbidden();
-    return store.areaGet(a.id);
-  },
+  'area.list': read({
+    run: ({ store, authz }) => {
+      if (!authz.operatorRead()) throw forbidden();
+      return store.areaList();
+    },
+  }),
+  'area.get': read({
+    run: ({ store, authz }, a: { id: string }) => {
+      if (!authz.operatorRead()) throw forbidden();
+      return store.areaGet(a.id);
+    },
+  }),
   // No sort by distance: the query's source is in another datacenter (Consul's ExecuteRemote).
-  'query.execute-remote': ({ store, authz }, a: RemoteExecuteArgs) => {
-    const s = a.query.Service;
-    const health = store.healthService(s.Service, { connect: s.Connect });
-    let nodes: CheckServiceNodeOut[] = shuffle(filterNodes(s, health.value)).filter(
-      (n) => authz.nodeRead(n.Node.Node) && authz.serviceRead(n.Service.Service),
-    );
-    if (a.limit > 0) nodes = nodes.slice(0, a.limit);
-    const value: RemoteResult = { Nodes: nodes, DNS: a.query.DNS };
-    return { index: 0, keys: health.keys, value };
-  },
+  'query.execute-remote': read({
+    blocking: false,
+    run: ({ store, authz }, a: RemoteExecuteArgs) => {
+      const s = a.query.Service;
+      const health = store.healthService(s.Service, { connect: s.Connect });
+      let nodes: CheckServiceNodeOut[] = shuffle(filterNodes(s, health.value)).filter(
+        (n) => authz.nodeRead(n.Node.Node) && authz.serviceRead(n.Service.Service),
+      );
+      if (a.limit > 0) nodes = nodes.slice(0, a.limit);
+      const value: RemoteResult = { Nodes: nodes, DNS: a.query.DNS };
+      return { index: 0, keys: health.keys, value };
+    },
+  }),
 } satisfies Record<string, ReadEndpoint>;

@@ -29,8 +29,11 @@ const reads = {
   ...txnReads,
 };
 
-/** Every read endpoint by name: the name is what a forwarded read carries to the leader. */
-export const readEndpoints: Record<string, ReadEndpoint> = reads;
+/**
+ * Every read endpoint by name, each with its policy (forward, blocking, reuse): the name is what a
+ * forwarded read carries to the leader, and rpc/rpc.ts looks the policy up by it.
+ */
+export const readEndpoints: Readonly<Record<string, ReadEndpoint>> = reads;
 
 type Reads = typeof reads;
 
@@ -40,4 +43,4 @@ declare module '../rpc/contract' {
   interface ReadMethods extends Reads {}
 }
 
-export type { ReadContext, ReadEndpoint } from './read-context';
+export type { ReadContext, ReadEndpoint, ReadForward, ReadPolicy } from './read-context';

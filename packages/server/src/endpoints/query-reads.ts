@@ -8,7 +8,7 @@ import { badRequest, forbidden, notFound } from '../errors';
 import { REDACTED } from '../queries/definition';
 import { filterNodes, orderNear, shuffle } from '../queries/execute';
 import { compileTemplate } from '../queries/template';
-import type { ReadEndpoint } from './read-context';
+import { read, type ReadEndpoint } from './read-context';
 
 /** ACLs off is the one resolver that answers the allow-all singleton. */
 function aclsOff(authz: Authorizer): boolean {
@@ -68,33 +68,45 @@ export interface ExecuteCandidates {
 }
 
 export const queryReads = {
-  'query.list': ({ store, authz }) => {
-    const r = store.queryList();
-    const visible = r.value.filter((q: QueryRecord) => (named(q) ? authz.queryRead(q.Name) : seesTokens(authz)));
-    return { ...r, value: visible.map((q) => shown(q, authz)) };
-  },
-  'query.get': ({ store, authz }, a: { id: string }) => {
-    const r = store.queryGet(a.id);
-    const q = r.value;
-    if (q && named(q) && !authz.queryRead(q.Name)) throw forbidden();
-    return { ...r, value: q ? [shown(q, authz)] : null };
-  },
-  'query.explain': ({ store, authz }, a: { idOrName: string; agentSegment: string }) => {
-    const { query, index, keys } = resolveRendered(store, a.idOrName, a.agentSegment);
-    if (named(query) && !authz.queryRead(query.Name)) throw forbidden();
-    return { index, keys, value: { Query: redacted(query, authz) } };
-  },
-  'query.execute': ({ store }, a: ExecuteArgs) => {
-    const { query, keys } = resolveRendered(store, a.idOrName, a.agentSegment);
-    const s = query.Service;
-    const health = store.healthService(s.Service, { connect: a.connect || s.Connect });
-    let nodes = shuffle(filterNodes(s, health.value));
-    let near = a.near || s.Near;
-    if (near === '_agent') near = a.agentNode;
-    if (near === '_ip') near = store.catalogNodes().value.find((n) => n.Address === a.ip)?.Node ?? '';
-    if (near) nodes = orderNear(nodes, near, (from, items) => store.sortByDistance(from, items, (n) => n.Node.Node));
-    const value: ExecuteCandidates = { query, nodes };
-    // Not a blocking endpoint: Consul answers index 0 (sent as 1).
-    return { index: 0, keys: [...keys, ...health.keys], value };
-  },
+  'query.list': read({
+    blocking: false, // spec: prepared-query reads do not block
+    run: ({ store, authz }) => {
+      const r = store.queryList();
+      const visible = r.value.filter((q: QueryRecord) => (named(q) ? authz.queryRead(q.Name) : seesTokens(authz)));
+      return { ...r, value: visible.map((q) => shown(q, authz)) };
+    },
+  }),
+  'query.get': read({
+    blocking: false,
+    run: ({ store, authz }, a: { id: string }) => {
+      const r = store.queryGet(a.id);
+      const q = r.value;
+      if (q && named(q) && !authz.queryRead(q.Name)) throw forbidden();
+      return { ...r, value: q ? [shown(q, authz)] : null };
+    },
+  }),
+  'query.explain': read({
+    blocking: false,
+    run: ({ store, authz }, a: { idOrName: string; agentSegment: string }) => {
+      const { query, index, keys } = resolveRendered(store, a.idOrName, a.agentSegment);
+      if (named(query) && !authz.queryRead(query.Name)) throw forbidden();
+      return { index, keys, value: { Query: redacted(query, authz) } };
+    },
+  }),
+  'query.execute': read({
+    blocking: false,
+    run: ({ store }, a: ExecuteArgs) => {
+      const { query, keys } = resolveRendered(store, a.idOrName, a.agentSegment);
+      const s = query.Service;
+      const health = store.healthService(s.Service, { connect: a.connect || s.Connect });
+      let nodes = shuffle(filterNodes(s, health.value));
+      let near = a.near || s.Near;
+      if (near === '_agent') near = a.agentNode;
+      if (near === '_ip') near = store.catalogNodes().value.find((n) => n.Address === a.ip)?.Node ?? '';
+      if (near) nodes = orderNear(nodes, near, (from, items) => store.sortByDistance(from, items, (n) => n.Node.Node));
+      const value: ExecuteCandidates = { query, nodes };
+      // Not a blocking endpoint: Consul answers index 0 (sent as 1).
+      return { index: 0, keys: [...keys, ...health.keys], value };
+    },
+  }),
 } satisfies Record<string, ReadEndpoint>;

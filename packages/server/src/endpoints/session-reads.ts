@@ -2,28 +2,42 @@
 // read are left out (info of such a session answers null, as for an unknown one).
 import type { SessionRecord } from '@registry/store';
 import { forbidden } from '../errors';
-import type { ReadEndpoint } from './read-context';
+import { read, type ReadEndpoint } from './read-context';
 
 export const sessionReads = {
-  'session.info': ({ store, authz }, a: { id: string }) => {
-    const r = store.sessionInfo(a.id);
-    const visible = r.value?.filter((s) => authz.sessionRead(s.Node)) ?? [];
-    return { ...r, value: visible.length > 0 ? visible : null };
-  },
-  'session.node': ({ store, authz }, a: { node: string }) => {
-    // The path names the node by name or ID (spec; as /v1/health/node does): an ID is read as its node's name.
-    const r = store.sessionsOfNode(store.catalogNode(a.node).value?.Node.Node ?? a.node);
-    return { ...r, value: r.value.filter((s) => authz.sessionRead(s.Node)) };
-  },
-  'session.list': ({ store, authz }) => {
-    const r = store.sessionList();
-    return { ...r, value: r.value.filter((s) => authz.sessionRead(s.Node)) };
-  },
-  /** Renew runs on the leader: it answers the session (or null) after checking session:write. */
-  'session.renew': ({ store, authz }, a: { id: string }) => {
-    const r = store.sessionInfo(a.id);
-    const s: SessionRecord | undefined = r.value?.[0];
-    if (s && !authz.sessionWrite(s.Node)) throw forbidden();
-    return r;
-  },
+  'session.info': read({
+    run: ({ store, authz }, a: { id: string }) => {
+      const r = store.sessionInfo(a.id);
+      const visible = r.value?.filter((s) => authz.sessionRead(s.Node)) ?? [];
+      return { ...r, value: visible.length > 0 ? visible : null };
+    },
+  }),
+  'session.node': read({
+    run: ({ store, authz }, a: { node: string }) => {
+      // The path names the node by name or ID (spec; as /v1/health/node does): an ID is read as its node's name.
+      const r = store.sessionsOfNode(store.catalogNode(a.node).value?.Node.Node ?? a.node);
+      return { ...r, value: r.value.filter((s) => authz.sessionRead(s.Node)) };
+    },
+  }),
+  'session.list': read({
+    run: ({ store, authz }) => {
+      const r = store.sessionList();
+      return { ...r, value: r.value.filter((s) => authz.sessionRead(s.Node)) };
+    },
+  }),
+  /**
+   * Renew's check: the session (or null) after checking session:write; the route then restarts its
+   * TTL timer on the leader. Read with the leader's state whatever ?stale asks (Consul forwards
+   * Session.Renew), and never blocking (spec).
+   */
+  'session.renew': read({
+    forward: 'leader',
+    blocking: false,
+    run: ({ store, authz }, a: { id: string }) => {
+      const r = store.sessionInfo(a.id);
+      const s: SessionRecord | undefined = r.value?.[0];
+      if (s && !authz.sessionWrite(s.Node)) throw forbidden();
+      return r;
+    },
+  }),
 } satisfies Record<string, ReadEndpoint>;

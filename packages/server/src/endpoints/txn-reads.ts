@@ -5,13 +5,16 @@
 import { CommandError, type FullTxnReply, type TxnOpInput } from '@registry/store';
 import { authorizeTxnOps } from './txn-writes';
 import { badRequest } from '../errors';
-import type { ReadEndpoint } from './read-context';
+import { read, type ReadEndpoint } from './read-context';
 
 export const txnReads = {
-  'txn.read': ({ store, authz }, a: { ops: TxnOpInput[] }) => {
-    authorizeTxnOps(a.ops, authz, store);
-    const r = store.txnRead(a.ops);
-    if (r instanceof CommandError) throw badRequest(r.message);
-    return r as typeof r & { value: FullTxnReply };
-  },
+  'txn.read': read({
+    blocking: false, // Consul's Txn.Read answers at once
+    run: ({ store, authz }, a: { ops: TxnOpInput[] }) => {
+      authorizeTxnOps(a.ops, authz, store);
+      const r = store.txnRead(a.ops);
+      if (r instanceof CommandError) throw badRequest(r.message);
+      return r as typeof r & { value: FullTxnReply };
+    },
+  }),
 } satisfies Record<string, ReadEndpoint>;

@@ -1,16 +1,18 @@
 // The leader-side half of every write endpoint (Consul's <Area>.Apply before raftApply): the ACL
 // check of each command type against the leader's state, and the answers some writes get without a
-// Raft entry (a lock in its lock-delay). Each area's checks live in its own file (kv-writes.ts,
-// session-writes.ts, txn-writes.ts, and catalog, query and connect beside their domains); this file
-// is the switch that sends each command type to them. rpc/ runs it as its WriteGate just before
-// proposing, without depending on any area.
+// Raft entry (a lock in its lock-delay). Each area's checks live in its endpoint file beside its reads
+// (catalog-writes.ts, kv-writes.ts, session-writes.ts, txn-writes.ts, query-writes.ts,
+// connect-writes.ts); the one-line checks of the ACL, operator, coordinate and event commands are
+// their cases here. This file is the switch that sends each command type to its check. rpc/ runs it
+// as its WriteGate just before proposing, without depending on any area. Every write goes to the
+// leader (or the `?dc` datacenter's), so a write has no forwarding policy to declare.
 import type { Authorizer } from '@registry/acl';
 import type { Command, Store } from '@registry/store';
 import { forbidden } from '../errors';
 import type { WriteGate } from '../rpc/write-gate';
-import { authorizeConnectCommand } from '../connect/connect-authorization';
-import { authorizeDeregister, authorizeRegister } from '../acl/catalog-authorization';
-import { authorizeQueryDelete, authorizeQuerySet } from '../queries/authorize';
+import { authorizeConnectCommand } from './connect-writes';
+import { authorizeDeregister, authorizeRegister } from './catalog-writes';
+import { authorizeQueryDelete, authorizeQuerySet } from './query-writes';
 import { authorizeKvOps, lockDelayVerdict } from './kv-writes';
 import { authorizeSessionCreate, authorizeSessionDestroy } from './session-writes';
 import { authorizeTxnOps } from './txn-writes';

@@ -1,7 +1,7 @@
 // What callers of the RPC layer pass and get back (rpc.ts), apart from the layer itself so that its
 // ports (remote-datacenters.ts) can name them without importing it.
 import type { QueryResult } from './blocking';
-import type { ReadContext } from './read-endpoint';
+import type { ReadEndpoint } from './read-endpoint';
 
 export interface ReadMeta {
   knownLeader: boolean;
@@ -32,9 +32,10 @@ export interface ApplyOptions {
 }
 
 /**
- * Every read endpoint by name, as its function `(ctx, args) => QueryResult<value>`: filled in by
- * endpoints/index.ts through declaration merging, so that `rpc.read('health.service', args)` is
- * typed end to end (name, args and the value of the reply) while rpc/ names no area.
+ * Every read endpoint by name, as its descriptor `read({ run: (ctx, args) => QueryResult<value>, ...policy })`
+ * (read-endpoint.ts): filled in by endpoints/index.ts through declaration merging, so that
+ * `rpc.read('health.service', args)` is typed end to end (name, args and the value of the reply)
+ * while rpc/ names no area.
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-interface
 export interface ReadMethods {}
@@ -42,9 +43,9 @@ export interface ReadMethods {}
 export type ReadName = keyof ReadMethods & string;
 
 /** The args of read endpoint K. */
-export type ReadArgs<K extends ReadName> = ReadMethods[K] extends (ctx: ReadContext, args: infer A) => unknown ? A : never;
+export type ReadArgs<K extends ReadName> = ReadMethods[K] extends ReadEndpoint<infer A> ? A : never;
 
 /** The value in read endpoint K's result. */
-export type ReadValue<K extends ReadName> = ReadMethods[K] extends (ctx: ReadContext, args: never) => infer R
+export type ReadValue<K extends ReadName> = ReadMethods[K] extends ReadEndpoint<never, infer R>
   ? R extends { value: infer V } ? V : unknown
   : never;

@@ -2,23 +2,13 @@
 // answer until the store applies another entry. Many clients polling one service therefore
 // cost one store walk per change, and — because the answer's value is marked here — one JSON
 // encoding per change in the HTTP layer. Only endpoints whose routes return the value
-// untouched may be reused (the agent cache already shares these values the same way).
+// untouched may be reused: an endpoint says so itself (`reuse: true` in its `read({...})`,
+// endpoints/catalog-reads.ts and health-reads.ts), and rpc.ts asks only those here.
 // A write still starts a new memory, but what follows is not a full rebuild where it was the
 // cost (issue #16): the catalog's node listing is kept sorted in the store with one shared output
 // object per row (store/catalog/node-listing.ts), and large lists are written in slices with each
 // shared row's JSON kept (http/sliced-json.ts), so a write re-encodes only the rows it changed.
 import type { QueryResult } from './blocking';
-
-export const REUSABLE_READS: ReadonlySet<string> = new Set([
-  'catalog.nodes',
-  'catalog.services',
-  'catalog.service',
-  'catalog.node',
-  'health.node',
-  'health.checks',
-  'health.service',
-  'health.state',
-]);
 
 /** Distinct reads remembered between two applies; past this the memory starts afresh. */
 const MAX_ENTRIES = 1024;

@@ -1,18 +1,20 @@
 // The one way through for every request that touches replicated state (Consul's rpc.go):
 // writes go to the leader and through Raft; reads are served by any server — after learning the
 // leader's commit index and applying up to it (default), after a ReadIndex barrier confirmed by a
-// quorum (consistent), or at once from the local store (stale). Endpoints call `apply` and `read`;
-// nothing else forwards, blocks or checks consistency.
+// quorum (consistent), or at once from the local store (stale). Callers use `apply` and `read`;
+// nothing else forwards, blocks or checks consistency. Which of that a read gets is its endpoint's
+// policy (endpoints/<area>-reads.ts, `read({ forward, blocking, reuse, run })`): this file carries it
+// out and names no endpoint.
 import { CommandError, encodeEntry, type Command, type Store } from '@registry/store';
 import { NotLeaderError, RemoteError, RpcConnectionError, StorageFaultError, type RaftNode, type Transport } from '@registry/raft';
 import { blockingQuery, effectiveWait, type QueryResult } from './blocking';
 import { NO_LEADER, badRequest, noLeader, outcomeUnknown, serverError } from '../errors';
 import type { QueryOptions } from './query-options';
-import type { ReadEndpoint } from './read-endpoint';
+import { applyReadPolicy, type ReadEndpoint } from './read-endpoint';
 import { allowAllResolver, type AclResolver } from '../acl/authorization';
 import { errorOf, fromEnvelope, toEnvelope, type Envelope } from './envelope';
 import type { WriteGate } from './write-gate';
-import { REUSABLE_READS, ReusedReads } from './reused-reads';
+import { ReusedReads } from './reused-reads';
 import { noRemoteDatacenters, type RemoteDatacenters } from './remote-datacenters';
 import { RequestIds } from './request-ids';
 import type { ApplyOptions, ReadArgs, ReadMeta, ReadName, ReadReply, ReadValue } from './contract';
@@ -90,7 +92,8 @@ export class Rpc {
     private readonly store: Store,
     private readonly transport: Transport,
     private readonly datacenter: string,
-    private readonly reads: Record<string, ReadEndpoint>,
+    /** Every read endpoint by name with its policy (endpoints/index.ts). */
+    private readonly reads: Readonly<Record<string, ReadEndpoint>>,
     /** The write endpoints' leader-side checks (ACL, lock-delay): endpoints/writes.ts. */
     private readonly writes: WriteGate,
     private acl: AclResolver = allowAllResolver,
@@ -197,15 +200,21 @@ export class Rpc {
     return this.readByName(name, args, opts, signal) as Promise<ReadReply<ReadValue<K>>>;
   }
 
-  /** A read named at run time (forwarded requests): what read() runs. */
-  async readByName<T = unknown>(name: string, args: unknown, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<T>> {
+  /**
+   * A read named at run time (forwarded requests): what read() runs. The endpoint's policy first
+   * shapes the options (a `leader` read ignores ?stale, a non-blocking one ?index, a `local` one is
+   * never sent to another datacenter), then they decide where and how it runs.
+   */
+  async readByName<T = unknown>(name: string, args: unknown, asked: QueryOptions, signal?: AbortSignal): Promise<ReadReply<T>> {
+    const endpoint = this.endpoint(name);
+    const opts = applyReadPolicy(endpoint, name, asked, this.datacenter);
     if (opts.datacenter !== this.datacenter) return this.remote.read<T>(opts.datacenter, name, args, opts, signal);
-    const run = this.runner(name, args, opts.token);
+    const run = this.runner(endpoint, args, opts.token);
     switch (opts.consistency) {
       case 'stale': {
         // A server that has never heard from a leader holds nothing trustworthy (Consul #4554).
         if (!this.raft.hasEverHadLeader()) throw noLeader();
-        const result = await this.runRead(name, args, opts.token, run, opts.minIndex, opts.waitMs, signal);
+        const result = await this.runRead(endpoint, name, args, opts.token, run, opts.minIndex, opts.waitMs, signal);
         return { result: result as QueryResult<T>, meta: this.localMeta() };
       }
       case 'consistent': {
@@ -222,7 +231,7 @@ export class Rpc {
         const req: ForwardedRead = { endpoint: name, args, token: opts.token, minIndex: opts.minIndex, waitMs: opts.waitMs };
         // A server whose log cannot be written applies nothing: it forwards rather than wait in vain.
         if (this.raft.isLeader() || !this.raft.leader() || this.raft.storageFault()?.kind === 'log') return this.readOnLeader<T>(req, signal);
-        return this.readOnFollower<T>(req, run, signal);
+        return this.readOnFollower<T>(req, endpoint, run, signal);
       }
     }
   }
@@ -235,7 +244,7 @@ export class Rpc {
    * cannot be asked, or this server does not catch up within APPLY_WAIT_MS, the read is forwarded
    * whole, as before.
    */
-  private async readOnFollower<T>(req: ForwardedRead, run: () => QueryResult, signal?: AbortSignal): Promise<ReadReply<T>> {
+  private async readOnFollower<T>(req: ForwardedRead, endpoint: ReadEndpoint, run: () => QueryResult, signal?: AbortSignal): Promise<ReadReply<T>> {
     let index: number;
     try {
       index = await this.commitIndexes.fetch();
@@ -243,7 +252,7 @@ export class Rpc {
       return this.readOnLeader<T>(req, signal);
     }
     if (!(await this.appliedWait.until(index, APPLY_WAIT_MS))) return this.readOnLeader<T>(req, signal);
-    const result = await this.runRead(req.endpoint, req.args, req.token, run, req.minIndex, req.waitMs, signal);
+    const result = await this.runRead(endpoint, req.endpoint, req.args, req.token, run, req.minIndex, req.waitMs, signal);
     return { result: result as QueryResult<T>, meta: { knownLeader: true, lastContactMs: this.lastContact() } };
   }
 
@@ -354,8 +363,11 @@ export class Rpc {
     try {
       // A new leader serves nothing until its own no-op has committed (the stale-read-after-election bug).
       if (!this.raft.leaderReady()) await this.raft.readBarrier(FORWARD_TIMEOUT_MS);
-      const run = this.runner(req.endpoint, req.args, req.token);
-      const result = await this.runRead(req.endpoint, req.args, req.token, run, req.minIndex, req.waitMs, signal);
+      const endpoint = this.endpoint(req.endpoint);
+      const run = this.runner(endpoint, req.args, req.token);
+      // The sender applied the endpoint's policy; a non-blocking read stays one whoever sent it.
+      const minIndex = endpoint.blocking ? req.minIndex : 0;
+      const result = await this.runRead(endpoint, req.endpoint, req.args, req.token, run, minIndex, req.waitMs, signal);
       return { ok: true, value: { result, meta: { knownLeader: true, lastContactMs: 0 } } };
     } catch (err) {
       if (err instanceof NotLeaderError) return { ok: false, retry: true, message: NO_LEADER };
@@ -363,8 +375,9 @@ export class Rpc {
     }
   }
 
-  /** blockingQuery, except that a non-blocking read of a reusable endpoint may be shared (reused-reads.ts). */
+  /** blockingQuery, except that a non-blocking read of an endpoint marked `reuse` may be shared (reused-reads.ts). */
   private runRead(
+    endpoint: ReadEndpoint,
     name: string,
     args: unknown,
     token: string | undefined,
@@ -373,15 +386,21 @@ export class Rpc {
     waitMs: number | undefined,
     signal: AbortSignal | undefined,
   ): Promise<QueryResult> | QueryResult {
-    if (minIndex > 0 || !REUSABLE_READS.has(name)) return blockingQuery(this.store, run, minIndex, waitMs, signal, this.blocking);
+    if (minIndex > 0 || !endpoint.reuse) return blockingQuery(this.store, run, minIndex, waitMs, signal, this.blocking);
     return this.reused.get(this.store.lastIndex, name, token, args, run);
   }
 
-  private runner(name: string, args: unknown, token: string | undefined): () => QueryResult {
-    const endpoint = this.reads[name];
+  private endpoint(name: string): ReadEndpoint {
+    // An own property only: a name from the wire must not reach Object.prototype.
+    const endpoint = Object.hasOwn(this.reads, name) ? this.reads[name] : undefined;
     if (!endpoint) throw serverError(`unknown read endpoint ${name}`);
+    return endpoint;
+  }
+
+  /** The blocking closure: the endpoint's run with this store and the token's Authorizer, resolved once. */
+  private runner(endpoint: ReadEndpoint, args: unknown, token: string | undefined): () => QueryResult {
     const authz = this.acl.resolve(token);
-    return () => endpoint({ store: this.store, token, authz }, args);
+    return () => endpoint.run({ store: this.store, token, authz }, args);
   }
 
   private localMeta(): ReadMeta {

@@ -7,6 +7,7 @@ import type { CheckServiceNodeOut } from '@registry/store';
 import type { ReadArgs, ReadName, ReadValue } from '../../src/rpc/contract';
 import type { RpcApi } from '../../src/rpc/rpc-api';
 import { readEndpoints } from '../../src/endpoints';
+import { read, type ReadEndpoint } from '../../src/rpc/read-endpoint';
 
 type Opts = Parameters<RpcApi['read']>[2];
 
@@ -24,6 +25,21 @@ export async function typed(rpc: RpcApi, opts: Opts): Promise<void> {
   void wrong;
 }
 
+// A descriptor keeps its closure's types: args from the annotated parameter, the value from the return.
+const sample = read({ blocking: false, run: ({ store }, a: { node: string }) => ({ index: store.lastIndex, value: a.node.length, keys: [] }) });
+const sampleAsEndpoint: ReadEndpoint<{ node: string }, { index: number; value: number; keys: never[] }> = sample;
+void sampleAsEndpoint;
+export function descriptorTypes(ctx: Parameters<typeof sample.run>[0]): void {
+  // @ts-expect-error the closure takes { node: string }, not a number
+  sample.run(ctx, 3);
+  // @ts-expect-error a forwarding policy that does not exist
+  read({ forward: 'anywhere', run: () => ({ index: 0, value: 1, keys: [] }) });
+  // @ts-expect-error the closure must answer a QueryResult ({ index, value, keys })
+  read({ run: () => 'just a value' });
+}
+// The table's entries are descriptors: their policy is readable where rpc/ looks it up.
+const renewForward: 'by-consistency' | 'leader' | 'local' = readEndpoints['session.renew'].forward;
+
 // Every name of the table is a ReadName, with its args and value types.
 const names: ReadName[] = Object.keys(readEndpoints) as ReadName[];
 type NodeArgs = ReadArgs<'catalog.node'>;
@@ -36,4 +52,6 @@ test('the read table names every endpoint the contract types', () => {
   expect(nodeArgs.node).toBe('n1');
   const none: SessionValue | undefined = undefined;
   expect(none).toBeUndefined();
+  expect(renewForward).toBe('leader');
+  expect(sample.blocking).toBe(false);
 });

@@ -4,7 +4,6 @@
 import { Authorizer } from '@registry/acl';
 import type { EventOut } from '@registry/store';
 import { deliveredHere, eventToFire, type LocalServiceFacts } from '../../events/user-events';
-import { badRequest } from '../../errors';
 import { route, type Route } from '../route';
 import { readQuery, writeQuery } from '../../schemas/query-options';
 import { Text } from '../../schemas/query-fields';
@@ -42,10 +41,8 @@ export function eventRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/event/list',
       query: LIST_QUERY,
       async handle(ctx) {
-        if (ctx.opts.datacenter !== deps.agent.datacenter) throw badRequest('event list is local to the agent: dc is not supported');
-        // The agent's own copy of the ring, as Consul's agent answers from its own event buffer.
-        const local = { ...ctx, opts: { ...ctx.opts, consistency: 'stale' as const } };
-        const events = await readInto(deps, local, 'event.list', { name: ctx.query.name ?? '' });
+        // The agent's own copy of the ring, never another datacenter's: the endpoint's policy (`local`).
+        const events = await readInto(deps, ctx, 'event.list', { name: ctx.query.name ?? '' });
         const services = localServices();
         return events.filter((e) => deliveredHere(e, deps.agent.nodeName, services));
       },

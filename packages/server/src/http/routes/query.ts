@@ -45,7 +45,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
   const cache = new SimpleCache<ExecuteResponse>();
 
   async function execute(ctx: RouteContext<any, any, any>, args: ExecuteArgs, limit: number): Promise<ExecuteResponse> {
-    const reply = await deps.rpc.read('query.execute', args, { ...ctx.opts, minIndex: 0 }, ctx.signal);
+    const reply = await deps.rpc.read('query.execute', args, ctx.opts, ctx.signal);
     ctx.meta.knownLeader = reply.meta.knownLeader;
     ctx.meta.lastContactMs = reply.meta.lastContactMs;
     const { query, nodes } = reply.result.value;

@@ -91,8 +91,8 @@ export function sessionRoutes(deps: RouteDeps): Route<any>[] {
       params: SESSION_ID_PARAMS,
       async handle(ctx) {
         const id = ctx.params.id;
-        // Checked and answered by the leader, whose timer is the one to restart.
-        const reply = await deps.rpc.read('session.renew', { id }, { ...ctx.opts, consistency: 'default', minIndex: 0 }, ctx.signal);
+        // Checked with the leader's state (the endpoint's policy), whose timer is the one to restart.
+        const reply = await deps.rpc.read('session.renew', { id }, ctx.opts, ctx.signal);
         if (!reply.result.value) throw notFound(`Session id '${id}' not found`);
         await sessions().renew(id);
         return reply.result.value;

@@ -1,7 +1,9 @@
-// ACL checks of the intention and CA commands (consul-behaviour §2.9), run on the leader by
-// authorizeCommand (endpoints/writes.ts): intention writes need `intentions:write` on the destination (the old one too
-// when an update moves it); CA settings need operator:write; the CA's own bookkeeping (initialise,
-// serials, pruning) is only ever issued by servers themselves, as internal commands.
+// The intention and CA endpoints' leader-side checks (Consul's Intention.Apply and
+// ConnectCA.ConfigurationSet; their reads are in intention-reads.ts and connect-reads.ts), run on the
+// leader by authorizeCommand (writes.ts): intention writes need `intentions:write` on the destination
+// (the old one too when an update moves it); CA settings need operator:write; the CA's own
+// bookkeeping (initialise, serials, pruning) is only ever issued by servers themselves, as internal
+// commands (consul-behaviour §2.9).
 import type { Authorizer } from '@registry/acl';
 import type { Command, Store } from '@registry/store';
 import { forbidden } from '../errors';

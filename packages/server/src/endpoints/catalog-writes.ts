@@ -1,5 +1,7 @@
-// Who may register and deregister what (consul-behaviour §2.9, Consul's vetRegisterWithACL and
-// vetDeregisterWithACL), checked on the leader against its current catalog.
+// The catalog endpoint's leader-side checks (Consul's Catalog.Register/Deregister before raftApply):
+// who may register and deregister what (consul-behaviour §2.9, Consul's vetRegisterWithACL and
+// vetDeregisterWithACL), checked on the leader against its current catalog. Its reads are in
+// catalog-reads.ts.
 import type { Authorizer } from '@registry/acl';
 import type { CheckRequest, DeregisterRequest, NodeOut, NodeServiceOut, RegisterRequest, Store } from '@registry/store';
 import { badRequest, forbidden } from '../errors';

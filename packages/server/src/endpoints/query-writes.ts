@@ -1,6 +1,7 @@
-// ACL checks of prepared-query writes (consul-behaviour §2.9, §4.7): query:write on the Name of the
-// new definition and of the one it replaces. Unnamed static queries have no prefix: anyone may
-// write them (they must be bound to a session). Templates are checked on their Name, '' included.
+// The prepared-query endpoint's leader-side checks (Consul's PreparedQuery.Apply; its reads are in
+// query-reads.ts): query:write on the Name of the new definition and of the one it replaces
+// (consul-behaviour §2.9, §4.7). Unnamed static queries have no prefix: anyone may write them (they
+// must be bound to a session). Templates are checked on their Name, '' included.
 import type { Authorizer } from '@registry/acl';
 import { isTemplate, type QueryDefinition, type Store } from '@registry/store';
 import { forbidden } from '../errors';
