@@ -18,6 +18,7 @@
 // does not shift every block after it.
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { useListingLane } from '@registry/store';
 import { exactJsonText } from './json-text';
 import { SliceLane } from './slice-lane';
 
@@ -40,6 +41,9 @@ const BLOCK_ITEMS = 128;
  * (1 turns the pacing off; docs/benchmarks.md compares 0.25, 0.5 and 1).
  */
 const lane = new SliceLane(largeAnswerDuty(process.env.REGISTRY_LARGE_ANSWER_DUTY));
+// The steps of a large listing's first build (store catalog/listing-steps.ts) are the first part of
+// a large answer: they take turns in the same lane, within the same share.
+useListingLane(lane);
 
 function largeAnswerDuty(setting: string | undefined): number {
   const duty = Number(setting ?? 0.25);

@@ -1,5 +1,6 @@
 // Blocking queries, written once (Consul's blockingQuery): run the read; if its index is not past
 // the client's, wait for a change to the keys the read depends on, or for the wait to run out.
+import { settledRead } from './settled-read';
 
 export const DEFAULT_WAIT_MS = 5 * 60_000;
 export const MAX_WAIT_MS = 10 * 60_000;
@@ -40,7 +41,8 @@ export async function blockingQuery<T>(
   signal?: AbortSignal,
   openQueries?: OpenQueries,
 ): Promise<QueryResult<T>> {
-  let result = run();
+  // A large listing read first after a start or a restore is built in steps (settled-read.ts).
+  let result = await settledRead(run);
   if (minIndex <= 0 || result.index > minIndex || minIndex > store.lastIndex) return result;
   if (openQueries) openQueries.open++;
   try {
@@ -76,7 +78,7 @@ async function waitForChange<T>(
       const timer = setTimeout(finish, remaining);
       signal?.addEventListener('abort', finish);
     });
-    result = run();
+    result = await settledRead(run);
   }
   return result;
 }

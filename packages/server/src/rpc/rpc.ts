@@ -8,6 +8,7 @@
 import { CommandError, encodeEntry, type Command, type Store } from '@registry/store';
 import { NotLeaderError, RemoteError, RpcConnectionError, StorageFaultError, type RaftNode, type Transport } from '@registry/raft';
 import { blockingQuery, effectiveWait, type QueryResult } from './blocking';
+import { settledRead } from './settled-read';
 import { NO_LEADER, badRequest, noLeader, outcomeUnknown, serverError } from '../errors';
 import type { QueryOptions } from './query-options';
 import { applyReadPolicy, type ReadEndpoint } from './read-endpoint';
@@ -387,7 +388,8 @@ export class Rpc {
     signal: AbortSignal | undefined,
   ): Promise<QueryResult> | QueryResult {
     if (minIndex > 0 || !endpoint.reuse) return blockingQuery(this.store, run, minIndex, waitMs, signal, this.blocking);
-    return this.reused.get(this.store.lastIndex, name, token, args, run);
+    // A large listing read first after a start or a restore is built in steps (settled-read.ts).
+    return settledRead(() => this.reused.get(this.store.lastIndex, name, token, args, run));
   }
 
   private endpoint(name: string): ReadEndpoint {

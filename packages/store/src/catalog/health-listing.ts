@@ -8,13 +8,16 @@
 //  - per service, the entries in (node, service ID) order, following the table's journal of
 //    changed nodes (CatalogTable.nodeChangesSince): a changed node's rows are found by binary
 //    search and replaced by its current instances. The full build is left for when the journal
-//    cannot tell (first read, a restored table, thousands of changes).
+//    cannot tell (first read, a restored table, thousands of changes); that build runs in steps
+//    a reader that can wait does not hold the event loop for (listing-steps.ts), from the
+//    instances and the journal position taken when it started: writes made meanwhile are then
+//    followed through the journal like any others.
 import type { CatalogTable } from '../tables/catalog';
 import { compareNames } from './filters';
 import { connectTargets, fold } from './keys';
 import type { CheckServiceNodeOut, HealthCheckOut } from './outputs';
 import type { CheckRecord, NodeRecord, ServiceRecord } from './records';
-import { sortedInstances } from './instance-order';
+import { resultOf, ROWS_PER_YIELD, SLICED_BUILD_MIN, SlicedBuild, sortInSteps, type BuildSteps } from './listing-steps';
 import { healthCheckOut, nodeOut, nodeServiceOut } from './views';
 
 interface KeptEntry {
@@ -59,10 +62,46 @@ interface Row {
 /** More changed nodes than this since the last read: one full build instead. */
 const MAX_FOLLOWED = 512;
 
+const ENTRIES_PER_YIELD = 32;
+
+function byKey(a: Row, b: Row): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+interface Built {
+  rows: Row[];
+  outs: CheckServiceNodeOut[];
+}
+
+/**
+ * The rows of `instances` in (node, service ID) order, made and sorted in steps. A node or check
+ * changed between two steps may be seen in its newer state: the journal names that node, and the
+ * listing follows it after the build, so its rows end up as the table holds them.
+ */
+function* buildRows(catalog: CatalogTable, instances: readonly ServiceRecord[]): BuildSteps<Built> {
+  const made: Row[] = [];
+  for (let i = 0; i < instances.length; i++) {
+    const service = instances[i];
+    const node = catalog.node(service.nodeKey);
+    if (node) made.push({ key: `${service.nodeKey}\u0000${fold(service.ID)}`, out: healthEntry(catalog, node, service) });
+    // An entry costs ~10–20 µs to make (node, service and checks shaped): yield more often.
+    if (i % ENTRIES_PER_YIELD === ENTRIES_PER_YIELD - 1) yield;
+  }
+  const rows = yield* sortInSteps(made, byKey);
+  const outs: CheckServiceNodeOut[] = new Array<CheckServiceNodeOut>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    outs[i] = rows[i].out;
+    if (i % (ROWS_PER_YIELD * 8) === ROWS_PER_YIELD * 8 - 1) yield;
+  }
+  return { rows, outs };
+}
+
 class HealthListing {
   private rows: Row[] = [];
   private outs: CheckServiceNodeOut[] = [];
   private version = -1;
+  /** A full build while it runs in steps; `version`: the table's when it took the instances. */
+  private build: { steps: SlicedBuild<Built>; version: number } | undefined;
 
   constructor(
     private readonly catalog: CatalogTable,
@@ -71,31 +110,42 @@ class HealthListing {
     private readonly connect: boolean,
   ) {}
 
-  /** Every instance's entry in (node, service ID) order. Do not modify. */
+  /**
+   * Every instance's entry in (node, service ID) order. Do not modify. Throws BuildPending (inside
+   * deferringBuilds) while a full build runs in steps.
+   */
   update(): readonly CheckServiceNodeOut[] {
-    const changes = this.catalog.nodeChangesSince(this.version);
-    const changed = changes.keys === null || this.version < 0 ? null : new Set(changes.keys);
-    if (changed !== null && changed.size <= MAX_FOLLOWED) {
-      for (const nodeKey of changed) this.follow(nodeKey);
-    } else {
-      this.rebuild();
+    for (;;) {
+      if (this.build !== undefined) this.install(this.build);
+      const changes = this.catalog.nodeChangesSince(this.version);
+      const changed = changes.keys === null || this.version < 0 ? null : new Set(changes.keys);
+      if (changed !== null && changed.size <= MAX_FOLLOWED) {
+        for (const nodeKey of changed) this.follow(nodeKey);
+        this.version = changes.version;
+        return this.outs;
+      }
+      // Built from scratch, then (next turn of this loop) the changes made during the build followed.
+      this.startBuild(changes.version);
     }
-    this.version = changes.version;
-    return this.outs;
   }
 
   private shows(s: ServiceRecord): boolean {
     return this.connect ? connectTargets(s).includes(this.name) : fold(s.Service) === this.name;
   }
 
-  private rebuild(): void {
-    const rows: Row[] = [];
-    for (const service of sortedInstances(this.catalog, this.name, this.connect)) {
-      const node = this.catalog.node(service.nodeKey);
-      if (node) rows.push({ key: `${service.nodeKey}\u0000${fold(service.ID)}`, out: healthEntry(this.catalog, node, service) });
-    }
-    this.rows = rows;
-    this.outs = rows.map((r) => r.out);
+  private startBuild(version: number): void {
+    const instances = this.connect ? this.catalog.connectInstances(this.name) : this.catalog.instancesNamed(this.name);
+    const steps = new SlicedBuild(buildRows(this.catalog, instances));
+    if (instances.length < SLICED_BUILD_MIN) steps.finish();
+    this.build = { steps, version };
+  }
+
+  private install(build: { steps: SlicedBuild<Built>; version: number }): void {
+    const built = resultOf(build.steps, () => (this.build = undefined));
+    this.rows = built.rows;
+    this.outs = built.outs;
+    this.version = build.version;
+    this.build = undefined;
   }
 
   /** Replaces the rows of node `nodeKey` by its current instances of the service. */

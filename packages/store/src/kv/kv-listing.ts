@@ -6,6 +6,9 @@
 // of changed keys (KvTable.keyChangesSince): a changed key under the prefix is replaced, inserted
 // or removed where a binary search puts it. Its index only grows: every change carries the newest
 // Raft index, and tombstones are never removed. A few prefixes are kept (the most recently read).
+// Walking a large prefix the first time (or when the journal cannot tell) runs in steps a reader
+// that can wait does not hold the event loop for (catalog/listing-steps.ts).
+import { resultOf, ROWS_PER_YIELD, SlicedBuild, type BuildSteps } from '../catalog/listing-steps';
 import { kvEntryOut, type KvEntry, type KvEntryOut } from './kv-records';
 import type { KvTable } from './kv-table';
 
@@ -28,46 +31,90 @@ export function keptKvOut(e: KvEntry): KvEntryOut {
   return out;
 }
 
+interface Built {
+  keys: string[];
+  outs: KvEntryOut[];
+  /** The newest entry or tombstone index under the prefix (0: none). */
+  max: number;
+}
+
+type Part = ReturnType<KvTable['listPart']>;
+
+/**
+ * The prefix's keys and outputs in key order, a part of KEPT_MIN_ENTRIES keys at a time from
+ * `first`. A key written between two parts is seen in its newer state or not at all, depending on
+ * where it falls: the journal names it, and the listing follows it after the build.
+ */
+function* walkInSteps(table: KvTable, prefix: string, first: Part): BuildSteps<Built> {
+  const keys: string[] = [];
+  const outs: KvEntryOut[] = [];
+  let max = 0;
+  for (let part = first; ; part = table.listPart(prefix, part.last, KEPT_MIN_ENTRIES)) {
+    for (let k = 0; k < part.entries.length; k++) {
+      keys.push(part.entries[k].Key);
+      outs.push(keptKvOut(part.entries[k]));
+      if (k % ROWS_PER_YIELD === ROWS_PER_YIELD - 1) yield;
+    }
+    max = Math.max(max, part.max);
+    if (part.last === undefined) return { keys, outs, max };
+    yield;
+  }
+}
+
 class KvListing {
   private keys: string[] = [];
   private outs: KvEntryOut[] = [];
   /** The newest entry or tombstone index under the prefix (0: none). */
   private max = 0;
-  private version: number;
+  private version = -1;
+  /** A walk of the prefix while it runs in steps; `version`: the table's when it started. */
+  private build: { steps: SlicedBuild<Built>; version: number } | undefined;
 
   constructor(
     private readonly table: KvTable,
     private readonly prefix: string,
-    entries: readonly KvEntry[],
-    max: number,
+    first: Part,
     version: number,
   ) {
-    this.reset(entries, max);
-    this.version = version;
+    this.startBuild(first, version);
   }
 
   get size(): number {
     return this.outs.length;
   }
 
-  /** The prefix's outputs in key order and its newest index. Do not modify. */
+  /**
+   * The prefix's outputs in key order and its newest index. Do not modify. Throws BuildPending
+   * (inside deferringBuilds) while a walk of the prefix runs in steps.
+   */
   update(): { outs: readonly KvEntryOut[]; max: number } {
-    const changes = this.table.keyChangesSince(this.version);
-    const changed = changes.keys === null ? null : new Set(changes.keys);
-    if (changed !== null && changed.size <= MAX_FOLLOWED) {
-      for (const key of changed) if (key.startsWith(this.prefix)) this.follow(key);
-    } else {
-      const { entries, max } = walk(this.table, this.prefix);
-      this.reset(entries, max);
+    for (;;) {
+      if (this.build !== undefined) this.install(this.build);
+      const changes = this.table.keyChangesSince(this.version);
+      const changed = changes.keys === null ? null : new Set(changes.keys);
+      if (changed !== null && changed.size <= MAX_FOLLOWED) {
+        for (const key of changed) if (key.startsWith(this.prefix)) this.follow(key);
+        this.version = changes.version;
+        return { outs: this.outs, max: this.max };
+      }
+      // Walked again, then (next turn of this loop) the changes made during the walk followed.
+      this.startBuild(this.table.listPart(this.prefix, undefined, KEPT_MIN_ENTRIES), changes.version);
     }
-    this.version = changes.version;
-    return { outs: this.outs, max: this.max };
   }
 
-  private reset(entries: readonly KvEntry[], max: number): void {
-    this.keys = entries.map((e) => e.Key);
-    this.outs = entries.map(keptKvOut);
-    this.max = max;
+  private startBuild(first: Part, version: number): void {
+    const steps = new SlicedBuild(walkInSteps(this.table, this.prefix, first));
+    if (first.last === undefined) steps.finish();
+    this.build = { steps, version };
+  }
+
+  private install(build: { steps: SlicedBuild<Built>; version: number }): void {
+    const built = resultOf(build.steps, () => (this.build = undefined));
+    this.keys = built.keys;
+    this.outs = built.outs;
+    this.max = built.max;
+    this.version = build.version;
+    this.build = undefined;
   }
 
   private follow(key: string): void {
@@ -95,18 +142,13 @@ class KvListing {
   }
 }
 
-function walk(table: KvTable, prefix: string): { entries: KvEntry[]; max: number } {
-  const { entries, index } = table.listWithIndex(prefix);
-  // listWithIndex answers the table index when nothing was under the prefix; keep the raw max here.
-  return { entries, max: entries.length === 0 && index === table.tableIndex ? 0 : index };
-}
-
 const listings = new WeakMap<KvTable, Map<string, KvListing>>();
 
 /**
  * A ?recurse read of `prefix`: the outputs of its entries in key order (shared and frozen; do not
  * modify) and its index (the newest entry or tombstone under the prefix; the table index for the
- * empty prefix or when nothing was ever under it, as Consul's kvsListTxn).
+ * empty prefix or when nothing was ever under it, as Consul's kvsListTxn). Throws BuildPending
+ * (inside deferringBuilds) while a large prefix is walked in steps.
  */
 export function kvRecurse(table: KvTable, prefix: string): { outs: KvEntryOut[]; index: number } {
   let kept = listings.get(table);
@@ -117,15 +159,15 @@ export function kvRecurse(table: KvTable, prefix: string): { outs: KvEntryOut[];
     // Most recently read last: Map order is insertion order.
     kept.delete(prefix);
     kept.set(prefix, listing);
-    const { outs, max } = listing.update();
-    if (listing.size < KEPT_MIN_ENTRIES) kept.delete(prefix);
-    return { outs: outs.slice(), index: indexOf(max) };
-  }
-  const version = table.keyChangesSince(-1).version;
-  const { entries, max } = walk(table, prefix);
-  if (entries.length >= KEPT_MIN_ENTRIES) {
-    kept.set(prefix, (listing = new KvListing(table, prefix, entries, max, version)));
+  } else {
+    const version = table.keyChangesSince(-1).version;
+    // The first part tells a small prefix (answered from it, not kept) from a large one.
+    const first = table.listPart(prefix, undefined, KEPT_MIN_ENTRIES);
+    if (first.last === undefined && first.entries.length < KEPT_MIN_ENTRIES) return { outs: first.entries.map(keptKvOut), index: indexOf(first.max) };
+    kept.set(prefix, (listing = new KvListing(table, prefix, first, version)));
     if (kept.size > MAX_KEPT) kept.delete(kept.keys().next().value as string);
   }
-  return { outs: entries.map(keptKvOut), index: indexOf(max) };
+  const { outs, max } = listing.update();
+  if (listing.size < KEPT_MIN_ENTRIES) kept.delete(prefix);
+  return { outs: outs.slice(), index: indexOf(max) };
 }

@@ -87,6 +87,30 @@ export class KvTable {
   }
 
   /**
+   * A prefix read in parts (kv-listing.ts builds a large one in steps, issue #16): up to `limit`
+   * keys under `prefix` that sort after `after` (from the first when undefined) — their entries,
+   * the newest entry or tombstone index among them (0: none) and, when more keys may follow, the
+   * last key looked at (the next part's `after`; a key, not a position, as writes between two
+   * parts move positions).
+   */
+  listPart(prefix: string, after: string | undefined, limit: number): { entries: KvEntry[]; max: number; last: string | undefined } {
+    const entries: KvEntry[] = [];
+    let max = 0;
+    let at = this.lowerBound(after ?? prefix);
+    if (after !== undefined && this.sorted[at] === after) at++;
+    for (let seen = 0; at < this.sorted.length; at++, seen++) {
+      const key = this.sorted[at];
+      if (!key.startsWith(prefix)) return { entries, max, last: undefined };
+      if (seen === limit) return { entries, max, last: this.sorted[at - 1] };
+      const slot = this.slots.get(key) as Slot;
+      if (slot.entry) entries.push(slot.entry);
+      const i = slot.entry ? slot.entry.ModifyIndex : (slot.tombstone ?? 0);
+      if (i > max) max = i;
+    }
+    return { entries, max, last: undefined };
+  }
+
+  /**
    * The index of a prefix read: the newest entry or tombstone under the prefix; the table index for
    * the empty prefix or when nothing was ever under it (Consul's kvsListTxn).
    */
