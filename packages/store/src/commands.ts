@@ -13,6 +13,7 @@ import type { TxnCommand } from './catalog-txn/txn-command';
 import type { QueryDeleteCommand, QuerySetCommand } from './queries/query-commands';
 import type { AreaCreateCommand, AreaDeleteCommand, AreaServersCommand, AreaUpdateCommand } from './areas/area-commands';
 import type { RequestStamp } from './requests/request-table';
+import { decodeStamped } from './requests/stamped-entry';
 import type { EventFireCommand } from './events/event-commands';
 import type { AutopilotSetConfigCommand } from './autopilot/autopilot-commands';
 
@@ -94,12 +95,20 @@ interface StampedMap {
 
 export function encodeEntry(e: Entry): Uint8Array {
   if (!e.request) return packr.pack(e.cmd);
-  const stamped: StampedEntry = e.request.resent ? [e.cmd, e.request.id, e.request.at, 1] : [e.cmd, e.request.id, e.request.at];
+  return encodeStamped(e.cmd, e.request.id, e.request.at, e.request.resent === true);
+}
+
+/** encodeEntry() of a stamped command, without making the Entry and stamp objects first (every write). */
+export function encodeStamped(cmd: Command, id: string, at: number, resent: boolean): Uint8Array {
+  const stamped: StampedEntry = resent ? [cmd, id, at, 1] : [cmd, id, at];
   return packr.pack(stamped);
 }
 
 /** Decode a Raft entry: a stamped command or a bare one (entries written before stamps existed). */
 export function decodeEntry(b: Uint8Array): Entry {
+  // Every write's entry has this form: its stamp read from the end, msgpackr given only the command.
+  const stamped = decodeStamped(b, (bytes) => packr.unpack(bytes) as unknown);
+  if (stamped && isCommandShaped(stamped.cmd)) return stamped as Entry;
   let value: unknown;
   try {
     value = packr.unpack(b);

@@ -2,7 +2,7 @@
 export { Store, type StoreOptions, type NodeCoordinate } from './store';
 export { StoreSnapshot, SnapshotReleasedError, type PersistOptions } from './snapshot-handle';
 export { CommandError } from './command-error';
-export { encodeCommand, decodeCommand, encodeEntry, decodeEntry, type Entry, type Command, type CommandType, type CoordinateUpdate } from './commands';
+export { encodeCommand, decodeCommand, encodeEntry, encodeStamped, decodeEntry, type Entry, type Command, type CommandType, type CoordinateUpdate } from './commands';
 export { REQUEST_WINDOW, type RequestStamp } from './requests/request-table';
 export type { QueryResult } from './query-result';
 export type {

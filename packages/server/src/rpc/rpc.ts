@@ -5,7 +5,7 @@
 // nothing else forwards, blocks or checks consistency. Which of that a read gets is its endpoint's
 // policy (endpoints/<area>-reads.ts, `read({ forward, blocking, reuse, run })`): this file carries it
 // out and names no endpoint.
-import { CommandError, encodeEntry, type Command, type Store } from '@registry/store';
+import { CommandError, encodeStamped, type Command, type Store } from '@registry/store';
 import { NotLeaderError, RemoteError, RpcConnectionError, StorageFaultError, type RaftNode, type Transport } from '@registry/raft';
 import { blockingQuery, effectiveWait, type QueryResult } from './blocking';
 import { settledRead } from './settled-read';
@@ -177,9 +177,15 @@ export class Rpc {
     }
   }
 
-  /** One attempt of a write: proposed here when leading, else sent to the leader. Never throws. */
-  private async sendApply(req: ForwardedApply, attemptMs = WRITE_ATTEMPT_MS): Promise<Envelope> {
-    if (this.raft.isLeader()) return this.applyHere(req);
+  /**
+   * One attempt of a write: proposed here when leading, else sent to the leader. Never rejects.
+   * Not async itself: a leader's own writes (the common case) go straight to applyHere's promise.
+   */
+  private sendApply(req: ForwardedApply, attemptMs = WRITE_ATTEMPT_MS): Promise<Envelope> {
+    return this.raft.isLeader() ? this.applyHere(req) : this.forwardApply(req, attemptMs);
+  }
+
+  private async forwardApply(req: ForwardedApply, attemptMs: number): Promise<Envelope> {
     const leader = this.raft.leader();
     if (!leader) return { ok: false, retry: true, message: NO_LEADER };
     const timeoutMs = Math.max(1, Math.min(attemptMs, req.deadline - Date.now()));
@@ -322,40 +328,55 @@ export class Rpc {
   /** Writes this leader is proposing, by request id: a re-send that arrives meanwhile waits for the first. */
   private readonly proposing = new Map<string, Promise<Envelope>>();
 
-  private async applyHere(req: ForwardedApply): Promise<Envelope> {
-    if (!this.raft.isLeader()) return { ok: false, retry: true, message: NO_LEADER };
+  /**
+   * A write on this leader: answered from the window or the proposal in flight when re-sent, else
+   * checked (ACL, lock-delay) and proposed. Not async itself, and the checks run before the
+   * proposal's promise exists: every write passes here, and a chain of async frames per write
+   * cost the leader more than the checks do.
+   */
+  private applyHere(req: ForwardedApply): Promise<Envelope> {
+    if (!this.raft.isLeader()) return Promise.resolve({ ok: false, retry: true, message: NO_LEADER });
     if (req.resent) {
       const applied = this.store.appliedRequest(req.id);
-      if (applied) return answerOf(applied.result);
+      if (applied) return Promise.resolve(answerOf(applied.result));
       const pending = this.proposing.get(req.id);
       if (pending) return pending;
     }
-    if (Date.now() > req.deadline) return toEnvelope(serverError('request expired before it reached the leader'));
-    const attempt = this.proposeHere(req);
-    this.proposing.set(req.id, attempt);
+    if (Date.now() > req.deadline) return Promise.resolve(toEnvelope(serverError('request expired before it reached the leader')));
+    let entry: Uint8Array;
     try {
-      return await attempt;
-    } finally {
-      this.proposing.delete(req.id);
+      const answer = this.writes.admit(req.cmd, req.internal ? null : this.acl.resolve(req.token), this.store, this.acl.enabled);
+      if (answer !== undefined) return Promise.resolve({ ok: true, value: answer });
+      entry = encodeStamped(req.cmd, req.id, Date.now(), req.resent);
+    } catch (err) {
+      return Promise.resolve(toEnvelope(err));
     }
+    let proposed: Promise<unknown>;
+    try {
+      proposed = this.raft.propose(entry);
+    } catch (err) {
+      proposed = Promise.reject(err);
+    }
+    const attempt = this.proposeHere(req.id, proposed);
+    this.proposing.set(req.id, attempt);
+    return attempt;
   }
 
-  private async proposeHere(req: ForwardedApply): Promise<Envelope> {
-    const { cmd } = req;
+  /**
+   * The envelope of a proposal; leaves `proposing` once settled — always after applyHere put it
+   * there, since awaiting `proposed` suspends even when it is already settled.
+   */
+  private async proposeHere(id: string, proposed: Promise<unknown>): Promise<Envelope> {
     try {
-      const answer = this.writes.admit(cmd, req.internal ? null : this.acl.resolve(req.token), this.store, this.acl.enabled);
-      if (answer !== undefined) return { ok: true, value: answer };
-    } catch (err) {
-      return toEnvelope(err);
-    }
-    try {
-      return answerOf(await this.raft.propose(encodeEntry({ cmd, request: req.resent ? { id: req.id, at: Date.now(), resent: true } : { id: req.id, at: Date.now() } })));
+      return answerOf(await proposed);
     } catch (err) {
       // Refused before it reached the log: surely not applied.
       if (err instanceof NotLeaderError) return { ok: false, retry: true, message: NO_LEADER };
       if (err instanceof StorageFaultError && !err.outcomeUnknown) return { ok: false, retry: true, message: err.message };
       // Leadership lost, node stopped, storage failed: the entry may be in some log and commit later.
       return { ok: false, retry: true, message: (err as Error).message, maybeApplied: true };
+    } finally {
+      this.proposing.delete(id);
     }
   }
 

@@ -9,6 +9,8 @@
 // server's clock, so every server keeps the same window.
 import { CommandError } from '../command-error';
 import { Fields, Lazy, runSync } from '../snapshot-stream';
+import { OTHER_LANE, ProposerLanes, type FrozenIds } from './proposer-lanes';
+import { SlotIndex } from './slot-index';
 
 /** The identity of a write, stamped on its Raft entry by the leader that proposed it. */
 export interface RequestStamp {
@@ -60,90 +62,173 @@ export type RequestTableDump = RequestColumns | [id: string, index: number, at: 
 /** Ids never hold the separator (rpc request-ids.ts makes them from base64url and base36 digits). */
 const SEPARATOR = '\n';
 
+/** The ring's first size; it doubles as needed, up to the count bound. */
+const FIRST_CAPACITY = 1024;
+
+/** Whether this machine stores doubles little-endian (the snapshot columns' byte order). */
+const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f;
+
 export class RequestTable {
   /**
-   * Each request's position in the columns below. Positions are absolute (`base` is the position of
-   * column slot 0), so dropping the evicted prefix of the columns does not touch the Map. Columns
-   * rather than one object per request: a full window is 100,000 live entries on every server, and
-   * a record object each was old-generation garbage the GC had to trace on every major collection.
+   * The window as a ring of columns in apply order, oldest at `head`: each request's proposer lane
+   * and sequence (its id as two numbers: proposer-lanes.ts), Raft index, stamp and result. Typed
+   * arrays hold no pointers, so a full window (100,000 requests on every server) is nothing for the
+   * garbage collector to trace, and recording a request allocates nothing.
    */
-  private readonly positions = new Map<string, number>();
-  private ids: string[] = [];
-  private indexes: number[] = [];
-  private ats: number[] = [];
-  private results: unknown[] = [];
-  /** Column slots before `head` are evicted; slot i holds position base + i. */
+  private capacity: number;
+  private lanes: Uint32Array;
+  private seqs: Float64Array;
+  private indexes: Float64Array;
+  private ats: Float64Array;
+  private results: unknown[];
   private head = 0;
-  private base = 0;
+  private count = 0;
+  private readonly ids = new ProposerLanes();
+  private readonly slots: SlotIndex;
+
+  /** `expected`: requests about to be loaded (a restore), so the ring is sized once. */
+  constructor(expected = 0) {
+    let capacity = FIRST_CAPACITY;
+    while (capacity < expected) capacity *= 2;
+    this.capacity = capacity;
+    this.lanes = new Uint32Array(capacity);
+    this.seqs = new Float64Array(capacity);
+    this.indexes = new Float64Array(capacity);
+    this.ats = new Float64Array(capacity);
+    this.results = new Array<unknown>(capacity).fill(undefined);
+    this.slots = new SlotIndex(capacity);
+  }
 
   /** The request as first applied (its `result`), or undefined when it is not in the window. */
   get(id: string): { result: unknown } | undefined {
-    const pos = this.positions.get(id);
-    return pos === undefined ? undefined : { result: this.results[pos - this.base] };
+    const seq = this.ids.find(id);
+    if (seq < 0) return undefined;
+    const slot = this.slots.find(this.ids.lane, seq);
+    return slot < 0 ? undefined : { result: this.results[slot] };
   }
 
   /** Remember that `stamp` was applied at `index` with `result`, then age the window. */
   record(stamp: RequestStamp, index: number, result: unknown): void {
     // Deterministic on every server (the same entry), and never true of ids this cluster makes.
     if (stamp.id.includes(SEPARATOR)) return;
-    const size = this.positions.size;
     this.push(stamp.id, index, stamp.at, result);
-    // A first copy is recorded without a lookup (store.ts). Were the id in the window already — a
-    // copy not marked as a re-send, which rpc.ts never proposes — the Map did not grow: keep only
-    // the newest record, so the window stays one record per id.
-    if (this.positions.size === size) this.dropOlderCopy(stamp.id);
     this.evict(stamp.at);
   }
 
-  /** The rare path of record(): removes the older record of `id` (a pass over the window). */
-  private dropOlderCopy(id: string): void {
-    const last = this.ids.length - 1;
-    const i = this.ids.indexOf(id, this.head);
-    if (i < 0 || i === last) return;
-    for (const column of [this.ids, this.indexes, this.ats, this.results] as unknown[][]) column.splice(i, 1);
-    for (let j = i; j < this.ids.length; j++) this.positions.set(this.ids[j], this.base + j);
+  get size(): number {
+    return this.count;
   }
 
-  get size(): number {
-    return this.positions.size;
+  private push(id: string, index: number, at: number, result: unknown): void {
+    const seq = this.ids.intern(id);
+    const lane = this.ids.lane;
+    if (this.count === this.capacity) this.grow();
+    const slot = (this.head + this.count) & (this.capacity - 1);
+    this.lanes[slot] = lane;
+    this.seqs[slot] = seq;
+    this.indexes[slot] = index;
+    this.ats[slot] = at;
+    this.results[slot] = result;
+    const older = this.slots.find(lane, seq);
+    this.count++;
+    if (older < 0) {
+      this.slots.add(lane, seq, slot);
+      this.ids.added(lane);
+    } else {
+      // A first copy is recorded without a lookup (store.ts). Were the id in the window already — a
+      // copy not marked as a re-send, which rpc.ts never proposes — keep only the newest record,
+      // so the window stays one record per id (same lane and sequence: its bookkeeping stands).
+      this.dropSlot(older);
+    }
   }
 
   private evict(now: number): void {
     const oldest = now - REQUEST_WINDOW.maxAgeMs;
-    let head = this.head;
-    while (head < this.ids.length && (this.ids.length - head > REQUEST_WINDOW.maxEntries || this.ats[head] < oldest)) {
-      this.positions.delete(this.ids[head]);
-      this.results[head] = undefined;
-      head++;
+    const mask = this.capacity - 1;
+    while (this.count > 0 && (this.count > REQUEST_WINDOW.maxEntries || this.ats[this.head] < oldest)) {
+      const slot = this.head;
+      this.slots.remove(this.lanes[slot], this.seqs[slot], slot);
+      this.ids.removed(this.lanes[slot], this.seqs[slot]);
+      this.results[slot] = undefined;
+      this.head = (slot + 1) & mask;
+      this.count--;
     }
-    this.head = head;
-    // Drop the evicted prefix now and then, so the columns stay about the size of the window.
-    if (head > 1024 && head * 2 > this.ids.length) {
-      this.ids = this.ids.slice(head);
-      this.indexes = this.indexes.slice(head);
-      this.ats = this.ats.slice(head);
-      this.results = this.results.slice(head);
-      this.base += head;
-      this.head = 0;
+  }
+
+  /** The rare path of push(): takes `slot` out, later requests move up one (a pass over the window). */
+  private dropSlot(slot: number): void {
+    const mask = this.capacity - 1;
+    for (let at = (slot - this.head) & mask; at < this.count - 1; at++) {
+      const to = (this.head + at) & mask;
+      const from = (to + 1) & mask;
+      this.lanes[to] = this.lanes[from];
+      this.seqs[to] = this.seqs[from];
+      this.indexes[to] = this.indexes[from];
+      this.ats[to] = this.ats[from];
+      this.results[to] = this.results[from];
     }
+    this.count--;
+    this.results[(this.head + this.count) & mask] = undefined;
+    this.reindex();
+  }
+
+  /** Doubles the ring, oldest request first in slot 0. */
+  private grow(): void {
+    const order = this.inOrder();
+    this.capacity *= 2;
+    this.lanes = grown(new Uint32Array(this.capacity), order.lanes);
+    this.seqs = grown(new Float64Array(this.capacity), order.seqs);
+    this.indexes = grown(new Float64Array(this.capacity), order.indexes);
+    this.ats = grown(new Float64Array(this.capacity), order.ats);
+    this.results = order.results.concat(new Array<unknown>(this.capacity - order.results.length).fill(undefined));
+    this.head = 0;
+    this.reindex();
+  }
+
+  private reindex(): void {
+    this.slots.reset(this.capacity);
+    const mask = this.capacity - 1;
+    for (let at = 0; at < this.count; at++) {
+      const slot = (this.head + at) & mask;
+      this.slots.add(this.lanes[slot], this.seqs[slot], slot);
+    }
+  }
+
+  /** Copies of the columns in apply order (a few memory copies). */
+  private inOrder(): { lanes: Uint32Array; seqs: Float64Array; indexes: Float64Array; ats: Float64Array; results: unknown[] } {
+    const from = this.head;
+    const to = from + this.count;
+    const wraps = to > this.capacity;
+    const part = <T extends Uint32Array | Float64Array>(column: T, empty: T): T => {
+      if (!wraps) return column.slice(from, to) as T;
+      empty.set(column.subarray(from), 0);
+      empty.set(column.subarray(0, to - this.capacity), this.capacity - from);
+      return empty;
+    };
+    return {
+      lanes: part(this.lanes, new Uint32Array(this.count)),
+      seqs: part(this.seqs, new Float64Array(this.count)),
+      indexes: part(this.indexes, new Float64Array(this.count)),
+      ats: part(this.ats, new Float64Array(this.count)),
+      results: wraps ? this.results.slice(from).concat(this.results.slice(0, to - this.capacity)) : this.results.slice(from, to),
+    };
   }
 
   dump(): RequestColumns {
-    return columnsOf(this.ids.slice(this.head), this.indexes.slice(this.head), this.ats.slice(this.head), this.results.slice(this.head));
+    const order = this.inOrder();
+    return columnsOf(idsOf(order.lanes, order.seqs, this.ids.frozen()), order.indexes, order.ats, order.results);
   }
 
-  /** dump() as of now, serialised later (the columns are copied now: a few pointer copies). */
+  /** dump() as of now, serialised later (the columns are copied now: a few memory copies). */
   capture(): Fields {
-    const ids = this.ids.slice(this.head);
-    const indexes = this.indexes.slice(this.head);
-    const ats = this.ats.slice(this.head);
-    const results = this.results.slice(this.head);
-    // Each column becomes one value when its turn comes; the join and the copies are single passes.
+    const order = this.inOrder();
+    const idOf = this.ids.frozen();
+    // Each column becomes one value when its turn comes; each is a single pass.
     return new Fields([
-      ['ids', new Lazy(() => ids.join(SEPARATOR))],
-      ['index', new Lazy(() => float64s(indexes))],
-      ['at', new Lazy(() => float64s(ats))],
-      ['outcomes', new Lazy(() => runsOf(results))],
+      ['ids', new Lazy(() => idsOf(order.lanes, order.seqs, idOf))],
+      ['index', new Lazy(() => float64s(order.indexes))],
+      ['at', new Lazy(() => float64s(order.ats))],
+      ['outcomes', new Lazy(() => runsOf(order.results))],
     ]);
   }
 
@@ -153,13 +238,14 @@ export class RequestTable {
 
   /** load() a step of about `step` requests at a time (a restore rebuilds the window beside other work). */
   static *loadSteps(dump: RequestTableDump | undefined, step = 8192): Generator<void, RequestTable, void> {
-    const table = new RequestTable();
-    if (!dump) return table;
+    if (!dump) return new RequestTable();
     if (Array.isArray(dump)) {
-      for (const [id, index, at, outcome] of dump) table.push(id, index, at, resultOf(outcome));
-      return table;
+      const rows = new RequestTable(dump.length);
+      for (const [id, index, at, outcome] of dump) rows.push(id, index, at, resultOf(outcome));
+      return rows;
     }
     const ids = dump.ids === '' ? [] : dump.ids.split(SEPARATOR);
+    const table = new RequestTable(ids.length);
     const indexes = fromFloat64s(dump.index);
     const ats = fromFloat64s(dump.at);
     if (indexes.length !== ids.length || ats.length !== ids.length) throw new Error('request window columns of different lengths');
@@ -176,31 +262,94 @@ export class RequestTable {
     return table;
   }
 
-  private push(id: string, index: number, at: number, result: unknown): void {
-    this.positions.set(id, this.base + this.ids.length);
-    this.ids.push(id);
-    this.indexes.push(index);
-    this.ats.push(at);
-    this.results.push(result);
-  }
-
   invariants(lastIndex: number): string[] {
     const problems: string[] = [];
+    const counted = new Map<number, number>();
     let prev = 0;
-    for (let i = this.head; i < this.ids.length; i++) {
-      const id = this.ids[i];
-      if (this.positions.get(id) !== this.base + i) problems.push(`request ${id} is not where the window's map says`);
-      if (this.indexes[i] <= prev) problems.push(`request ${id} recorded out of apply order`);
-      if (this.indexes[i] > lastIndex) problems.push(`request ${id} recorded after the last applied index`);
-      prev = this.indexes[i];
+    for (let at = 0; at < this.count; at++) {
+      const slot = (this.head + at) & (this.capacity - 1);
+      const lane = this.lanes[slot];
+      const id = this.ids.idOf(lane, this.seqs[slot]);
+      counted.set(lane, (counted.get(lane) ?? 0) + 1);
+      if (this.slots.find(lane, this.seqs[slot]) !== slot) problems.push(`request ${id} is not where the window's index says`);
+      if (this.ids.find(id) !== this.seqs[slot] || this.ids.lane !== lane) problems.push(`request ${id} does not find itself by its id`);
+      if (this.indexes[slot] <= prev) problems.push(`request ${id} recorded out of apply order`);
+      if (this.indexes[slot] > lastIndex) problems.push(`request ${id} recorded after the last applied index`);
+      prev = this.indexes[slot];
     }
-    if (this.positions.size !== this.ids.length - this.head) problems.push('the window\'s map and columns hold different requests');
+    if (this.slots.count() !== this.count) problems.push('the window\'s index and columns hold different requests');
+    problems.push(...this.ids.invariants(counted));
     return problems;
   }
 }
 
-function columnsOf(ids: string[], indexes: number[], ats: number[], results: unknown[]): RequestColumns {
-  return { ids: ids.join(SEPARATOR), index: float64s(indexes), at: float64s(ats), outcomes: runsOf(results) };
+function grown<T extends Uint32Array | Float64Array>(into: T, from: T): T {
+  into.set(from, 0);
+  return into;
+}
+
+/** The ids column: the ids joined by newlines. */
+function idsOf(lanes: Uint32Array, seqs: Float64Array, ids: FrozenIds): string {
+  const ascii = asciiIdsOf(lanes, seqs, ids);
+  if (ascii !== undefined) return ascii;
+  const out = new Array<string>(lanes.length);
+  for (let i = 0; i < lanes.length; i++) out[i] = ids.idOf(lanes[i], seqs[i]);
+  return out.join(SEPARATOR);
+}
+
+const BASE36 = Uint8Array.from('0123456789abcdefghijklmnopqrstuvwxyz', (c) => c.charCodeAt(0));
+
+/**
+ * The usual case of idsOf(), written as bytes into one buffer and read back as one string: every id
+ * of an ASCII proposer prefix (a snapshot under write load carries 100,000 of them, and making each
+ * as a string first was most of the window's encoding). Undefined when an id is not of that kind.
+ */
+function asciiIdsOf(lanes: Uint32Array, seqs: Float64Array, ids: FrozenIds): string | undefined {
+  const prefixes = ids.prefixes.map((p) => (/^[\x00-\x7f]*$/.test(p) ? Uint8Array.from(p, (c) => c.charCodeAt(0)) : undefined));
+  let size = 0;
+  for (let i = 0; i < lanes.length; i++) {
+    const prefix = prefixes[lanes[i]];
+    if (lanes[i] === OTHER_LANE || prefix === undefined) return undefined;
+    size += prefix.length + 1 + 11; // at most 10 base-36 digits, and the separator
+  }
+  const out = Buffer.allocUnsafe(size);
+  // The base-36 digits of the previous id's sequence, least significant first, as digit values.
+  // A proposer's ids are mostly consecutive in the window, so the next one's digits are usually
+  // the previous ones plus one: a carry, not a conversion.
+  const digits = new Uint8Array(11);
+  let width = 0;
+  let last = -2;
+  let at = 0;
+  for (let i = 0; i < lanes.length; i++) {
+    if (i > 0) out[at++] = 0x0a;
+    // Byte by byte: prefixes are a few bytes, shorter than a native copy's call.
+    const prefix = prefixes[lanes[i]] as Uint8Array;
+    for (let k = 0; k < prefix.length; k++) out[at++] = prefix[k];
+    out[at++] = 0x2e;
+    const seq = seqs[i];
+    if (seq === last + 1) {
+      let k = 0;
+      while (digits[k] === 35) digits[k++] = 0;
+      digits[k]++;
+      if (k === width) width++;
+    } else {
+      width = 0;
+      let rest = seq;
+      do {
+        const q = Math.floor(rest / 36);
+        digits[width++] = rest - q * 36;
+        rest = q;
+      } while (rest > 0);
+      digits.fill(0, width);
+    }
+    last = seq;
+    for (let k = width - 1; k >= 0; k--) out[at++] = BASE36[digits[k]];
+  }
+  return out.toString('latin1', 0, at);
+}
+
+function columnsOf(ids: string, indexes: Float64Array, ats: Float64Array, results: unknown[]): RequestColumns {
+  return { ids, index: float64s(indexes), at: float64s(ats), outcomes: runsOf(results) };
 }
 
 /** Consecutive identical results (by identity: `true`, `false`, the same refusal object) as one run. */
@@ -215,7 +364,9 @@ function runsOf(results: readonly unknown[]): [number, Outcome][] {
   return runs;
 }
 
-function float64s(values: readonly number[]): Uint8Array {
+/** The column's doubles as little-endian bytes (a view of the copy on little-endian machines). */
+function float64s(values: Float64Array): Uint8Array {
+  if (LITTLE_ENDIAN) return Buffer.from(values.buffer, values.byteOffset, values.byteLength);
   const bytes = Buffer.allocUnsafe(values.length * 8);
   for (let i = 0; i < values.length; i++) bytes.writeDoubleLE(values[i], i * 8);
   return bytes;
