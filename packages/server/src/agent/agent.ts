@@ -51,6 +51,7 @@ import { installDns } from '../dns/install';
 import type { DnsServer } from '../dns/server';
 import { Snapshots } from '../snapshot/snapshots';
 import { installRaftPromote } from '../cluster/raft-promote';
+import { installLeaveServer, leaveCluster } from '../cluster/graceful-leave';
 import { loadAgentTls, type AgentTls } from '../tls/tls-files';
 
 declare module '../rpc/leader-calls' {
@@ -418,6 +419,7 @@ export class Agent {
       await this.raft.addServer({ id: server.id, address: server.address, ...(server.learner ? { learner: true } : {}) });
     });
     installRaftPromote(this.raft, calls);
+    installLeaveServer(this.raft, calls, this.logger.child({ module: 'agent.leader' }));
   }
 
   private async removePeerHere(by: { id?: string; address?: string }): Promise<boolean> {
@@ -470,11 +472,21 @@ export class Agent {
       join: async (address) => this.joinHere(address),
       leave: async () => {
         if (raft.configuration().length > 1) {
-          if (raft.isLeader()) await raft.transferLeadership(undefined, 5_000).catch(() => undefined);
-          await this.rpc.leader.call('Operator.RemovePeer', { id: this.nodeId });
+          // Done only when a committed configuration lacks this server (cluster/graceful-leave.ts).
+          const outcome = await leaveCluster({
+            self: { id: this.nodeId, address: this.self.address },
+            raft,
+            transport: this.transport,
+            logger: this.logger.child({ module: 'agent.leave' }),
+          });
+          // Not confirmed: keep running, as Consul does when a leave fails, so the operator can
+          // retry (the request is idempotent) or remove the peer from the leader.
+          if (!outcome.complete) throw serverError(`Graceful leave incomplete: ${outcome.reason}`);
           // Restarted, this server must know it left (its log may still name it a voter): it then
           // joins again through -retry-join or `registry join` (cluster/left-marker.ts).
           new LeftMarker(this.dataDir).mark();
+        } else {
+          this.logger.child({ module: 'agent.leave' }).info('Graceful leave complete');
         }
         setTimeout(() => void this.stop(), 50);
       },

@@ -1,0 +1,87 @@
+// The leader's side of a graceful leave (cluster/graceful-leave.ts), called over the server port
+// as a leaving server does: Cluster.LeaveServer answers only once a configuration without the
+// server is committed, is idempotent (a repeated request, or a new one for a server already gone,
+// changes nothing and answers the same), and a follower sends the caller on to the leader. Three
+// agents in one process on an in-memory network; the probe is one more address on that network.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InMemoryNetwork, MemoryStorage, type Transport } from '@registry/raft';
+import { Agent, buildConfig, createLogger } from '@registry/server';
+import { http, waitFor } from '../support/dev-agent';
+
+const network = new InMemoryNetwork();
+const addresses = ['leave-s1:1', 'leave-s2:1', 'leave-s3:1'];
+const agents: Agent[] = [];
+let probe: Transport;
+let dir: string;
+const url = (a: Agent) => `http://127.0.0.1:${a.httpPort}`;
+
+type Answer = { ok: true; value: { committedAt: number } } | { ok: false; retry?: true; message: string };
+const leaveServer = (to: string, id: string, request: string) =>
+  probe.call(to, 'Cluster.LeaveServer', { id, request }, 10_000) as Promise<Answer>;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'registry-leave-call-'));
+  await Promise.all(
+    addresses.map(async (address, i) => {
+      const config = buildConfig({
+        server: true,
+        bootstrapExpect: 3,
+        node: `s${i + 1}`,
+        dataDir: join(dir, `s${i + 1}`),
+        httpPort: 0,
+        serverPort: 0,
+        dnsPort: -1,
+        retryJoin: addresses.filter((a) => a !== address),
+      });
+      agents[i] = await Agent.start(config, {
+        logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', false),
+        storage: () => new MemoryStorage(),
+        transport: async () => network.transport(address),
+      });
+    }),
+  );
+  probe = network.transport('leave-probe:1');
+  await waitFor(async () => (await Promise.all(agents.map(async (a) => (await http(url(a), 'GET', '/v1/status/leader')).json))).every((l) => typeof l === 'string' && l !== ''), 20_000);
+}, 30_000);
+
+afterAll(async () => {
+  await Promise.all(agents.map((a) => a?.stop().catch(() => undefined)));
+  await probe?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function configurationOf(a: Agent): Promise<string[]> {
+  const conf = (await http(url(a), 'GET', '/v1/operator/raft/configuration')).json as { Servers: { Address: string }[] };
+  return conf.Servers.map((s) => s.Address).sort();
+}
+
+test('removes the server, answers once committed, and answers a repeat or a second request the same way', async () => {
+  const leaderAddress = (await http(url(agents[0]!), 'GET', '/v1/status/leader')).json as string;
+  const follower = addresses.find((a) => a !== leaderAddress)!;
+  const leaving = addresses.find((a) => a !== leaderAddress && a !== follower)!;
+  const leavingId = ((await http(url(agents[addresses.indexOf(leaving)]!), 'GET', '/v1/agent/self')).json as { Config: { NodeID: string } }).Config.NodeID;
+
+  // A follower does not serve it: the caller is told to find the leader.
+  expect(await leaveServer(follower, leavingId, 'probe.1')).toMatchObject({ ok: false, retry: true });
+  expect(await configurationOf(agents[0]!)).toHaveLength(3);
+
+  const first = await leaveServer(leaderAddress, leavingId, 'probe.1');
+  expect(first).toMatchObject({ ok: true });
+  // Committed means both remaining servers hold the configuration already.
+  const remaining = [leaderAddress, follower].sort();
+  for (const a of remaining) expect(await configurationOf(agents[addresses.indexOf(a)]!)).toEqual(remaining);
+
+  // The same request again: the same answer, nothing proposed.
+  expect(await leaveServer(leaderAddress, leavingId, 'probe.1')).toEqual(first);
+  // A new request for a server already gone: done, without touching the configuration.
+  const again = await leaveServer(leaderAddress, leavingId, 'probe.2');
+  expect(again).toMatchObject({ ok: true });
+  if (again.ok && first.ok) expect(again.value.committedAt).toBeGreaterThanOrEqual(first.value.committedAt);
+  for (const a of remaining) expect(await configurationOf(agents[addresses.indexOf(a)]!)).toEqual(remaining);
+
+  // The two left still commit.
+  const put = await http(url(agents[addresses.indexOf(follower)]!), 'PUT', '/v1/kv/after-leave', 'yes');
+  expect(put.json).toBe(true);
+});
