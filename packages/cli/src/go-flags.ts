@@ -30,6 +30,11 @@ const DEFAULT_TRUE = new Set(['shell']);
 export function goFlagsToLong(argv: string[]): string[] {
   const out: string[] = [];
   for (const a of argv) {
+    // Not a flag: as typed, without the patterns below (the first use of each costs start-up CPU).
+    if (!a.startsWith('-')) {
+      out.push(a);
+      continue;
+    }
     const bool = /^--?([a-zA-Z][a-zA-Z0-9-]*)=(true|false|1|0|t|f)$/i.exec(a);
     if (bool && BOOLEAN_FLAGS.has(bool[1])) {
       const on = /^(true|1|t)$/i.test(bool[2]);

@@ -140,8 +140,15 @@ function kvDelete(): Command {
   );
 }
 
-export function kvCommand(): Command {
+const SUBCOMMANDS: Record<string, () => Command> = { get: kvGet, put: kvPut, delete: kvDelete, export: kvExportCommand, import: kvImportCommand };
+
+/**
+ * `words` are the command line's words after `kv`. When the first names a subcommand only that one
+ * is built — each tree of options costs start-up CPU — else all of them (`kv -h`, a typo's hint).
+ */
+export function kvCommand(words: readonly string[] = []): Command {
   const kv = new Command('kv').description('interact with the key/value store');
-  for (const c of [kvGet(), kvPut(), kvDelete(), kvExportCommand(), kvImportCommand()]) kv.addCommand(c);
+  const asked = words[0] !== undefined && Object.hasOwn(SUBCOMMANDS, words[0]) ? [SUBCOMMANDS[words[0]]] : Object.values(SUBCOMMANDS);
+  for (const make of asked) kv.addCommand(make());
   return kv;
 }

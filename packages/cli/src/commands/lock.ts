@@ -18,9 +18,6 @@ import { err, out } from '../output';
 
 const KILL_GRACE_MS = 5_000;
 
-/** The lock's flags that take a value, so that the child's words can be told from them. */
-export const LOCK_VALUE_FLAGS = new Set(['http-addr', 'token', 'token-file', 'ca-file', 'ca-path', 'client-cert', 'client-key', 'tls-server-name', 'n', 'name', 'monitor-retry', 'timeout', 'try']);
-
 export function lockCommand(): Command {
   const c = withClientFlags(new Command('lock').description('run a command while holding a lock'))
     .argument('<prefix>', 'KV prefix of the lock')
