@@ -1,7 +1,7 @@
 // The replicated state machine: applies committed commands, answers reads with their watch keys and
 // indexes, wakes blocking queries, and snapshots/restores its whole state.
 import { catalogNode, catalogNodes, catalogService, catalogServices, type NodeMetaQuery, type ServiceQuery } from './catalog/catalog-reads';
-import { healthChecks, healthNode, healthService, healthState, type HealthServiceQuery } from './catalog/health-reads';
+import { healthChecks, healthChecksWithId, healthNode, healthService, healthState, type HealthServiceQuery } from './catalog/health-reads';
 import { CHECKS, COORDINATES, NODES, SERVICES } from './catalog/keys';
 import { txnReadOnly, type FullTxnReply, type TxnOpInput } from './catalog-txn/txn-command';
 import type { CatalogNodeOut, CheckServiceNodeOut, HealthCheckOut, NodeOut, ServiceNodeOut } from './catalog/outputs';
@@ -326,6 +326,14 @@ export class Store {
   /** Checks with exactly this status ("any" for all); unknown statuses give []. */
   healthState(state: string, q: NodeMetaQuery = {}): QueryResult<HealthCheckOut[]> {
     return healthState(this.state.catalog, this.indexes, state, q);
+  }
+
+  /**
+   * Every node's check with this ID (case-insensitive), ordered by node; costs what the matches do,
+   * not the catalog's size (the leader finds its client agents by their serfHealth checks).
+   */
+  healthChecksWithId(checkId: string): QueryResult<HealthCheckOut[]> {
+    return healthChecksWithId(this.state.catalog, this.indexes, checkId);
   }
 
   // ---- coordinates ----

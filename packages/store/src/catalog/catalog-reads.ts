@@ -9,6 +9,7 @@ import type { NodeRecord, ServiceRecord } from './records';
 import { nodeOut, nodeServiceOut, serviceNodeOut } from './views';
 import { listNodes } from './node-listing';
 import { sortedInstances } from './instance-order';
+import { keptCatalogService } from './kept-reads';
 
 export interface NodeMetaQuery {
   nodeMeta?: Record<string, string>;
@@ -69,6 +70,9 @@ export function catalogServices(catalog: CatalogTable, indexes: IndexTable, q: N
 }
 
 export function catalogService(catalog: CatalogTable, indexes: IndexTable, name: string, q: ServiceQuery): QueryResult<ServiceNodeOut[]> {
+  // Thousands of instances: a kept listing, first built in steps (kept-reads.ts).
+  const kept = keptCatalogService(catalog, name, q);
+  if (kept !== undefined) return queryResult(indexes, [q.connect ? connectWatchKey(name) : serviceWatchKey(name)], kept);
   const { instances, keys } = selectInstances(catalog, name, q);
   return queryResult(indexes, keys, instances.map(({ node, service }) => serviceNodeOut(node, service)));
 }

@@ -10,6 +10,7 @@ import { dropNonPassing } from './passing-filter';
 import type { CheckRecord, NodeRecord } from './records';
 import { healthEntry, listHealth } from './health-listing';
 import { healthCheckOut } from './views';
+import { keptHealthService, keptHealthState } from './kept-reads';
 
 export interface HealthServiceQuery extends ServiceQuery {
   /** Drop instances with any check (node-level included) not passing. */
@@ -64,19 +65,38 @@ export function healthService(catalog: CatalogTable, indexes: IndexTable, name: 
     entries = listHealth(catalog, name, q.connect === true);
     keys = [q.connect ? connectWatchKey(name) : serviceWatchKey(name)];
   } else {
-    const selected = selectInstances(catalog, name, q);
-    entries = selected.instances.map(({ node, service }) => healthEntry(catalog, node, service));
-    keys = selected.keys;
+    // Thousands of instances: a kept listing per filter, first built in steps (kept-reads.ts).
+    const kept = keptHealthService(catalog, name, q);
+    if (kept !== undefined) {
+      entries = kept;
+      keys = [q.connect ? connectWatchKey(name) : serviceWatchKey(name)];
+    } else {
+      const selected = selectInstances(catalog, name, q);
+      entries = selected.instances.map(({ node, service }) => healthEntry(catalog, node, service));
+      keys = selected.keys;
+    }
   }
   return queryResult(indexes, keys, q.passing ? dropNonPassing(entries) : entries);
+}
+
+/**
+ * Every node's check with this ID (case-insensitive), ordered by node: found through the table's
+ * check ID index, so its cost follows how many nodes carry the check, not how many nodes there are.
+ */
+export function healthChecksWithId(catalog: CatalogTable, indexes: IndexTable, checkId: string): QueryResult<HealthCheckOut[]> {
+  return queryResult(indexes, [CHECKS], showChecksByNode(catalog, catalog.checksWithId(checkId)));
 }
 
 /** Checks whose Status equals `state` exactly ("any" for all), ordered by (node, check ID). */
 export function healthState(catalog: CatalogTable, indexes: IndexTable, state: string, q: NodeMetaQuery): QueryResult<HealthCheckOut[]> {
   const filtering = hasNodeMetaFilter(q.nodeMeta);
+  const keys = filtering ? [CHECKS, NODES] : [CHECKS];
+  // A large catalog: a kept listing per state and filter, first built in steps (kept-reads.ts).
+  const kept = keptHealthState(catalog, state, state === ANY_STATE, filtering ? q.nodeMeta : undefined);
+  if (kept !== undefined) return queryResult(indexes, keys, kept);
   const checks = catalog
     .allChecks()
     .filter((c) => state === ANY_STATE || c.Status === state)
     .filter((c) => !filtering || matchesNodeMeta(catalog.node(c.nodeKey)?.Meta ?? null, q.nodeMeta));
-  return queryResult(indexes, filtering ? [CHECKS, NODES] : [CHECKS], showChecksByNode(catalog, checks));
+  return queryResult(indexes, keys, showChecksByNode(catalog, checks));
 }

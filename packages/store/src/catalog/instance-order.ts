@@ -5,6 +5,8 @@
 // records of its last answer; next time it looks for records it has not seen, sorts only those and
 // merges them in (one linear pass), dropping records that left. What callers get is the records:
 // they filter (tags, node meta) and shape them as before.
+// Reads of 1,000 instances or more no longer come here: they answer from kept listings built in
+// steps (kept-reads.ts, node-rows.ts); this serves the small ones.
 import { fold } from './keys';
 import type { ServiceRecord } from './records';
 import type { CatalogTable } from '../tables/catalog';

@@ -83,6 +83,11 @@ export class CatalogTable {
   private readonly byConnect = new Map<string, Map<string, ServiceRecord>>();
   /** folded node name → folded check ID → check */
   private readonly checks = new Map<string, Bucket<CheckRecord>>();
+  /**
+   * folded check ID → folded node name → check: finds the nodes carrying a given check (the leader's
+   * client agents are the nodes with a serfHealth check) without walking every node (issue #16).
+   */
+  private readonly byCheckId = new Map<string, Map<string, CheckRecord>>();
   /** Buckets of an epoch before this one may be held by a snapshot (see Bucket). */
   private epoch = 0;
   /**
@@ -160,6 +165,16 @@ export class CatalogTable {
     return [...(this.byName.get(fold(serviceName))?.values() ?? [])];
   }
 
+  /** How many instances instancesNamed (or connectInstances, with `connect`) would return, without the copy. */
+  instanceCount(serviceName: string, connect: boolean): number {
+    return ((connect ? this.byConnect : this.byName).get(fold(serviceName))?.size ?? 0);
+  }
+
+  /** How many nodes the table holds. */
+  get nodeCount(): number {
+    return this.nodes.size;
+  }
+
   /** Proxies whose destination is `serviceName`, and Connect-native instances named `serviceName`. */
   connectInstances(serviceName: string): ServiceRecord[] {
     return [...(this.byConnect.get(fold(serviceName))?.values() ?? [])];
@@ -171,6 +186,11 @@ export class CatalogTable {
 
   checksOf(nodeName: string): CheckRecord[] {
     return [...(this.checks.get(fold(nodeName))?.values() ?? [])];
+  }
+
+  /** The checks whose folded ID equals fold(`checkId`), one per node at most, in no particular order. */
+  checksWithId(checkId: string): CheckRecord[] {
+    return [...(this.byCheckId.get(fold(checkId))?.values() ?? [])];
   }
 
   allChecks(): CheckRecord[] {
@@ -266,6 +286,7 @@ export class CatalogTable {
     if (existing && plainEqual(withoutIndexes(existing), data)) return;
     const rec = stamp(data, existing, txn.index);
     this.putIn(this.checks, rec.nodeKey, checkKey, rec);
+    addTo(this.byCheckId, checkKey, rec.nodeKey, rec);
     this.nodeChanged(rec.nodeKey);
     txn.bump(CHECKS, nodeWatchKey(rec.nodeKey), ...this.checkAudience(rec));
     if (existing) txn.bump(...this.checkAudience(existing));
@@ -278,6 +299,7 @@ export class CatalogTable {
     if (!existing) return;
     txn.bump(CHECKS, nodeWatchKey(nodeKey), ...this.checkAudience(existing));
     this.removeIn(this.checks, nodeKey, checkKey);
+    removeFrom(this.byCheckId, checkKey, nodeKey);
     this.nodeChanged(nodeKey);
   }
 
@@ -367,6 +389,7 @@ export class CatalogTable {
     }
     for (const c of dump.checks) {
       t.putIn(t.checks, c.nodeKey, fold(c.CheckID), c);
+      addTo(t.byCheckId, fold(c.CheckID), c.nodeKey, c);
       if (++done % step === 0) yield;
     }
     return t;
@@ -423,7 +446,12 @@ export class CatalogTable {
         }
       }
     }
+    let checkCount = 0;
     for (const [nodeKey, m] of this.checks) {
+      checkCount += m.size;
+      for (const [checkKey, c] of m) {
+        if (this.byCheckId.get(checkKey)?.get(nodeKey) !== c) problems.push(`check ${c.CheckID} on ${nodeKey} missing from check ID index`);
+      }
       if (!this.nodes.has(nodeKey)) problems.push(`checks on missing node ${nodeKey}`);
       if (m.size === 0) problems.push(`empty check map for node ${nodeKey}`);
       for (const [checkKey, c] of m) {
@@ -434,6 +462,12 @@ export class CatalogTable {
         indexOrder(`check ${c.CheckID} on ${nodeKey}`, c);
       }
     }
+    let byIdCount = 0;
+    for (const [checkKey, m] of this.byCheckId) {
+      if (m.size === 0) problems.push(`empty check ID index entry ${checkKey}`);
+      byIdCount += m.size;
+    }
+    if (byIdCount !== checkCount) problems.push(`check ID index holds ${byIdCount} checks, tables hold ${checkCount}`);
     return problems;
   }
 }

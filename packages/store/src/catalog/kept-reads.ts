@@ -1,0 +1,109 @@
+// The large cases of catalog/service, filtered health/service and health/state, answered from kept
+// listings built in steps (node-rows.ts, issue #16). Small ones are made anew each read, as before:
+// both ways give the same rows in the same order — (node, service ID) or (node, check ID), folded —
+// so which one answers never shows.
+import type { CatalogTable } from '../tables/catalog';
+import { hasAllTags, matchesNodeMeta } from './filters';
+import { connectTargets, fold } from './keys';
+import { healthEntry } from './health-listing';
+import { hasKeptRows, keptRows, KEPT_ROWS_MIN, type Row, type RowSource } from './node-rows';
+import type { CheckServiceNodeOut, HealthCheckOut, ServiceNodeOut } from './outputs';
+import type { CheckRecord, NodeRecord, ServiceRecord } from './records';
+import { healthCheckOut, serviceNodeOut } from './views';
+
+export interface InstanceFilter {
+  tags?: string[];
+  nodeMeta?: Record<string, string>;
+  connect?: boolean;
+}
+
+/**
+ * Outputs shared by every kept listing showing the same records (one per filter would multiply
+ * them): records are replaced on write, never changed, so an output is right while they are the
+ * same objects. Frozen: a caller changing one would show to every other.
+ */
+const catalogOuts = new WeakMap<ServiceRecord, { node: NodeRecord; out: ServiceNodeOut }>();
+const checkOuts = new WeakMap<CheckRecord, { node: NodeRecord; service: ServiceRecord | undefined; out: HealthCheckOut }>();
+
+function catalogEntry(node: NodeRecord, s: ServiceRecord): ServiceNodeOut {
+  const kept = catalogOuts.get(s);
+  if (kept !== undefined && kept.node === node) return kept.out;
+  const out = Object.freeze(serviceNodeOut(node, s));
+  catalogOuts.set(s, { node, out });
+  return out;
+}
+
+function checkEntry(catalog: CatalogTable, node: NodeRecord, c: CheckRecord): HealthCheckOut {
+  const service = catalog.serviceOfCheck(c);
+  const kept = checkOuts.get(c);
+  if (kept !== undefined && kept.node === node && kept.service === service) return kept.out;
+  const out = Object.freeze(healthCheckOut(node, c, service));
+  checkOuts.set(c, { node, service, out });
+  return out;
+}
+
+function serviceRows<T>(
+  catalog: CatalogTable,
+  name: string,
+  q: InstanceFilter,
+  shape: (node: NodeRecord, s: ServiceRecord) => T,
+): RowSource<ServiceRecord, T> {
+  const folded = fold(name);
+  const connect = q.connect === true;
+  const row = (s: ServiceRecord): Row<T> | undefined => {
+    const node = catalog.node(s.nodeKey);
+    if (!node || !hasAllTags(s.Tags, q.tags) || !matchesNodeMeta(node.Meta, q.nodeMeta)) return undefined;
+    return { key: `${s.nodeKey}\u0000${fold(s.ID)}`, out: shape(node, s) };
+  };
+  const shows = (s: ServiceRecord) => (connect ? connectTargets(s).includes(folded) : fold(s.Service) === folded);
+  return {
+    items: () => (connect ? catalog.connectInstances(name) : catalog.instancesNamed(name)),
+    row,
+    rowsOfNode: (nodeKey) => catalog.servicesOf(nodeKey).flatMap((s) => (shows(s) ? (row(s) ?? []) : [])),
+  };
+}
+
+function queryId(kind: string, name: string, q: InstanceFilter): string {
+  return JSON.stringify([kind, q.connect === true, fold(name), q.tags ?? [], q.nodeMeta ?? {}]);
+}
+
+/** Whether a read of this service is large enough to keep (or is kept already). */
+function keepsService(catalog: CatalogTable, id: string, name: string, q: InstanceFilter): boolean {
+  return hasKeptRows(catalog, id) || catalog.instanceCount(name, q.connect === true) >= KEPT_ROWS_MIN;
+}
+
+/** catalog/service's rows when the service is large, else undefined (read it anew). */
+export function keptCatalogService(catalog: CatalogTable, name: string, q: InstanceFilter): ServiceNodeOut[] | undefined {
+  const id = queryId('catalog.service', name, q);
+  if (!keepsService(catalog, id, name, q)) return undefined;
+  return keptRows(catalog, id, () => serviceRows(catalog, name, q, catalogEntry));
+}
+
+/** A filtered health/service's entries when the service is large, else undefined. */
+export function keptHealthService(catalog: CatalogTable, name: string, q: InstanceFilter): CheckServiceNodeOut[] | undefined {
+  const id = queryId('health.service', name, q);
+  if (!keepsService(catalog, id, name, q)) return undefined;
+  return keptRows(catalog, id, () => serviceRows(catalog, name, q, (node, s) => healthEntry(catalog, node, s)));
+}
+
+/** health/state's checks when the catalog is large, else undefined. `state` is a status or "any". */
+export function keptHealthState(
+  catalog: CatalogTable,
+  state: string,
+  anyState: boolean,
+  nodeMeta: Record<string, string> | undefined,
+): HealthCheckOut[] | undefined {
+  const id = JSON.stringify(['health.state', anyState ? null : state, nodeMeta ?? {}]);
+  if (!hasKeptRows(catalog, id) && catalog.nodeCount < KEPT_ROWS_MIN) return undefined;
+  const row = (c: CheckRecord): Row<HealthCheckOut> | undefined => {
+    if (!anyState && c.Status !== state) return undefined;
+    const node = catalog.node(c.nodeKey);
+    if (!node || !matchesNodeMeta(node.Meta, nodeMeta)) return undefined;
+    return { key: `${c.nodeKey}\u0000${fold(c.CheckID)}`, out: checkEntry(catalog, node, c) };
+  };
+  return keptRows(catalog, id, () => ({
+    items: () => catalog.allChecks(),
+    row,
+    rowsOfNode: (nodeKey: string) => catalog.checksOf(nodeKey).flatMap((c) => row(c) ?? []),
+  }));
+}

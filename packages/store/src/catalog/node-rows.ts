@@ -1,0 +1,170 @@
+// Large filtered reads kept between reads and first built in steps (issue #16): health/service and
+// catalog/service with tag or node-meta filters, catalog/service itself, and health/state. Each
+// selected, sorted and shaped every row in one go: ~0.2–2 s of event loop (loaded box) per read of
+// 100,000 instances or checks, after any write.
+//
+// All of them answer rows ordered by node first, and a node's rows depend on that node alone (its
+// record, services and checks) and on the query. So, like health-listing.ts, a listing per query
+// keeps its rows in (node, …) order and follows the catalog's journal of changed nodes
+// (CatalogTable.nodeChangesSince): a changed node's rows are found by binary search and replaced by
+// what the node shows now. The full build — first read, a restored table, more changes than are
+// worth following — runs in steps (listing-steps.ts) a reader that can wait does not hold the event
+// loop for; writes made meanwhile are followed afterwards through the journal, like any others, so
+// the answer is exactly the one-go answer for the state it is read in.
+import type { CatalogTable } from '../tables/catalog';
+import { resultOf, ROWS_PER_YIELD, SLICED_BUILD_MIN, SlicedBuild, sortInSteps, type BuildSteps } from './listing-steps';
+
+export interface Row<T> {
+  /** fold(node name) \0 the rest of the order within the node: unique, compared as a string. */
+  key: string;
+  out: T;
+}
+
+/** What a listing shows: its candidates when built, and a node's rows when that node changed. */
+export interface RowSource<I, T> {
+  /** Every candidate item (instances, checks), any order; taken once per full build. */
+  items(): readonly I[];
+  /** The item's row, or undefined when the query leaves it out (or its node is gone). */
+  row(item: I): Row<T> | undefined;
+  /** The rows node `nodeKey` shows now, any order. */
+  rowsOfNode(nodeKey: string): Row<T>[];
+}
+
+/** More changed nodes than this since the last read: one full build instead. */
+const MAX_FOLLOWED = 512;
+
+/** Rows made per yield: shaping a row costs ~2–20 µs. */
+const ITEMS_PER_YIELD = 32;
+
+function byKey<T>(a: Row<T>, b: Row<T>): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+interface Built<T> {
+  rows: Row<T>[];
+  outs: T[];
+}
+
+function* buildRows<I, T>(items: readonly I[], source: RowSource<I, T>): BuildSteps<Built<T>> {
+  const made: Row<T>[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const r = source.row(items[i]);
+    if (r !== undefined) made.push(r);
+    if (i % ITEMS_PER_YIELD === ITEMS_PER_YIELD - 1) yield;
+  }
+  const rows = yield* sortInSteps(made, byKey);
+  const outs = new Array<T>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    outs[i] = rows[i].out;
+    if (i % (ROWS_PER_YIELD * 8) === ROWS_PER_YIELD * 8 - 1) yield;
+  }
+  return { rows, outs };
+}
+
+class NodeRows<I, T> {
+  private rows: Row<T>[] = [];
+  private outs: T[] = [];
+  private version = -1;
+  /** A full build while it runs in steps; `version`: the table's when it took the items. */
+  private build: { steps: SlicedBuild<Built<T>>; version: number } | undefined;
+
+  constructor(
+    private readonly catalog: CatalogTable,
+    private readonly source: RowSource<I, T>,
+  ) {}
+
+  /** The rows' outputs in order. Do not modify. Throws BuildPending (inside deferringBuilds) while a build runs in steps. */
+  update(): readonly T[] {
+    for (;;) {
+      if (this.build !== undefined) this.install(this.build);
+      const changes = this.catalog.nodeChangesSince(this.version);
+      const changed = changes.keys === null || this.version < 0 ? null : new Set(changes.keys);
+      if (changed !== null && changed.size <= MAX_FOLLOWED) {
+        for (const nodeKey of changed) this.follow(nodeKey);
+        this.version = changes.version;
+        return this.outs;
+      }
+      this.startBuild(changes.version);
+    }
+  }
+
+  private startBuild(version: number): void {
+    const items = this.source.items();
+    const steps = new SlicedBuild(buildRows(items, this.source));
+    if (items.length < SLICED_BUILD_MIN) steps.finish();
+    this.build = { steps, version };
+  }
+
+  private install(build: { steps: SlicedBuild<Built<T>>; version: number }): void {
+    const built = resultOf(build.steps, () => (this.build = undefined));
+    this.rows = built.rows;
+    this.outs = built.outs;
+    this.version = build.version;
+    this.build = undefined;
+  }
+
+  private follow(nodeKey: string): void {
+    const from = this.lowerBound(`${nodeKey}\u0000`);
+    const to = this.lowerBound(`${nodeKey}\u0001`);
+    const fresh = this.catalog.node(nodeKey) ? this.source.rowsOfNode(nodeKey).sort(byKey) : [];
+    if (to === from && fresh.length === 0) return;
+    this.rows.splice(from, to - from, ...fresh);
+    this.outs.splice(from, to - from, ...fresh.map((r) => r.out));
+  }
+
+  /** Rows held (what keeping this listing costs). */
+  get size(): number {
+    return this.rows.length;
+  }
+
+  private lowerBound(key: string): number {
+    let lo = 0;
+    let hi = this.rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.rows[mid].key < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+/**
+ * Listings kept per table: one per distinct query, the least recently read dropped past this many,
+ * or past this many rows in all (a row costs ~100 bytes beside its output, which is shared).
+ */
+const KEPT_PER_TABLE = 32;
+const KEPT_ROWS_PER_TABLE = 1_000_000;
+
+const kept = new WeakMap<CatalogTable, Map<string, NodeRows<unknown, unknown>>>();
+
+/**
+ * The answer of query `id` (a string naming the kind of read and every parameter) from its kept
+ * listing, made from `source` when there is none. A copy the caller may keep.
+ */
+export function keptRows<I, T>(catalog: CatalogTable, id: string, source: () => RowSource<I, T>): T[] {
+  let byId = kept.get(catalog);
+  if (!byId) kept.set(catalog, (byId = new Map()));
+  let listing = byId.get(id) as NodeRows<I, T> | undefined;
+  if (listing) byId.delete(id);
+  else listing = new NodeRows(catalog, source());
+  // Most recently read last: the first entries are the ones to drop.
+  byId.set(id, listing as NodeRows<unknown, unknown>);
+  const answer = listing.update().slice();
+  let rows = 0;
+  for (const l of byId.values()) rows += l.size;
+  while (byId.size > 1 && (byId.size > KEPT_PER_TABLE || rows > KEPT_ROWS_PER_TABLE)) {
+    const [oldest, dropped] = byId.entries().next().value as [string, NodeRows<unknown, unknown>];
+    rows -= dropped.size;
+    byId.delete(oldest);
+  }
+  return answer;
+}
+
+/** Whether query `id` already has a kept listing (then it is cheaper to follow than to read anew). */
+export function hasKeptRows(catalog: CatalogTable, id: string): boolean {
+  return kept.get(catalog)?.has(id) === true;
+}
+
+/** Reads of fewer candidates than this are made anew each time (cheap), not kept. */
+export const KEPT_ROWS_MIN = SLICED_BUILD_MIN;
