@@ -1,7 +1,8 @@
 -- PUT /v1/catalog/register: a node with one service (~130 B), nodes drawn from 10,000, service
 -- `bench` — the shape of the register load measured against Consul 1.4.5 in the research notes.
-package.path = (os.getenv('BENCH_KV_DIR') or '.') .. '/?.lua;' .. package.path
-local r = require('report')
+-- Reported by the etcd peer's common.lua, so both systems print the same fields (p999 included).
+package.path = (os.getenv('BENCH_WRK_DIR') or '.') .. '/?.lua;' .. package.path
+local r = require('common')
 local reqs = {}
 function init(args)
   math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16) % 100000)

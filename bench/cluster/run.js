@@ -19,10 +19,14 @@
 // stopped, and every address is on 127.0.0.1. BENCH_CLUSTER_NODE_OPTIONS is passed to the
 // registry servers as NODE_OPTIONS; to profile them (Node refuses --cpu-prof there):
 //   BENCH_CPU_PROF_DIR=/tmp/prof BENCH_CLUSTER_NODE_OPTIONS="-r $PWD/bench/cluster/cpu-profile.js" node bench/cluster/run.js …
+// Other preloads for the same variable: loop-trace.js (event-loop gaps and GC), stage-trace.js (where
+// one write's time goes; stage-report.js reads it). BENCH_LOG_LEVEL sets the servers' log level (default
+// warn); BENCH_KEEP_LOGS=<dir> keeps each server's log and LevelDB's LOG after the run. Each RESULT line
+// carries started=<ISO time> to match it with those logs.
 'use strict';
 const { execFileSync } = require('node:child_process');
 const net = require('node:net');
-const { appendFileSync, existsSync, mkdtempSync, rmSync } = require('node:fs');
+const { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { sleep } = require('../support');
@@ -73,7 +77,7 @@ async function startRegistry() {
     REGISTRY_CLUSTER_DIR: dir,
     REGISTRY_HTTP_BASE: String(base),
     REGISTRY_SERVER_BASE: String(base + 100),
-    REGISTRY_LOG_LEVEL: 'warn',
+    REGISTRY_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     NODE_OPTIONS: process.env.BENCH_CLUSTER_NODE_OPTIONS ?? '',
   };
   const cmd = (...args) => execFileSync(CLUSTER, args, { env, encoding: 'utf8', timeout: 60_000, cwd: REPO }).trim();
@@ -81,6 +85,18 @@ async function startRegistry() {
   const raft = [0, 1, 2].map((i) => `127.0.0.1:${base + 100 + i}`);
   const stop = () => {
     try {
+      cmd('stop');
+      // BENCH_KEEP_LOGS=<dir>: keep each server's log (e.g. with BENCH_LOG_LEVEL=info for snapshot lines).
+      if (process.env.BENCH_KEEP_LOGS) {
+        mkdirSync(process.env.BENCH_KEEP_LOGS, { recursive: true });
+        for (const n of [1, 2, 3]) {
+          const log = join(dir, `s${n}`, 'server.log');
+          if (existsSync(log)) copyFileSync(log, join(process.env.BENCH_KEEP_LOGS, `${base}-s${n}.log`));
+          // LevelDB's own log: memtable flushes, compactions and write stalls ("waiting...").
+          const leveldb = join(dir, `s${n}`, 'data', 'db', 'LOG');
+          if (existsSync(leveldb)) copyFileSync(leveldb, join(process.env.BENCH_KEEP_LOGS, `${base}-s${n}.leveldb.log`));
+        }
+      }
       cmd('clean');
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -138,11 +154,13 @@ function wrk(system, label, script, conns, url, extraEnv = {}) {
   const env = { ...process.env, BENCH_KV_DIR: join(__dirname, '..', 'kv'), BENCH_WRK_DIR: join(ETCD, 'wrk'), LABEL: label, ...extraEnv };
   const opts = { env, encoding: 'utf8', timeout: (DURATION + 30) * 1000 };
   execFileSync('wrk', ['-t', threads, '-c', String(conns), '-d', '2s', '--timeout', '5s', '-s', script, url], opts);
+  const started = new Date().toISOString();
   const out = execFileSync('wrk', ['-t', threads, '-c', String(conns), '-d', `${DURATION}s`, '--timeout', '5s', '-s', script, url], opts);
   const line = out.split('\n').find((l) => l.startsWith('RESULT'));
   if (!line) throw new Error(`wrk printed no RESULT line:\n${out}`);
   const load = execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ')[0];
-  record(`${line} system=${system} conns=${conns} load1=${load}`);
+  // started= lets a run be matched with the servers' logs (BENCH_KEEP_LOGS), e.g. their snapshots.
+  record(`${line} system=${system} conns=${conns} load1=${load} started=${started}`);
   return parse(line);
 }
 
@@ -238,7 +256,7 @@ async function main() {
     }
   }
   if (PHASES.includes('writes')) {
-    console.log(`\n| c | registry register/s (range) · p50 / p99 ms | etcd put/s (range) · p50 / p99 ms | ratio |`);
+    console.log(`\n| c | registry register/s (range) · p50 / p99 / p999 ms | etcd put/s (range) · p50 / p99 / p999 ms | ratio |`);
     console.log('|---:|---:|---:|---:|');
     for (const c of CONNS) {
       const cell = (rs) => {
@@ -246,7 +264,7 @@ async function main() {
         const rps = rs.map((r) => r.ok_rps);
         return {
           rps: median(rps),
-          text: `**${fmt(median(rps))}** (${fmt(Math.min(...rps))}–${fmt(Math.max(...rps))}) · ${median(rs.map((r) => r.p50_ms)).toFixed(1)} / ${median(rs.map((r) => r.p99_ms)).toFixed(1)}`,
+          text: `**${fmt(median(rps))}** (${fmt(Math.min(...rps))}–${fmt(Math.max(...rps))}) · ${median(rs.map((r) => r.p50_ms)).toFixed(1)} / ${median(rs.map((r) => r.p99_ms)).toFixed(1)} / ${median(rs.map((r) => r.p999_ms)).toFixed(1)}`,
         };
       };
       const r = cell(writes[`registry c${c}`]);

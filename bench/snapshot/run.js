@@ -4,7 +4,11 @@
 // a request id, so the dedup window is full-sized too). Writes arrive at a fixed rate (default 2,000/s,
 // in groups every 5 ms), which alone keeps stalls well under 20 ms: the stall a snapshot adds shows.
 //   fsm  — the state machine alone: a baseline window with the writes only, then one snapshot taken
-//          through the Raft StateMachine adapter and persisted while the writes go on.
+//          through the Raft StateMachine adapter and persisted while the writes go on: into pieces
+//          handed to a sink (persistTo, 1 MiB pieces through one reused buffer) when the store can,
+//          else into one buffer (persist()). `--fsm-sink level` writes them into a LevelStorage in a
+//          temp dir as the driver does (createSnapshot + commit; an older build: saveSnapshot of the
+//          bytes); the default `none` only counts them.
 //   raft — one RaftNode (MemoryStorage, or LevelStorage in a temp dir) whose state machine is the store,
 //          writes proposed at the same rate for --seconds: once with snapshots off (threshold 10^9,
 //          the baseline), once with the default snapshotThreshold (8192), snapshots taken by the driver.
@@ -15,7 +19,10 @@
 // Usage:
 //   npx tsc -b packages/raft packages/store && node bench/snapshot/run.js [--nodes 100000] [--runs 3]
 //     [--phase fsm|raft|both|throughput|apply] [--seconds 12] [--rate 2000] [--storage memory|level]
-//     [--spacing on|off] [--root DIR]
+//     [--spacing on|off] [--fsm-sink none|level] [--root DIR] [--marks]
+// --marks prints each measured window's span; run under `node --trace-incremental-marking` and give the
+// output to bench/snapshot/marking.js to count the GC marking cycles V8 started in each window, by reason.
+// Each row also gives the window's ArrayBuffer memory growth (what V8 counts as external memory).
 // --root DIR runs against another checkout's built packages (DIR/packages/{raft,store}/dist), e.g. an
 // export of the previous commit, so before and after are measured by the same script.
 'use strict';
@@ -36,6 +43,7 @@ const SECONDS = Number(opt('seconds', 12));
 const RATE = Number(opt('rate', 2000));
 const STORAGE = opt('storage', 'memory');
 const SPACING = opt('spacing', 'on');
+const FSM_SINK = opt('fsm-sink', 'none');
 const ROOT = resolve(opt('root', join(__dirname, '..', '..')));
 const PING_MS = 10;
 const WRITE_EVERY_MS = 5;
@@ -60,7 +68,10 @@ function storeFsm(store) {
 }
 
 let seq = 0;
-const stamp = () => ({ id: `bench-${process.pid}-${++seq}`, at: Date.now() });
+// Ids shaped as servers make them (rpc/request-ids.ts: a random base64url prefix, '.', a base-36
+// sequence), which the window keeps as numbers; other shapes take its rare string path.
+const idPrefix = require('node:crypto').randomBytes(6).toString('base64url');
+const stamp = () => ({ id: `${idPrefix}.${(++seq).toString(36)}`, at: Date.now() });
 
 function registerCmd(i, status = 'passing') {
   return {
@@ -107,18 +118,34 @@ function writeLoad(write) {
   };
 }
 
+/**
+ * With --marks, each measured window is printed as `# window <name> <from ms> <to ms>` (performance.now(),
+ * which starts with the process as V8's trace timestamps do), so bench/snapshot/marking.js can count the
+ * GC marking cycles V8 started inside it (run under --trace-incremental-marking).
+ */
+const MARKS = args.includes('--marks');
+let windowName = 'window';
+
 /** Stalls of a 10 ms ping while `fn` runs. */
 async function withPing(fn) {
   const stalls = [];
   let last = performance.now();
+  // ArrayBuffer memory (what V8 counts as external memory): its growth over the window is what starts
+  // a major GC by "external memory pressure" past 64 MB, whatever the machine's load.
+  let abStart = 0;
+  let abMax = 0;
   const timer = setInterval(() => {
     const now = performance.now();
     stalls.push(now - last - PING_MS);
     last = now;
+    const ab = process.memoryUsage().arrayBuffers;
+    if (ab > abMax) abMax = ab;
   }, PING_MS);
   await new Promise((r) => setTimeout(r, 50)); // let the interval settle
   stalls.length = 0;
   last = performance.now();
+  abStart = abMax = process.memoryUsage().arrayBuffers;
+  const from = last;
   let result;
   try {
     result = await fn();
@@ -126,12 +153,14 @@ async function withPing(fn) {
   } finally {
     clearInterval(timer);
   }
+  if (MARKS) console.log(`# window ${windowName} ${from.toFixed(0)} ${performance.now().toFixed(0)}`);
   stalls.sort((a, b) => a - b);
   return {
     result,
     maxStall: stalls.length ? stalls[stalls.length - 1] : NaN,
     p99: stalls[Math.floor(0.99 * (stalls.length - 1))],
     over20: stalls.filter((s) => s > 20).length,
+    abGrowthMB: (abMax - abStart) / 1e6,
   };
 }
 
@@ -142,11 +171,13 @@ async function fsmRun(store) {
   let index = store.lastIndex;
   const write = () => fsm.apply(++index, nextWrite());
   // Baseline: the same writes, no snapshot, for as long as the last snapshot took (at least 2 s).
+  windowName = 'fsm-baseline';
   const baseline = await withPing(async () => {
     const stop = writeLoad(write);
     await sleep(Math.max(2000, fsmRun.lastMs ?? 0));
     stop();
   });
+  windowName = 'fsm-snapshot';
   const snap = await withPing(async () => {
     const stop = writeLoad(write);
     await sleep(50);
@@ -154,15 +185,42 @@ async function fsmRun(store) {
     const at = index;
     const handle = fsm.snapshot();
     const syncMs = performance.now() - t0;
-    const data = typeof handle.persist === 'function' ? await handle.persist() : handle;
+    const storage = FSM_SINK === 'level' ? await fsmStorage() : null;
+    const meta = { index: at, term: 1, configuration: { servers: [] } };
+    let size = 0;
+    if (typeof handle.persistTo === 'function') {
+      const sink = storage ? storage.createSnapshot(meta, Infinity) : { write: async (piece) => void (size += piece.length) };
+      await handle.persistTo(sink);
+      if (storage) {
+        await sink.commit();
+        size = sink.size;
+      }
+    } else {
+      const data = typeof handle.persist === 'function' ? await handle.persist() : handle;
+      if (storage) await storage.saveSnapshot(meta, data, Infinity);
+      size = data.length;
+    }
     const totalMs = performance.now() - t0;
     if (typeof handle.release === 'function') handle.release();
+    if (storage) await fsmStorage.close();
     const writesDuring = index - at;
     stop();
     fsmRun.lastMs = totalMs;
-    return { bytes: data.length, syncMs, totalMs, writesDuring };
+    return { bytes: size, syncMs, totalMs, writesDuring };
   });
   return { baseline, snap };
+}
+
+/** --fsm-sink level: a LevelStorage in a fresh temp dir (opened before the clock starts). */
+async function fsmStorage() {
+  const dir = mkdtempSync(join(tmpdir(), 'snapshot-bench-fsm-'));
+  const storage = new LevelStorage({ path: dir });
+  await storage.load();
+  fsmStorage.close = async () => {
+    await storage.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return storage;
 }
 
 /** A RaftNode over `store`, started from a snapshot of it (as a restarted server is); not measured. */
@@ -184,6 +242,7 @@ async function raftNode(store, snapshotThreshold) {
 async function raftRun(store, snapshotThreshold) {
   const { node, dir } = await raftNode(store, snapshotThreshold);
   const before = node.stats();
+  windowName = snapshotThreshold > 1e8 ? 'raft-off' : 'raft-on';
   let errors = 0;
   let pending = 0;
   const m = await withPing(async () => {
@@ -253,6 +312,7 @@ function applyRounds() {
   return rounds;
 }
 
+const load = () => require('node:os').loadavg()[0].toFixed(1);
 const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
 
 async function main() {
@@ -263,18 +323,25 @@ async function main() {
   }
   const t0 = performance.now();
   const store = buildStore(NODES);
-  const mode = typeof store.openSnapshot === 'function' ? 'point-in-time handle (openSnapshot, persist in slices)' : 'synchronous store.snapshot()';
+  const probe = typeof store.openSnapshot === 'function' ? store.openSnapshot() : null;
+  probe?.release(); // an open handle makes the store keep pre-images
+  const handleProto = probe && Object.getPrototypeOf(probe);
+  const mode = !handleProto
+    ? 'synchronous store.snapshot()'
+    : typeof handleProto.persistTo === 'function'
+      ? 'point-in-time handle, persisted in pieces into a sink (persistTo)'
+      : 'point-in-time handle (openSnapshot, persist in slices)';
   console.log(`node ${process.version}; ${ROOT}; ${NODES.toLocaleString('en-US')} nodes (1 service, 2 checks each) built in ${f((performance.now() - t0) / 1000)} s`);
-  console.log(`snapshot path: ${mode}; writes at ${RATE}/s; 10 ms ping`);
+  console.log(`snapshot path: ${mode}; fsm sink: ${FSM_SINK}; writes at ${RATE}/s; 10 ms ping; load average ${require('node:os').loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   if (PHASE === 'fsm' || PHASE === 'both') {
     console.log('\nfsm phase: baseline window (writes only), then one snapshot taken and persisted while the writes go on\n');
-    console.log('| run | baseline: longest stall ms | snapshot: longest stall ms | p99 ms | stalls > 20 ms | snapshot() call ms | until bytes ms | MB | writes applied meanwhile |');
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('| run | baseline: longest stall ms | snapshot: longest stall ms | p99 ms | stalls > 20 ms | snapshot() call ms | until bytes ms | MB | writes applied meanwhile | ArrayBuffer growth MB | load average |');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (let r = 1; r <= RUNS; r++) {
       const { baseline, snap } = await fsmRun(store);
       const x = snap.result;
       console.log(
-        `| ${r} | ${f(baseline.maxStall)} | **${f(snap.maxStall)}** | ${f(snap.p99)} | ${snap.over20} | ${f(x.syncMs)} | ${f(x.totalMs)} | ${f(x.bytes / 1e6)} | ${x.writesDuring} |`,
+        `| ${r} | ${f(baseline.maxStall)} | **${f(snap.maxStall)}** | ${f(snap.p99)} | ${snap.over20} | ${f(x.syncMs)} | ${f(x.totalMs)} | ${f(x.bytes / 1e6)} | ${x.writesDuring} | ${f(snap.abGrowthMB)} | ${load()} |`,
       );
     }
   }
@@ -289,12 +356,12 @@ async function main() {
   }
   if (PHASE === 'raft' || PHASE === 'both') {
     console.log(`\nraft phase: one RaftNode (${STORAGE === 'level' ? 'LevelStorage' : 'MemoryStorage'}), writes proposed at ${RATE}/s for ${SECONDS} s; baseline with snapshots off\n`);
-    console.log('| run | baseline: longest stall ms | snapshots on: longest stall ms | p99 ms | stalls > 20 ms | snapshots taken | writes applied | errors |');
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('| run | baseline: longest stall ms | snapshots on: longest stall ms | p99 ms | stalls > 20 ms | snapshots taken | writes applied | errors | ArrayBuffer growth MB | load average |');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (let r = 1; r <= RUNS; r++) {
       const base = await raftRun(store, 1e9);
       const m = await raftRun(store, 8192);
-      console.log(`| ${r} | ${f(base.maxStall)} | **${f(m.maxStall)}** | ${f(m.p99)} | ${m.over20} | ${m.snapshots} | ${m.applied} | ${m.errors + base.errors} |`);
+      console.log(`| ${r} | ${f(base.maxStall)} | **${f(m.maxStall)}** | ${f(m.p99)} | ${m.over20} | ${m.snapshots} | ${m.applied} | ${m.errors + base.errors} | ${f(m.abGrowthMB)} | ${load()} |`);
     }
   }
 }

@@ -5,6 +5,7 @@ export * from './core/raft-core';
 export * from './interfaces';
 export * from './storage/level-storage';
 export * from './storage/memory-storage';
+export * from './storage/snapshot-chunks';
 export * from './transport/frame-codec';
 export * from './transport/rpc-errors';
 export * from './transport/tcp-transport';

@@ -23,10 +23,57 @@ export interface StateMachine {
 export interface FSMSnapshot {
   /** The state as of the snapshot, serialised (without blocking the event loop for long). */
   persist(): Promise<Uint8Array>;
+  /**
+   * The same bytes, written into `sink` piece by piece (hashicorp/raft's Persist(sink)): a state
+   * machine that can, never holds the whole snapshot in memory at once. Optional; the driver uses it
+   * when both the state machine and the storage (createSnapshot) can stream.
+   */
+  persistTo?(sink: SnapshotSink): Promise<void>;
   /** The driver is done with the handle, persisted or not; a persist() under way may reject. */
   release(): void;
   /** Event-loop milliseconds persist() took, once it resolved (spaces snapshots; wall time if absent). */
   readonly costMs?: number;
+}
+
+/**
+ * A snapshot's bytes: one buffer, or pieces whose concatenation is the bytes. Either way the bytes
+ * are the state machine's own format; chunking is only how they are stored and sent.
+ */
+export type SnapshotData = Uint8Array | readonly Uint8Array[];
+
+/** Where a snapshot's bytes go, in order, piece by piece (hashicorp/raft's SnapshotSink). */
+export interface SnapshotSink {
+  /**
+   * Appends `chunk`. Once the promise resolves the sink holds no reference to the chunk's memory
+   * (it wrote or copied it), so the writer may reuse it for the next piece.
+   */
+  write(chunk: Uint8Array): Promise<void>;
+}
+
+/** A snapshot being written into storage: invisible until commit(). */
+export interface StorageSnapshotSink extends SnapshotSink {
+  /**
+   * Every piece is written: this becomes the stored snapshot, atomically replacing the previous
+   * one, and log entries up to `compactTo` go (as saveSnapshot). A crash before it leaves the
+   * previous snapshot as it was.
+   */
+  commit(): Promise<void>;
+  /** Give up: the previous snapshot stays; what was written of this one is removed. */
+  abort(): Promise<void>;
+  /** Bytes written so far. */
+  readonly size: number;
+}
+
+/** The stored snapshot, read a piece at a time (sending it to a follower needs no whole copy). */
+export interface SnapshotReader {
+  readonly meta: SnapshotMeta;
+  /** Total bytes. */
+  readonly size: number;
+  /** Number of pieces. */
+  readonly chunks: number;
+  /** Piece `i` (0 ≤ i < chunks); rejects if the snapshot was replaced meanwhile. */
+  read(i: number): Promise<Uint8Array>;
+  close(): void;
 }
 
 /** What a server finds on disk when it starts. */
@@ -58,8 +105,19 @@ export interface RaftStorage {
   /**
    * Store a snapshot and drop log entries up to `compactTo` (inclusive), atomically.
    * `compactTo = Infinity` drops the whole log (a snapshot installed from the leader replaces it).
+   * `data` may be pieces (their concatenation is the snapshot); load() gives the bytes back whole.
    */
-  saveSnapshot(meta: SnapshotMeta, data: Uint8Array, compactTo: number): Promise<void>;
+  saveSnapshot(meta: SnapshotMeta, data: SnapshotData, compactTo: number): Promise<void>;
+  /**
+   * Optional streaming form of saveSnapshot: the pieces are written as they come and the snapshot
+   * replaces the stored one only at commit(). A storage without it gets saveSnapshot() instead.
+   */
+  createSnapshot?(meta: SnapshotMeta, compactTo: number): StorageSnapshotSink;
+  /**
+   * Optional: the stored snapshot a piece at a time, or undefined when there is none. With it the
+   * driver keeps no copy of the snapshot's bytes in memory; without it, it keeps the last one.
+   */
+  readSnapshot?(): Promise<SnapshotReader | undefined>;
   close(): Promise<void>;
 }
 

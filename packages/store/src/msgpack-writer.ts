@@ -120,6 +120,20 @@ export class MsgpackWriter {
     return this.chunks;
   }
 
+  /**
+   * What was written since the last drain, in order, after which the writer starts over at the
+   * start of its current buffer: the pieces are views of memory the next write reuses, so the
+   * caller must be done with them first. Streaming a snapshot this way keeps one buffer for the
+   * whole encoding instead of one the size of the snapshot.
+   */
+  drain(): Uint8Array[] {
+    this.cut();
+    const pieces = this.chunks.splice(0);
+    this.chunkBytes = 0;
+    this.pos = this.start = 0;
+    return pieces;
+  }
+
   private object(o: Record<string, unknown>): void {
     // msgpackr writes map16 and fills the count in afterwards; so does this.
     this.ensure(3);

@@ -9,7 +9,7 @@
 // change in place are copy-on-write (the catalog's per-node service and check maps) or keep a
 // pre-image of what they change while a handle is open (the KV slots).
 import { performance } from 'node:perf_hooks';
-import { encodeSteps, runSliced, runSync, type Fields, type SliceOptions } from './snapshot-stream';
+import { encodePieceSteps, encodeSteps, runSliced, runSlicedPieces, runSync, type Fields, type SliceOptions } from './snapshot-stream';
 
 export class SnapshotReleasedError extends Error {
   constructor() {
@@ -23,10 +23,25 @@ export interface PersistOptions extends Pick<SliceOptions, 'sliceMs' | 'pause'> 
   step?: number;
 }
 
+export interface PieceOptions extends PersistOptions {
+  /** About how many bytes each piece handed to the sink holds (default 1 MiB). */
+  pieceBytes?: number;
+}
+
+/** Where persistTo() writes (Raft's SnapshotSink): the piece's memory is reused once write() resolves. */
+export interface PieceSink {
+  write(piece: Uint8Array): Promise<void>;
+}
+
+/** Pieces of bytes already serialised are handed out at most this large. */
+const PIECE_BYTES = 1 << 20;
+
 export class StoreSnapshot {
   private steps: Generator<void, Uint8Array, void> | null = null;
   private result: Uint8Array | null = null;
   private persisting: Promise<Uint8Array> | null = null;
+  /** A persistTo() under way: the encoding is going to a sink, never to one buffer. */
+  private streaming: Promise<void> | null = null;
   private tree: Fields | null;
   private released = false;
   private captured = true;
@@ -59,6 +74,7 @@ export class StoreSnapshot {
    */
   persist(opts: PersistOptions = {}): Promise<Uint8Array> {
     if (this.persisting) return this.persisting;
+    if (this.streaming) return Promise.reject(new Error('snapshot is being persisted to a sink'));
     if (this.result) return (this.persisting = Promise.resolve(this.result));
     if (this.released) return Promise.reject(new SnapshotReleasedError());
     const steps = this.stepsFor(opts.step);
@@ -76,9 +92,41 @@ export class StoreSnapshot {
     return this.persisting;
   }
 
+  /**
+   * The same bytes, written into `sink` in pieces of about `pieceBytes` while the encoding runs in
+   * slices (as persist()): the snapshot never exists as one buffer. The next piece is encoded into
+   * the same memory once the sink's write() resolves. Rejects with SnapshotReleasedError if
+   * release() comes first, or with the sink's error. Once only (persist() and bytes() refuse meanwhile).
+   */
+  persistTo(sink: PieceSink, opts: PieceOptions = {}): Promise<void> {
+    if (this.streaming || this.persisting || this.steps) return Promise.reject(new Error('snapshot is already being persisted'));
+    if (this.released) return Promise.reject(new SnapshotReleasedError());
+    if (this.result) {
+      const bytes = this.result;
+      return (this.streaming = (async () => {
+        for (let at = 0; at < bytes.length; at += PIECE_BYTES) await sink.write(bytes.subarray(at, at + PIECE_BYTES));
+      })());
+    }
+    const steps = encodePieceSteps(this.tree, opts.step, opts.pieceBytes);
+    const stop = () => (this.released ? new SnapshotReleasedError() : null);
+    this.streaming = runSlicedPieces(steps, (piece) => sink.write(piece), { sliceMs: opts.sliceMs, pause: opts.pause, stop }).then(
+      ({ busyMs, bytes }) => {
+        this.busy += busyMs;
+        this.drop();
+        this.sized(bytes);
+      },
+      (err: unknown) => {
+        this.drop();
+        throw err;
+      },
+    );
+    return this.streaming;
+  }
+
   /** The same bytes, serialised now in one go (blocking for as long as that takes). */
   bytes(): Uint8Array {
     if (this.result) return this.result;
+    if (this.streaming) throw new Error('snapshot is being persisted to a sink');
     if (this.released) throw new SnapshotReleasedError();
     const started = performance.now();
     // Finishes a persist() under way too: it then resolves with these bytes at its next slice.

@@ -153,15 +153,8 @@ export function sortedStream<T>(items: T[], compare: (a: T, b: T) => number): St
 /** Bytes copied into the result per step of the final assembly. */
 const COPY_STEP = 1 << 20;
 
-/**
- * The encoding of `value` (plain data, Fields and Streams) as steps: each does a bounded piece of
- * work (`step` items written — 256 by default —, a slice of a sort, a megabyte copied) and the
- * generator returns the bytes. Run it with runSync() or runSliced(). `expectedSize` (the previous
- * snapshot's size) lets the bytes be written into a single buffer (see msgpack-writer.ts).
- */
-export function* encodeSteps(value: unknown, step = 256, expectedSize = 0): Generator<void, Uint8Array, void> {
-  const w = new MsgpackWriter(expectedSize);
-
+/** The steps of writing `value` into `w` (see encodeSteps). */
+function* walk(w: MsgpackWriter, value: unknown, step: number): Generator<void, void, void> {
   function* encode(v: unknown): Generator<void, void, void> {
     if (v instanceof Fields) {
       w.mapHeader(v.fields.length);
@@ -209,6 +202,17 @@ export function* encodeSteps(value: unknown, step = 256, expectedSize = 0): Gene
   }
 
   yield* encode(value);
+}
+
+/**
+ * The encoding of `value` (plain data, Fields and Streams) as steps: each does a bounded piece of
+ * work (`step` items written — 256 by default —, a slice of a sort, a megabyte copied) and the
+ * generator returns the bytes. Run it with runSync() or runSliced(). `expectedSize` (the previous
+ * snapshot's size) lets the bytes be written into a single buffer (see msgpack-writer.ts).
+ */
+export function* encodeSteps(value: unknown, step = 256, expectedSize = 0): Generator<void, Uint8Array, void> {
+  const w = new MsgpackWriter(expectedSize);
+  yield* walk(w, value, step);
   const size = w.size;
   const chunks = w.finish();
   // All in the one buffer sized from the last snapshot: the result is a view of it. Unless the state
@@ -227,6 +231,54 @@ export function* encodeSteps(value: unknown, step = 256, expectedSize = 0): Gene
     }
   }
   return out;
+}
+
+/**
+ * The same encoding as steps that hand it out in pieces of about `pieceBytes` (a bit more: a piece
+ * ends at a step's end) instead of returning it: a step yields the pieces to write out (views of
+ * the writer's buffer, which the next step overwrites) or nothing. Memory: one buffer of about
+ * `pieceBytes` for the whole encoding, however large the state.
+ */
+export function* encodePieceSteps(value: unknown, step = 256, pieceBytes = 1 << 20): Generator<Uint8Array[] | undefined, void, void> {
+  const w = new MsgpackWriter(pieceBytes);
+  const steps = walk(w, value, step);
+  while (!steps.next().done) yield w.size >= pieceBytes ? w.drain() : undefined;
+  if (w.size > 0) yield w.drain();
+}
+
+/**
+ * Runs piece steps (encodePieceSteps) in slices like runSliced, handing each piece to `write` and
+ * waiting for it before the next step (which reuses the piece's memory). The time spent waiting
+ * for `write` is not counted as the steps' busy time.
+ */
+export async function runSlicedPieces(
+  steps: Iterator<Uint8Array[] | undefined, void>,
+  write: (piece: Uint8Array) => Promise<void>,
+  opts: SliceOptions = {},
+): Promise<{ busyMs: number; bytes: number }> {
+  const sliceMs = opts.sliceMs ?? 4;
+  const pause = opts.pause ?? nextTurn;
+  let busyMs = 0;
+  let bytes = 0;
+  for (;;) {
+    await pause();
+    let err = opts.stop?.();
+    if (err) throw err;
+    const start = performance.now();
+    let r: IteratorResult<Uint8Array[] | undefined, void>;
+    do r = steps.next();
+    while (!r.done && !r.value && performance.now() - start < sliceMs);
+    busyMs += performance.now() - start;
+    if (r.done) return { busyMs, bytes };
+    if (r.value) {
+      for (const piece of r.value) {
+        await write(piece);
+        bytes += piece.length;
+      }
+      err = opts.stop?.();
+      if (err) throw err;
+    }
+  }
 }
 
 /** Runs steps to the end at once. */

@@ -2,6 +2,7 @@
 import type { NodeId } from '../core/types';
 import type { RaftStorage, StateMachine, Transport } from '../interfaces';
 import type { RaftObserver } from './observer';
+import { SNAPSHOT_CHUNK_BYTES } from '../storage/snapshot-chunks';
 
 export interface RaftLogger {
   info(o: object, msg?: string): void;
@@ -24,6 +25,14 @@ export interface RaftNodeOptions {
   heartbeatTicks?: number;
   /** Entries applied since the last snapshot before another is taken (default 8192). */
   snapshotThreshold?: number;
+  /**
+   * 0 (default): a snapshot is considered after every Ready batch once snapshotThreshold entries
+   * were applied (spaced under load, see snapshotDue). > 0: as hashicorp/raft (Consul's
+   * raft_snapshot_interval): only every interval..2×interval ms, randomised per check so servers
+   * do not all serialise at once; the log bound (8 × snapshotThreshold, plus a per-server offset)
+   * still forces one between checks.
+   */
+  snapshotIntervalMs?: number;
   /** Entries kept in the log behind a snapshot, for slow followers (default 10240). */
   trailingLogs?: number;
   /** Unacknowledged appends in flight per follower (default 64). */
@@ -39,6 +48,8 @@ export interface RaftNodeOptions {
   logger?: RaftLogger;
   /** Hooks told about commits, applies and snapshots (metrics); none by default. */
   observer?: RaftObserver;
+  /** Largest piece of a snapshot sent to a follower, in bytes (default 1 MiB; tests use tiny ones). */
+  snapshotChunkBytes?: number;
 }
 
 export type ResolvedOptions = Required<Omit<RaftNodeOptions, 'logger' | 'observer'>> & { logger: RaftLogger; observer: RaftObserver };
@@ -51,12 +62,14 @@ export function resolveOptions(opts: RaftNodeOptions): ResolvedOptions {
     electionTicks: 10,
     heartbeatTicks: 1,
     snapshotThreshold: 8192,
+    snapshotIntervalMs: 0,
     trailingLogs: 10240,
     maxInflight: 64,
     maxEntriesPerAppend: 512,
     preVote: true,
     checkQuorum: true,
     random: Math.random,
+    snapshotChunkBytes: SNAPSHOT_CHUNK_BYTES,
     ...stripUndefined(opts),
     id: opts.id,
     storage: opts.storage,
@@ -72,12 +85,16 @@ export function resolveOptions(opts: RaftNodeOptions): ResolvedOptions {
     'snapshotThreshold',
     'maxInflight',
     'maxEntriesPerAppend',
+    'snapshotChunkBytes',
   ];
   for (const key of positive) {
     const v = resolved[key];
     if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) {
       throw new Error(`RaftNode option ${key} must be a positive integer (got ${String(v)})`);
     }
+  }
+  if (!Number.isInteger(resolved.snapshotIntervalMs) || resolved.snapshotIntervalMs < 0) {
+    throw new Error(`RaftNode option snapshotIntervalMs must be a non-negative integer`);
   }
   if (!Number.isInteger(resolved.trailingLogs) || resolved.trailingLogs < 0) {
     throw new Error(`RaftNode option trailingLogs must be a non-negative integer`);

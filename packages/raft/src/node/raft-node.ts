@@ -16,7 +16,9 @@ import {
   type ServerInfo,
   type SnapshotMeta,
 } from '../core/types';
-import { LeadershipLostError, NotLeaderError, type FSMSnapshot } from '../interfaces';
+import { LeadershipLostError, NotLeaderError, type FSMSnapshot, type SnapshotData, type SnapshotReader } from '../interfaces';
+import { joinSnapshot, snapshotSize } from '../storage/snapshot-chunks';
+import { INSTALL_SNAPSHOT, SnapshotReceiver, SnapshotSender } from './snapshot-transfer';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options';
 import { PendingProposals } from './pending-proposals';
 import { PendingReads } from './pending-reads';
@@ -70,7 +72,16 @@ export class RaftNode extends EventEmitter {
   private readonly proposed = new PendingProposals();
   private readonly reads = new PendingReads();
   private queue: QueuedProposal[] = [];
-  private latestSnapshot: { meta: SnapshotMeta; data: Uint8Array } | undefined;
+  /** Messages held back until the proposers' answers are written (handleReady, answerFirst). */
+  private deferredSends: Message[] = [];
+  /**
+   * The latest stored snapshot. Its bytes are kept only when the storage cannot read them back a
+   * piece at a time (readSnapshot); otherwise a follower is sent them from storage.
+   */
+  private latestSnapshot: { meta: SnapshotMeta; data?: SnapshotData } | undefined;
+  /** Snapshots sent to followers and received from the leader, in pieces (snapshot-transfer.ts). */
+  private readonly snapshotSender: SnapshotSender;
+  private readonly snapshotReceiver: SnapshotReceiver;
   private applied: number;
   private appliedSinceSnapshot = 0;
   /** A snapshot being persisted and written in the background, and the compaction that waits for it. */
@@ -86,6 +97,13 @@ export class RaftNode extends EventEmitter {
   /** When the last snapshot was done and the event-loop time the state machine spent on it. */
   private lastSnapshotAt = 0;
   private lastSnapshotCostMs = 0;
+  /** snapshotIntervalMs > 0: no snapshot before this (performance.now()) unless the log bound is reached. */
+  private nextSnapshotCheckAt = 0;
+  /**
+   * snapshotIntervalMs > 0: entries this server adds to the log bound (random, below the threshold),
+   * so that servers applying the same log do not all reach the bound, and serialise, at one index.
+   */
+  private boundOffset = 0;
   /** When the snapshot being written was started (performance.now()), for the observer. */
   private snapshotStartedAt = 0;
   /** A state machine's persist() failed: no new snapshot before this (performance.now()). */
@@ -136,7 +154,7 @@ export class RaftNode extends EventEmitter {
     super();
     this.opts = opts;
     this.core = core;
-    this.latestSnapshot = snapshot;
+    this.latestSnapshot = snapshot && this.keptSnapshot(snapshot.meta, snapshot.data);
     this.applied = snapshot?.meta.index ?? 0;
     this.role = core.role;
     this.leaderId = core.leader;
@@ -144,6 +162,20 @@ export class RaftNode extends EventEmitter {
     this.learnAddresses(core.configuration);
     if (snapshot) this.learnAddresses(snapshot.meta.configuration);
     opts.transport.onMessage((m, fromAddress) => this.onMessage(m, fromAddress));
+    this.snapshotSender = new SnapshotSender({
+      id: opts.id,
+      transport: opts.transport,
+      logger: opts.logger,
+      pieceBytes: opts.snapshotChunkBytes,
+      open: () => this.openStoredSnapshot(),
+      leading: (term) => !this.stopped && this.isLeader() && this.core.term === term,
+    });
+    this.snapshotReceiver = new SnapshotReceiver({
+      term: () => this.core.term,
+      accepting: () => !this.stopped && !this.logFault,
+      deliver: (m) => this.onMessage(m, undefined),
+    });
+    opts.transport.handle(INSTALL_SNAPSHOT, (body) => this.snapshotReceiver.receive(body));
   }
 
   /** Loads storage, restores the state machine from the latest snapshot and builds the core. */
@@ -178,6 +210,8 @@ export class RaftNode extends EventEmitter {
     if (this.ticker || this.stopped) return;
     this.nextTickAt = performance.now() + this.opts.tickMs;
     this.ticker = setInterval(() => this.tick(), this.opts.tickMs);
+    if (this.opts.snapshotIntervalMs > 0) this.boundOffset = Math.floor(this.opts.random() * this.opts.snapshotThreshold);
+    this.armSnapshotCheck();
     this.schedule();
   }
 
@@ -190,8 +224,10 @@ export class RaftNode extends EventEmitter {
     if (this.snapshotRetryTimer) clearTimeout(this.snapshotRetryTimer);
     this.snapshotRetryTimer = null;
     this.wakeRetry?.();
-    // A snapshot being persisted stops at its next slice.
+    // A snapshot being persisted stops at its next slice; transfers stop at their next piece.
     this.snapshotHandle?.handle.release();
+    this.snapshotSender.cancelAll();
+    this.snapshotReceiver.clear();
     const queued = this.queue;
     this.queue = [];
     for (const p of queued) p.reject(new NodeStoppedError());
@@ -459,6 +495,8 @@ export class RaftNode extends EventEmitter {
     this.nextTickAt = now + this.opts.tickMs;
     if (this.logFault) return; // no elections, no heartbeats: the clock stands still until we are back
     this.core.tick();
+    // A quiet server with enough applied entries still snapshots when its interval comes round.
+    if (this.opts.snapshotIntervalMs > 0 && !this.inFlight && !this.logFault && this.snapshotDue()) this.takeSnapshot();
     if (this.catchUp?.pending) this.catchUp.poll();
     this.schedule();
   }
@@ -534,24 +572,32 @@ export class RaftNode extends EventEmitter {
     if (ready.softState) this.onSoftState(ready.softState.role, ready.softState.leader);
 
     this.learnAddresses(this.core.configuration);
+    // A leader that writes nothing but learnt of a commit (its followers' answers) answers the
+    // proposers before telling the followers: otherwise the socket writes of the commit-index
+    // appends come first and every answer waits for them (issue #14: at one client that is most
+    // Readies). The messages keep their order: any later send flushes them first (sendMessage).
+    const answerFirst = this.role === 'leader' && ready.entries.length === 0 && !ready.snapshot && ready.committed.length > 0;
     // A leader's appends and heartbeats promise nothing about its own disk, so they go out
     // while it writes (Raft thesis §10.2.1): commit latency becomes max(local fsync, RTT +
     // follower fsync) instead of their sum. The core counts the leader's own entries toward
     // the quorum only after advance(). Answers and votes do promise durable state: they wait.
     const late: Message[] = [];
     for (const m of ready.messages) {
-      if (m.type === 'append' || m.type === 'heartbeat' || m.type === 'snapshot') this.sendMessage(m);
+      if (!answerFirst && (m.type === 'append' || m.type === 'heartbeat' || m.type === 'snapshot')) this.sendMessage(m);
       else late.push(m);
     }
 
     // 1. Persist: the snapshot (and restore from it), then hard state and entries, synced. A
     //    failed write is retried until it succeeds; nothing below happens before it has.
-    if (!(await this.persist(ready))) return; // stopped meanwhile
-    if (ready.snapshot) this.restoreSnapshot(ready.snapshot);
+    // A snapshot from the leader came in pieces (snapshot-transfer.ts), or whole from an older leader.
+    const install = ready.snapshot && { meta: ready.snapshot.meta, data: this.snapshotReceiver.take(ready.snapshot.meta) ?? ready.snapshot.data };
+    if (!(await this.persist(ready, install))) return; // stopped meanwhile
+    if (install) this.restoreSnapshot(install);
     this.counters.appendedEntries += ready.entries.length;
 
     // 2. Send the rest.
-    for (const m of late) this.sendMessage(m);
+    if (answerFirst) this.deferSends(late);
+    else for (const m of late) this.sendMessage(m);
 
     // 3. Apply.
     if (ready.committed.length > 0) {
@@ -579,18 +625,18 @@ export class RaftNode extends EventEmitter {
    * Retrying is safe: both writes are idempotent (a store that may hold half of a failed write, like
    * LevelDB, is reopened by the store itself before it writes again).
    */
-  private async persist(ready: Ready): Promise<boolean> {
+  private async persist(ready: Ready, install: { meta: SnapshotMeta; data: SnapshotData } | undefined): Promise<boolean> {
     let snapshotSaved = ready.snapshot === undefined;
     let appended = ready.hardState === undefined && ready.entries.length === 0;
     for (;;) {
       try {
         if (!snapshotSaved) {
           // A snapshot of ours still being persisted is older: it is dropped, never written after this.
-          const installed = ready.snapshot!.meta.index;
+          const installed = install!.meta.index;
           this.installedThrough = Math.max(this.installedThrough, installed);
           if (this.snapshotHandle && this.snapshotHandle.index <= installed) this.snapshotHandle.handle.release();
           // The core restarts its log at the snapshot (it keeps no suffix), so the stored log goes too.
-          await this.opts.storage.saveSnapshot(ready.snapshot!.meta, ready.snapshot!.data, Infinity);
+          await this.opts.storage.saveSnapshot(install!.meta, install!.data, Infinity);
           snapshotSaved = true;
         }
         if (!appended) {
@@ -735,10 +781,13 @@ export class RaftNode extends EventEmitter {
     }
   }
 
-  /** A snapshot from the leader is on disk (persist() saved it): the state machine becomes it. */
-  private restoreSnapshot(snapshot: { meta: SnapshotMeta; data: Uint8Array }): void {
-    this.opts.fsm.restore(snapshot.data, snapshot.meta);
-    this.latestSnapshot = snapshot;
+  /**
+   * A snapshot from the leader is on disk (persist() saved it): the state machine becomes it. Its
+   * pieces are joined here, the one place the state machine needs the bytes whole.
+   */
+  private restoreSnapshot(snapshot: { meta: SnapshotMeta; data: SnapshotData }): void {
+    this.opts.fsm.restore(joinSnapshot(snapshot.data), snapshot.meta);
+    this.latestSnapshot = this.keptSnapshot(snapshot.meta, snapshot.data);
     this.applied = snapshot.meta.index;
     this.appliedSinceSnapshot = 0;
     this.learnAddresses(snapshot.meta.configuration);
@@ -781,8 +830,18 @@ export class RaftNode extends EventEmitter {
     if (this.snapshotWrite || this.appliedSinceSnapshot < this.opts.snapshotThreshold) return false;
     if (this.snapshotFault && performance.now() < this.snapshotRetryAt) return false;
     if (performance.now() < this.persistRetryAt) return false;
-    if (this.appliedSinceSnapshot >= 8 * this.opts.snapshotThreshold) return true;
+    if (this.appliedSinceSnapshot >= 8 * this.opts.snapshotThreshold + this.boundOffset) return true;
+    if (this.opts.snapshotIntervalMs > 0) return performance.now() >= this.nextSnapshotCheckAt;
     return performance.now() - this.lastSnapshotAt >= 100 * this.lastSnapshotCostMs;
+  }
+
+  /**
+   * snapshotIntervalMs > 0: the next snapshot waits interval..2×interval ms (hashicorp/raft's
+   * randomTimeout), drawn afresh each time so that servers started together drift apart.
+   */
+  private armSnapshotCheck(): void {
+    const interval = this.opts.snapshotIntervalMs;
+    if (interval > 0) this.nextSnapshotCheckAt = performance.now() + interval * (1 + this.opts.random());
   }
 
   /**
@@ -803,6 +862,7 @@ export class RaftNode extends EventEmitter {
     this.snapshotStartedAt = started;
     const covered = this.appliedSinceSnapshot;
     this.appliedSinceSnapshot = 0;
+    this.armSnapshotCheck();
     const compactTo = Math.max(0, index - this.opts.trailingLogs);
     const handle = isHandle(taken) ? taken : null;
     this.snapshotHandle = handle && { index, handle };
@@ -814,19 +874,41 @@ export class RaftNode extends EventEmitter {
     this.snapshotWrite = write;
   }
 
-  /** The background part of takeSnapshot(): persist (a handle), then write and schedule compaction. */
+  /**
+   * The background part of takeSnapshot(): persist (a handle), then write and schedule compaction.
+   * When the state machine and the storage both can, the handle is persisted straight into a storage
+   * sink a piece at a time (hashicorp/raft's Persist(sink)), so the snapshot never exists as one
+   * buffer here: at 100,000 catalog nodes that buffer (~70 MB) is what started V8's major GCs.
+   */
   private async writeSnapshot(meta: SnapshotMeta, compactTo: number, taken: Uint8Array | FSMSnapshot, takeMs: number, covered: number): Promise<void> {
-    let data: Uint8Array;
+    const storage = this.opts.storage;
+    let data: SnapshotData | undefined;
     let costMs = takeMs;
+    const sink = isHandle(taken) && taken.persistTo && storage.createSnapshot && storage.readSnapshot ? storage.createSnapshot(meta, compactTo) : null;
     if (isHandle(taken)) {
       const started = performance.now();
+      /** Set when writing a piece failed: a storage fault, not the state machine's. */
+      let sinkError: { err: unknown } | null = null;
       try {
-        data = await taken.persist();
+        if (sink) {
+          await taken.persistTo!({
+            write: (chunk) =>
+              sink.write(chunk).catch((err: unknown) => {
+                sinkError = { err };
+                throw err;
+              }),
+          });
+        } else {
+          data = await taken.persist();
+        }
       } catch (err) {
+        await sink?.abort().catch(() => undefined);
         // Released on purpose (stop(), or an installed snapshot covers it): nothing to do.
         if (this.stopped || this.installedThrough >= meta.index) return;
         this.appliedSinceSnapshot += covered;
-        this.persistFailed(err);
+        const failed = sinkError as { err: unknown } | null;
+        if (failed) this.snapshotFailed(failed.err);
+        else this.persistFailed(err);
         return;
       } finally {
         taken.release();
@@ -838,9 +920,15 @@ export class RaftNode extends EventEmitter {
     }
     this.lastSnapshotAt = performance.now();
     this.lastSnapshotCostMs = costMs;
-    if (this.stopped || this.installedThrough >= meta.index) return;
+    if (this.stopped || this.installedThrough >= meta.index) {
+      await sink?.abort().catch(() => undefined);
+      return;
+    }
     try {
-      await this.opts.storage.saveSnapshot(meta, data, compactTo);
+      // Issued before any later install's write (installedThrough is checked just above), so a
+      // newer snapshot from the leader always lands after, and over, this one.
+      if (sink) await sink.commit();
+      else await storage.saveSnapshot(meta, data!, compactTo);
     } catch (err) {
       if (this.stopped) return;
       // Nothing depends on a snapshot being written: the log it would compact is still whole.
@@ -850,18 +938,39 @@ export class RaftNode extends EventEmitter {
       return;
     }
     if (this.stopped) return;
+    const bytes = sink ? sink.size : snapshotSize(data!);
     // An installed snapshot may have overtaken this one meanwhile; keep the newer.
-    if (!this.latestSnapshot || meta.index > this.latestSnapshot.meta.index) this.latestSnapshot = { meta, data };
+    if (!this.latestSnapshot || meta.index > this.latestSnapshot.meta.index) this.latestSnapshot = sink ? { meta } : this.keptSnapshot(meta, data!);
     this.pendingCompaction = { meta, compactTo };
     this.counters.snapshotsTaken++;
-    this.opts.observer.snapshotTaken?.(performance.now() - this.snapshotStartedAt, data.length);
+    this.opts.observer.snapshotTaken?.(performance.now() - this.snapshotStartedAt, bytes);
     this.opts.logger.info(
-      { id: this.id, index: meta.index, compactTo, takeMs: Math.round(takeMs), costMs: Math.round(costMs), bytes: data.length },
+      { id: this.id, index: meta.index, compactTo, takeMs: Math.round(takeMs), costMs: Math.round(costMs), bytes, streamed: sink !== null },
       'raft: took snapshot',
     );
     if (this.snapshotFault) this.snapshotRecovered();
     else this.snapshotBackoff.reset();
     this.schedule();
+  }
+
+  /** What latestSnapshot keeps of a stored snapshot: its bytes only if storage cannot read them back. */
+  private keptSnapshot(meta: SnapshotMeta, data: SnapshotData): { meta: SnapshotMeta; data?: SnapshotData } {
+    return this.opts.storage.readSnapshot ? { meta } : { meta, data };
+  }
+
+  /** The latest stored snapshot, a piece at a time: from storage, or the bytes kept in memory. */
+  private async openStoredSnapshot(): Promise<SnapshotReader | undefined> {
+    if (this.opts.storage.readSnapshot) return this.opts.storage.readSnapshot();
+    const snap = this.latestSnapshot;
+    if (!snap?.data) return undefined;
+    const pieces = snap.data instanceof Uint8Array ? [snap.data] : snap.data;
+    return {
+      meta: snap.meta,
+      size: snapshotSize(pieces),
+      chunks: pieces.length,
+      read: async (i) => pieces[i],
+      close: () => undefined,
+    };
   }
 
   /** The state machine could not persist a snapshot (a bug in it): log, and try again later. */
@@ -904,20 +1013,38 @@ export class RaftNode extends EventEmitter {
     this.emit('storage-recovered', recovery);
   }
 
+  /**
+   * Sends `messages` on the next tick: the proposers' answers, written by promise chains that the
+   * apply below resolves, are queued for the socket before them (the tick queue runs once the
+   * microtasks are done).
+   */
+  private deferSends(messages: Message[]): void {
+    if (messages.length === 0) return;
+    const first = this.deferredSends.length === 0;
+    this.deferredSends.push(...messages);
+    if (first) process.nextTick(() => this.flushDeferredSends());
+  }
+
+  private flushDeferredSends(): void {
+    const held = this.deferredSends;
+    if (held.length === 0) return;
+    this.deferredSends = [];
+    if (this.stopped) return;
+    for (const m of held) this.sendMessage(m);
+  }
+
   private sendMessage(m: Message): void {
+    // Messages held back by an earlier Ready go first: a follower must see them in order.
+    if (this.deferredSends.length > 0) this.flushDeferredSends();
     const address = this.addresses.get(m.to);
     if (!address) {
       this.opts.logger.debug({ to: m.to, type: m.type }, 'raft: no address for recipient');
       return;
     }
     if (m.type === 'snapshot') {
-      // The core names a snapshot; the bytes (and the meta they belong to) are the latest stored.
-      const snap = this.latestSnapshot;
-      if (!snap) {
-        this.opts.logger.warn({ to: m.to }, 'raft: core asked to send a snapshot but none is stored');
-        return;
-      }
-      this.opts.transport.send({ id: m.to, address }, { ...m, meta: snap.meta, data: snap.data });
+      // The core names a snapshot; the bytes (and the meta they belong to) are the latest stored,
+      // sent in pieces (snapshot-transfer.ts).
+      this.snapshotSender.send({ id: m.to, address }, m);
       return;
     }
     this.opts.transport.send({ id: m.to, address }, m);

@@ -23,10 +23,20 @@
 // for a sublevel) and re-reads the block list, which a failed batch may or may not have reached.
 // Callers retry the failed write itself (RaftNode does, until it succeeds): every write here is
 // idempotent.
+//
+// Snapshots are stored in pieces (hashicorp/raft's SnapshotSink): each piece is one synced value
+// under a key of the snapshot's generation, written as it comes, and the snapshot exists only once
+// its head record (meta, generation, piece count) is written — last, in one batch that also drops
+// the previous snapshot's pieces and compacts the log. A crash between pieces leaves the previous
+// snapshot as it was; the orphaned pieces are removed when the store next opens. No write holds the
+// whole snapshot: at 100,000 catalog nodes it is ~70 MB, and one buffer that size starts a major GC
+// in V8 (docs/benchmarks.md, "Snapshots"). A store written when the snapshot was one value
+// (`snapshot-meta` + `snapshot-data`) still loads; the next snapshot replaces it.
 import { Level } from 'level';
 import { Packr } from 'msgpackr';
 import type { Entry, EntryType, HardState, SnapshotMeta } from '../core/types';
-import type { PersistedState, RaftStorage } from '../interfaces';
+import type { PersistedState, RaftStorage, SnapshotData, SnapshotReader, StorageSnapshotSink } from '../interfaces';
+import { joinSnapshot, snapshotPieces } from './snapshot-chunks';
 
 type Db = Level<string, Uint8Array>;
 /** Either a directory of our own, or a section (sublevel) of a database someone else opened. */
@@ -38,8 +48,13 @@ const BLOCK_END = 'blk~';
 const LEGACY_LOG = 'log!';
 const LEGACY_LOG_END = 'log~';
 const HARD_STATE = 'hardstate';
+/** The one-value snapshot layout: still loaded, replaced by the next snapshot. */
 const SNAPSHOT_META = 'snapshot-meta';
 const SNAPSHOT_DATA = 'snapshot-data';
+/** The snapshot's head (SnapshotHead), written last; its pieces are under PIECE keys of its generation. */
+const SNAPSHOT_HEAD = 'snapshot-head';
+const PIECE = 'snc!';
+const PIECE_END = 'snc~';
 const HEX = 14;
 
 /** Fixed-width hex so lexicographic key order is index order; the last index rides along. */
@@ -50,6 +65,22 @@ function blockKey(first: number, last: number): string {
 function parseBlockKey(key: string): Block {
   const at = BLOCK.length;
   return { first: parseInt(key.slice(at, at + HEX), 16), last: parseInt(key.slice(at + HEX, at + 2 * HEX), 16) };
+}
+
+/** Generation and piece number, fixed-width hex: a generation's pieces are contiguous, in order. */
+function pieceKey(gen: number, i: number): string {
+  return PIECE + gen.toString(16).padStart(8, '0') + i.toString(16).padStart(8, '0');
+}
+
+function pieceGen(key: string): number {
+  return parseInt(key.slice(PIECE.length, PIECE.length + 8), 16);
+}
+
+interface SnapshotHead {
+  meta: SnapshotMeta;
+  gen: number;
+  chunks: number;
+  size: number;
 }
 
 interface Block {
@@ -80,6 +111,16 @@ export class LevelStorage implements RaftStorage {
   private lastVote: string | null = null;
   /** A commit-only hard state not written yet; it rides with the next batch. */
   private deferredHard: HardState | undefined;
+  /** The stored snapshot's head (null: none, or the one-value layout). */
+  private head: SnapshotHead | null = null;
+  /** Generation of the next snapshot written (above every generation on disk). */
+  private nextGen = 1;
+  /**
+   * Pieces of snapshots that failed or were abandoned while LevelDB could not be written (a full
+   * disk): deleted with the next snapshot's commit, so retries do not pile up copies on the disk.
+   * `pieces` counts one past the last written piece (a failed write may have landed).
+   */
+  private orphaned: { gen: number; pieces: number }[] = [];
 
   constructor(options: LevelStorageOptions) {
     if ('path' in options) {
@@ -98,7 +139,8 @@ export class LevelStorage implements RaftStorage {
 
   async load(): Promise<PersistedState> {
     await this.open();
-    const [hard, meta, data] = await this.db.getMany([HARD_STATE, SNAPSHOT_META, SNAPSHOT_DATA]);
+    const [hard, meta] = await this.db.getMany([HARD_STATE, SNAPSHOT_META]);
+    const snapshot = this.head ? await this.loadPieces(this.head) : meta ? await this.loadLegacySnapshot(meta) : undefined;
     const entries: Entry[] = [];
     for await (const [key, value] of this.db.iterator({ gt: BLOCK, lt: BLOCK_END })) {
       entries.push(...this.decodeBlock(parseBlockKey(key).first, value));
@@ -108,7 +150,7 @@ export class LevelStorage implements RaftStorage {
     this.lastVote = hardState.vote;
     return {
       hardState,
-      snapshot: meta && data ? { meta: this.packr.unpack(meta) as SnapshotMeta, data } : undefined,
+      snapshot,
       entries,
     };
   }
@@ -152,41 +194,160 @@ export class LevelStorage implements RaftStorage {
     });
   }
 
-  saveSnapshot(meta: SnapshotMeta, data: Uint8Array, compactTo: number): Promise<void> {
-    return this.serialise(async () => {
-      const ops: Op[] = [
-        { type: 'put', key: SNAPSHOT_META, value: this.packr.pack(meta) },
-        { type: 'put', key: SNAPSHOT_DATA, value: data },
-      ];
-      let keepFrom = compactTo + 1;
-      const at = this.blocks.find((b) => b.first <= meta.index && meta.index <= b.last);
-      if (at) {
-        const stored = await this.db.get(blockKey(at.first, at.last));
-        const entry = stored ? this.decodeBlock(at.first, stored)[meta.index - at.first] : undefined;
-        // Raft §7: a log that disagrees with the snapshot at its last index is discarded whole.
-        if (!entry || entry.term !== meta.term) keepFrom = Infinity;
-      } else {
-        keepFrom = Infinity;
-      }
-      // Whole blocks below `keepFrom` go; one straddling it is rewritten without its head.
-      const kept: Block[] = [];
-      for (const b of this.blocks) {
-        if (b.last < keepFrom) {
-          ops.push({ type: 'del', key: blockKey(b.first, b.last) });
-        } else if (b.first < keepFrom) {
-          const stored = await this.db.get(blockKey(b.first, b.last));
-          if (!stored) throw new Error(`raft log block ${b.first}-${b.last} is missing`);
-          const rest = this.decodeBlock(b.first, stored).slice(keepFrom - b.first);
-          ops.push({ type: 'del', key: blockKey(b.first, b.last) });
-          ops.push({ type: 'put', key: blockKey(keepFrom, b.last), value: this.encodeBlock(rest) });
-          kept.push({ first: keepFrom, last: b.last });
-        } else {
-          kept.push(b);
+  async saveSnapshot(meta: SnapshotMeta, data: SnapshotData, compactTo: number): Promise<void> {
+    const sink = this.createSnapshot(meta, compactTo);
+    try {
+      for (const piece of snapshotPieces(data)) await sink.write(piece);
+      await sink.commit();
+    } catch (err) {
+      await sink.abort();
+      throw err;
+    }
+  }
+
+  /**
+   * Pieces are written as they come, each synced (a later synced batch does not make an earlier
+   * unsynced one in a rotated-out log file durable), beside the serialised log writes: LevelDB
+   * orders concurrent writes itself, and no piece key is one the log writes touch.
+   */
+  createSnapshot(meta: SnapshotMeta, compactTo: number): StorageSnapshotSink {
+    // Taken once the store is open (it learns the generations on disk when it opens).
+    let gen = -1;
+    let chunks = 0;
+    let size = 0;
+    let state: 'open' | 'committed' | 'aborted' = 'open';
+    const storage = this;
+    return {
+      get size() {
+        return size;
+      },
+      async write(chunk: Uint8Array): Promise<void> {
+        if (state !== 'open') throw new Error(`snapshot sink is already ${state}`);
+        await storage.open();
+        // A failed write left LevelDB to be reopened first: the serialised path does it (and fails,
+        // as this write then does, while the disk is still full).
+        if (storage.mustReopen) await storage.serialise(async () => undefined);
+        if (gen < 0) gen = storage.nextGen++;
+        try {
+          await storage.db.put(pieceKey(gen, chunks), chunk, { sync: true });
+        } catch (err) {
+          storage.mustReopen = true;
+          state = 'aborted';
+          storage.orphaned.push({ gen, pieces: chunks + 1 });
+          throw err;
         }
+        chunks++;
+        size += chunk.length;
+      },
+      commit(): Promise<void> {
+        if (state !== 'open') return Promise.reject(new Error(`snapshot sink is already ${state}`));
+        state = 'committed';
+        return storage
+          .serialise(() => {
+            if (gen < 0) gen = storage.nextGen++; // no pieces: an empty snapshot
+            return storage.commitSnapshot({ meta, gen, chunks, size }, compactTo);
+          })
+          .catch((err: unknown) => {
+            // Deleted later unless the failed batch did land (commitSnapshot checks the head).
+            storage.orphaned.push({ gen, pieces: chunks });
+            throw err;
+          });
+      },
+      async abort(): Promise<void> {
+        if (state !== 'open') return;
+        state = 'aborted';
+        // Best effort: pieces left behind (a failed delete, a crash) are removed at the next open.
+        if (gen < 0) return;
+        const ops: Op[] = [];
+        for (let i = 0; i < chunks; i++) ops.push({ type: 'del', key: pieceKey(gen, i) });
+        const deleted = !storage.mustReopen && (await storage.db.batch(ops).then(() => true, () => false));
+        if (!deleted) storage.orphaned.push({ gen, pieces: chunks });
+      },
+    };
+  }
+
+  async readSnapshot(): Promise<SnapshotReader | undefined> {
+    await this.open();
+    const head = this.head;
+    if (!head) {
+      const meta = await this.db.get(SNAPSHOT_META);
+      if (!meta) return undefined;
+      const data = await this.db.get(SNAPSHOT_DATA);
+      if (!data) throw new Error('raft snapshot data is missing');
+      return { meta: this.packr.unpack(meta) as SnapshotMeta, size: data.length, chunks: 1, read: async () => data, close: () => undefined };
+    }
+    return {
+      meta: head.meta,
+      size: head.size,
+      chunks: head.chunks,
+      read: async (i: number) => {
+        const piece = i >= 0 && i < head.chunks ? await this.db.get(pieceKey(head.gen, i)) : undefined;
+        if (!piece) throw new Error(`raft snapshot piece ${i} of generation ${head.gen} is gone (replaced by a newer snapshot?)`);
+        return piece;
+      },
+      close: () => undefined,
+    };
+  }
+
+  /** The head goes in last, with the old snapshot's removal and the log's compaction: one batch. */
+  private async commitSnapshot(head: SnapshotHead, compactTo: number): Promise<void> {
+    const { meta } = head;
+    const ops: Op[] = [
+      { type: 'put', key: SNAPSHOT_HEAD, value: this.packr.pack(head) },
+      { type: 'del', key: SNAPSHOT_META },
+      { type: 'del', key: SNAPSHOT_DATA },
+    ];
+    const previous = this.head;
+    if (previous) for (let i = 0; i < previous.chunks; i++) ops.push({ type: 'del', key: pieceKey(previous.gen, i) });
+    // Never the pieces of the stored snapshot (a "failed" commit may have landed) or of this one.
+    const orphans = this.orphaned.filter((o) => o.gen !== previous?.gen && o.gen !== head.gen);
+    for (const o of orphans) for (let i = 0; i < o.pieces; i++) ops.push({ type: 'del', key: pieceKey(o.gen, i) });
+    let keepFrom = compactTo + 1;
+    const at = this.blocks.find((b) => b.first <= meta.index && meta.index <= b.last);
+    if (at) {
+      const stored = await this.db.get(blockKey(at.first, at.last));
+      const entry = stored ? this.decodeBlock(at.first, stored)[meta.index - at.first] : undefined;
+      // Raft §7: a log that disagrees with the snapshot at its last index is discarded whole.
+      if (!entry || entry.term !== meta.term) keepFrom = Infinity;
+    } else {
+      keepFrom = Infinity;
+    }
+    // Whole blocks below `keepFrom` go; one straddling it is rewritten without its head.
+    const kept: Block[] = [];
+    for (const b of this.blocks) {
+      if (b.last < keepFrom) {
+        ops.push({ type: 'del', key: blockKey(b.first, b.last) });
+      } else if (b.first < keepFrom) {
+        const stored = await this.db.get(blockKey(b.first, b.last));
+        if (!stored) throw new Error(`raft log block ${b.first}-${b.last} is missing`);
+        const rest = this.decodeBlock(b.first, stored).slice(keepFrom - b.first);
+        ops.push({ type: 'del', key: blockKey(b.first, b.last) });
+        ops.push({ type: 'put', key: blockKey(keepFrom, b.last), value: this.encodeBlock(rest) });
+        kept.push({ first: keepFrom, last: b.last });
+      } else {
+        kept.push(b);
       }
-      await this.db.batch(ops, { sync: true });
-      this.blocks = kept;
-    });
+    }
+    await this.db.batch(ops, { sync: true });
+    this.blocks = kept;
+    this.head = head;
+    this.orphaned = this.orphaned.filter((o) => !orphans.includes(o) && o.gen !== head.gen);
+  }
+
+  private async loadPieces(head: SnapshotHead): Promise<{ meta: SnapshotMeta; data: Uint8Array }> {
+    const keys: string[] = [];
+    for (let i = 0; i < head.chunks; i++) keys.push(pieceKey(head.gen, i));
+    const pieces = keys.length > 0 ? await this.db.getMany(keys) : [];
+    const missing = pieces.findIndex((p) => p === undefined);
+    if (missing >= 0) throw new Error(`raft snapshot piece ${missing} of generation ${head.gen} is missing`);
+    const data = joinSnapshot(pieces as Uint8Array[]);
+    if (data.length !== head.size) throw new Error(`raft snapshot has ${data.length} bytes, its head says ${head.size}`);
+    return { meta: head.meta, data };
+  }
+
+  private async loadLegacySnapshot(meta: Uint8Array): Promise<{ meta: SnapshotMeta; data: Uint8Array } | undefined> {
+    const data = await this.db.get(SNAPSHOT_DATA);
+    return data ? { meta: this.packr.unpack(meta) as SnapshotMeta, data } : undefined;
   }
 
   async close(): Promise<void> {
@@ -223,10 +384,26 @@ export class LevelStorage implements RaftStorage {
       this.opened = (async () => {
         await this.db.open();
         await this.migrateLegacyLog();
+        await this.readSnapshotHead();
         for await (const key of this.db.keys({ gt: BLOCK, lt: BLOCK_END })) this.blocks.push(parseBlockKey(key));
       })();
     }
     return this.opened;
+  }
+
+  /** Learns the stored snapshot's head and removes pieces of snapshots never committed (a crash). */
+  private async readSnapshotHead(): Promise<void> {
+    const head = await this.db.get(SNAPSHOT_HEAD);
+    this.head = head ? (this.packr.unpack(head) as SnapshotHead) : null;
+    let maxGen = this.head?.gen ?? 0;
+    const orphans: Op[] = [];
+    for await (const key of this.db.keys({ gt: PIECE, lt: PIECE_END })) {
+      const gen = pieceGen(key);
+      maxGen = Math.max(maxGen, gen);
+      if (gen !== this.head?.gen) orphans.push({ type: 'del', key });
+    }
+    this.nextGen = maxGen + 1;
+    if (orphans.length > 0) await this.db.batch(orphans, { sync: true });
   }
 
   /** A store written by the one-value-per-entry layout: its entries become one block. */
@@ -269,6 +446,9 @@ export class LevelStorage implements RaftStorage {
     const blocks: Block[] = [];
     for await (const key of this.db.keys({ gt: BLOCK, lt: BLOCK_END })) blocks.push(parseBlockKey(key));
     this.blocks = blocks;
+    // A failed commit may or may not have reached the disk: the head on disk is the truth.
+    const head = await this.db.get(SNAPSHOT_HEAD);
+    this.head = head ? (this.packr.unpack(head) as SnapshotHead) : null;
     this.mustReopen = false;
   }
 

@@ -1,11 +1,18 @@
 // RaftStorage kept in memory, for tests and simulations: same semantics as LevelStorage
-// (suffix overwrite, snapshot + compaction), nothing survives the process.
+// (suffix overwrite, snapshot + compaction, snapshots stored in pieces), nothing survives the process.
 import type { Entry, HardState, SnapshotMeta } from '../core/types';
-import type { PersistedState, RaftStorage } from '../interfaces';
+import type { PersistedState, RaftStorage, SnapshotData, SnapshotReader, StorageSnapshotSink } from '../interfaces';
+import { joinSnapshot, snapshotPieces } from './snapshot-chunks';
+
+interface StoredSnapshot {
+  meta: SnapshotMeta;
+  chunks: readonly Uint8Array[];
+  size: number;
+}
 
 export class MemoryStorage implements RaftStorage {
   private hardState: HardState = { term: 0, vote: null, commit: 0 };
-  private snapshot: { meta: SnapshotMeta; data: Uint8Array } | undefined;
+  private snapshot: StoredSnapshot | undefined;
   private entries: Entry[] = [];
   private closed = false;
 
@@ -13,7 +20,7 @@ export class MemoryStorage implements RaftStorage {
     this.assertOpen();
     return {
       hardState: { ...this.hardState },
-      snapshot: this.snapshot ? { meta: this.snapshot.meta, data: this.snapshot.data } : undefined,
+      snapshot: this.snapshot ? { meta: this.snapshot.meta, data: joinSnapshot(this.snapshot.chunks) } : undefined,
       entries: this.entries.slice(),
     };
   }
@@ -27,9 +34,65 @@ export class MemoryStorage implements RaftStorage {
     this.entries = this.entries.filter((e) => e.index < first).concat(entries);
   }
 
-  async saveSnapshot(meta: SnapshotMeta, data: Uint8Array, compactTo: number): Promise<void> {
+  async saveSnapshot(meta: SnapshotMeta, data: SnapshotData, compactTo: number): Promise<void> {
     this.assertOpen();
-    this.snapshot = { meta, data };
+    // The caller's pieces are kept as they are (no copy): a snapshot's bytes are never changed.
+    const chunks = [...snapshotPieces(data)];
+    this.install({ meta, chunks, size: chunks.reduce((n, c) => n + c.length, 0) }, compactTo);
+  }
+
+  createSnapshot(meta: SnapshotMeta, compactTo: number): StorageSnapshotSink {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    let state: 'open' | 'done' = 'open';
+    const open = () => {
+      this.assertOpen();
+      if (state !== 'open') throw new Error('snapshot sink is already committed or aborted');
+    };
+    return {
+      get size() {
+        return size;
+      },
+      write: async (chunk) => {
+        open();
+        // A copy: the writer may reuse the chunk's memory once this resolves.
+        chunks.push(Uint8Array.prototype.slice.call(chunk));
+        size += chunk.length;
+      },
+      commit: async () => {
+        open();
+        state = 'done';
+        this.install({ meta, chunks, size }, compactTo);
+      },
+      abort: async () => {
+        state = 'done';
+      },
+    };
+  }
+
+  async readSnapshot(): Promise<SnapshotReader | undefined> {
+    this.assertOpen();
+    const snap = this.snapshot;
+    if (!snap) return undefined;
+    return {
+      meta: snap.meta,
+      size: snap.size,
+      chunks: snap.chunks.length,
+      read: async (i) => {
+        if (i < 0 || i >= snap.chunks.length) throw new Error(`snapshot piece ${i} out of range`);
+        return snap.chunks[i];
+      },
+      close: () => undefined,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private install(snapshot: StoredSnapshot, compactTo: number): void {
+    const { meta } = snapshot;
+    this.snapshot = snapshot;
     const atSnapshot = this.entries.find((e) => e.index === meta.index);
     // Raft §7: a log that disagrees with the snapshot at its last index is discarded whole.
     if (!atSnapshot || atSnapshot.term !== meta.term) {
@@ -37,10 +100,6 @@ export class MemoryStorage implements RaftStorage {
       return;
     }
     this.entries = this.entries.filter((e) => e.index > compactTo);
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
   }
 
   private assertOpen(): void {

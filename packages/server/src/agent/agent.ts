@@ -194,6 +194,7 @@ export class Agent {
       tickMs: config.raft.tickMs,
       electionTicks: config.raft.electionTicks,
       snapshotThreshold: config.raft.snapshotThreshold,
+      snapshotIntervalMs: config.raft.snapshotIntervalMs,
       trailingLogs: config.raft.trailingLogs,
       logger: logger.child({ module: 'agent.server.raft' }),
     });

@@ -114,7 +114,7 @@ export const configFileSchema: SchemaNode = section({
     response_headers: strMap,
   }),
   limits: section({ http_max_conns: int, http_max_conns_per_client: int }),
-  raft: section({ tick_ms: int, election_ticks: int, snapshot_threshold: int, trailing_logs: int }),
+  raft: section({ tick_ms: int, election_ticks: int, snapshot_threshold: int, snapshot_interval_ms: { type: 'integer', minimum: 0 }, trailing_logs: int }),
   // TLS (issue 11, TLS section).
   cert_file: str,
   key_file: str,

@@ -83,7 +83,7 @@ export interface AgentConfig {
    */
   consulCompat: boolean;
   /** Raft timing, in ms (tests may shorten them). */
-  raft: { tickMs: number; electionTicks: number; snapshotThreshold: number; trailingLogs: number };
+  raft: { tickMs: number; electionTicks: number; snapshotThreshold: number; snapshotIntervalMs: number; trailingLogs: number };
   /** Smallest session TTL in ms: 10 s, lowered only by the test knob `session_ttl_min` (with -dev). */
   sessionTtlMinMs: number;
   /** Services and checks defined in config files (`service`, `services`, `check`, `checks`). */
@@ -152,7 +152,9 @@ export function defaultConfig(): AgentConfig {
     connect: { enabled: true, csrMaxPerSecond: 50, csrMaxConcurrent: 16, proxy: { allowManagedApiRegistration: false } },
     translateWanAddrs: false,
     consulCompat: false,
-    raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, trailingLogs: 10240 },
+    // snapshotIntervalMs: Consul's raft_snapshot_interval (30 s): snapshots at most every 30–60 s per
+    // server, randomised, except when the log reaches its bound (issue #14, docs/raft.md).
+    raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, snapshotIntervalMs: 30_000, trailingLogs: 10240 },
     sessionTtlMinMs: 10_000,
     definitions: { services: [], checks: [] },
     checks: { updateIntervalMs: 300_000, intervalMinMs: 1_000, deregisterMinMs: 60_000 },
@@ -324,6 +326,7 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
       ['tick_ms', 'tickMs'],
       ['election_ticks', 'electionTicks'],
       ['snapshot_threshold', 'snapshotThreshold'],
+      ['snapshot_interval_ms', 'snapshotIntervalMs'],
       ['trailing_logs', 'trailingLogs'],
     ] as const) {
       if (typeof raft[k] === 'number') out.raft[key] = raft[k];

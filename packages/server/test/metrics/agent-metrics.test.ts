@@ -13,6 +13,7 @@ describe('Prometheus form', () => {
   beforeAll(async () => {
     a = await startDevAgent((c) => {
       c.raft.snapshotThreshold = SNAPSHOT_THRESHOLD;
+      c.raft.snapshotIntervalMs = 0; // every threshold entries, not on the 30 s interval
     });
   });
   afterAll(() => a.stop());

@@ -1,0 +1,54 @@
+// snapshotIntervalMs (Consul's raft_snapshot_interval): under a write load a server snapshots at
+// most once per interval..2×interval — not every snapshotThreshold entries, and not at the same
+// moment as the other servers — yet the log bound still forces one, and a quiet server with enough
+// applied entries still takes one when its interval comes round.
+import { InMemoryNetwork, MemoryStorage, RaftNode } from '@registry/raft';
+import { bytes, Cluster, ListFsm, waitFor } from './cluster-harness';
+
+let cluster: Cluster | undefined;
+afterEach(async () => {
+  await cluster?.shutdown();
+  cluster = undefined;
+});
+
+type Stats = { snapshotsTaken: number; lastSnapshotIndex: number; lastIndex: number; appliedIndex: number };
+const stats = (m: { node: { stats(): object } }) => m.node.stats() as Stats;
+
+test('within the interval only the log bound (8 × threshold, plus a per-server offset) takes a snapshot', async () => {
+  const threshold = 25;
+  cluster = await Cluster.start(3, { snapshotThreshold: threshold, snapshotIntervalMs: 600_000, trailingLogs: 5 });
+  const leader = await cluster.leader();
+  let written = 0;
+  const write = async (n: number) => {
+    for (let i = 0; i < n; i++) await leader.node.propose(bytes(`v${written++}`));
+  };
+  // Far past the threshold, below the bound: no snapshot anywhere (without the interval: one per 25).
+  await write(7 * threshold);
+  await waitFor(() => cluster!.members.every((m) => m.fsm.items.length === written));
+  for (const m of cluster.members) expect(stats(m).snapshotsTaken).toBe(0);
+  // Past the largest bound (8 × 25 + 24 applied entries, counting the bootstrap entries too).
+  await write(2 * threshold + 10);
+  await waitFor(() => cluster!.members.every((m) => stats(m).snapshotsTaken === 1), 10_000, 'one snapshot on every server');
+  for (const m of cluster.members) {
+    const s = stats(m);
+    expect(s.lastSnapshotIndex).toBeGreaterThanOrEqual(8 * threshold);
+    expect(s.lastSnapshotIndex).toBeLessThan(9 * threshold + 5);
+  }
+});
+
+test('a quiet server with threshold entries applied snapshots when its interval comes round', async () => {
+  cluster = await Cluster.start(3, { snapshotThreshold: 20, snapshotIntervalMs: 300, trailingLogs: 5 });
+  const leader = await cluster.leader();
+  await Promise.all(Array.from({ length: 30 }, (_, i) => leader.node.propose(bytes(`q${i}`))));
+  // No more writes: the tick notices the interval has passed (300–600 ms after start or the last one).
+  await waitFor(() => cluster!.members.every((m) => stats(m).snapshotsTaken >= 1), 5_000, 'a snapshot on every server');
+  for (const m of cluster.members) expect(stats(m).lastSnapshotIndex).toBeGreaterThanOrEqual(20);
+});
+
+test('rejects a negative or fractional interval', async () => {
+  const net = new InMemoryNetwork();
+  const create = (snapshotIntervalMs: number) =>
+    RaftNode.create({ id: 'solo', storage: new MemoryStorage(), transport: net.transport(), fsm: new ListFsm(), snapshotIntervalMs });
+  await expect(create(-1)).rejects.toThrow(/snapshotIntervalMs/);
+  await expect(create(1.5)).rejects.toThrow(/snapshotIntervalMs/);
+});
