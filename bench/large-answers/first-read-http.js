@@ -17,12 +17,11 @@
 // Only the agent processes this script starts (by PID) are stopped.
 'use strict';
 const { spawn, execFile } = require('node:child_process');
-const http = require('node:http');
 const { readFileSync } = require('node:fs');
 const { loadavg } = require('node:os');
 const { join } = require('node:path');
 const { performance } = require('node:perf_hooks');
-const { freePort, sleep } = require('../support');
+const { freePort, loopbackCaller, sleep } = require('../support');
 
 const REPO = join(__dirname, '..', '..');
 const BIN = join(REPO, 'packages', 'cli', 'bin', 'registry.js');
@@ -31,23 +30,7 @@ const arg = (name, dflt) => (argAt(name) >= 0 ? process.argv[argAt(name) + 1] : 
 const SIZE = Number(arg('--size', '100000'));
 const ROUNDS = Number(arg('--rounds', '1'));
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-
-function call(base, method, path, body, timeoutMs = 60_000) {
-  const url = new URL(path, base);
-  if (url.hostname !== '127.0.0.1') throw new Error(`refusing non-loopback target ${base}`);
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent, timeout: timeoutMs }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const call = loopbackCaller({ maxSockets: 16, timeoutMs: 60_000 });
 
 function cpuSeconds(pid) {
   try {
@@ -174,7 +157,7 @@ async function firstRead(a, path) {
       }
     }
   }
-  agent.destroy();
+  call.close();
   console.log(rows.join('\n'));
 })().catch((err) => {
   console.error(err);

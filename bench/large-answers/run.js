@@ -25,11 +25,10 @@
 // per connection, with Node's http (keep-alive).
 'use strict';
 const { execFile, execFileSync } = require('node:child_process');
-const http = require('node:http');
 const { cpSync, mkdtempSync, readFileSync, rmSync, mkdirSync, writeFileSync } = require('node:fs');
 const { tmpdir, loadavg } = require('node:os');
 const { join } = require('node:path');
-const { freePort, sleep } = require('../support');
+const { freePort, loopbackCaller, sleep } = require('../support');
 
 const REPO = join(__dirname, '..', '..');
 const CLUSTER = join(REPO, 'scripts', 'cluster.sh');
@@ -41,23 +40,7 @@ const PHASES = arg('--phases', 'writes,catchup').split(',');
 const ROUNDS = Number(arg('--rounds', '1'));
 const KEEP_LOGS = arg('--keep-logs', '');
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-
-function call(base, method, path, body, timeoutMs = 30_000) {
-  const url = new URL(path, base);
-  if (url.hostname !== '127.0.0.1') throw new Error(`refusing non-loopback target ${base}`);
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent, timeout: timeoutMs }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const call = loopbackCaller({ maxSockets: 64, timeoutMs: 30_000 });
 
 async function freeBase() {
   for (let attempt = 0; attempt < 50; attempt++) {
@@ -274,7 +257,7 @@ async function catchUp(cluster, n) {
       cluster.stop();
     }
   }
-  agent.destroy();
+  call.close();
   console.log(lines.join('\n'));
 })().catch((err) => {
   console.error(err);

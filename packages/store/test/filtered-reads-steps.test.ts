@@ -4,28 +4,10 @@
 // and after it, the answer equals, byte for byte, what a store that applied the same writes answers
 // when it builds in one go; and it equals an independent derivation (a walk of every node's checks;
 // the unfiltered health listing, filtered here).
-import { BuildPending, deferringBuilds, Store, useListingLane, type Command, type StepLane } from '@registry/store';
+import { deferringBuilds, type Command } from '@registry/store';
+import { buildWithWritesBetweenSteps, LoggedStore, useManualLane, type Read } from './support/listing-steps';
 
-class ManualLane implements StepLane {
-  private readonly waiting: Array<() => void> = [];
-  steps = 0;
-  turn(): Promise<void> {
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-  done(): void {
-    this.steps++;
-  }
-  async grant(): Promise<boolean> {
-    const next = this.waiting.shift();
-    if (!next) return false;
-    next();
-    await new Promise((resolve) => setImmediate(resolve));
-    return true;
-  }
-}
-
-const lane = new ManualLane();
-beforeAll(() => useListingLane(lane, 0.05));
+useManualLane();
 
 const pad = (i: number) => String(i).padStart(5, '0');
 const STATUSES = ['passing', 'warning', 'critical'];
@@ -56,26 +38,17 @@ const moveRack = (i: number, rack: string): Command => ({
   req: { Node: `node-${pad(i)}`, Address: `10.0.${i >> 8}.${i & 255}`, NodeMeta: { rack } },
 });
 
-class Fixture {
-  readonly store = new Store();
-  readonly log: Command[] = [];
+class Fixture extends LoggedStore {
   constructor(
-    private seed: number,
+    seed: number,
     readonly size: number,
   ) {
+    super(seed);
     for (let i = 0; i < size; i++) {
       this.apply(registerNode(i, STATUSES[i % 3], 'ok', i % 2 ? 'v1' : 'v2'));
       if (i % 5 === 0) this.apply(second(i));
       if (i % 4 === 0) this.apply(nodeCheck(i, 'passing'));
     }
-  }
-  rand(n: number): number {
-    this.seed = (this.seed * 1103515245 + 12345) % 2 ** 31;
-    return this.seed % n;
-  }
-  apply(cmd: Command): void {
-    this.log.push(cmd);
-    this.store.apply(this.log.length, cmd);
   }
   writeSome(): void {
     for (let k = this.rand(4); k >= 0; k--) {
@@ -101,14 +74,7 @@ class Fixture {
       }
     }
   }
-  fromScratch(): Store {
-    const s = new Store();
-    this.log.forEach((cmd, i) => s.apply(i + 1, cmd));
-    return s;
-  }
 }
-
-type Read = (s: Store) => unknown;
 
 const READS: Record<string, Read> = {
   'catalog/service': (s) => s.catalogService('web'),
@@ -121,32 +87,6 @@ const READS: Record<string, Read> = {
   'health/state/any?node-meta': (s) => s.healthState('any', { nodeMeta: { rack: 'r5' } }),
   'health/state/critical': (s) => s.healthState('critical'),
 };
-
-function tryDeferred(s: Store, read: Read): { pending: Promise<void> } | { value: unknown } {
-  try {
-    return { value: deferringBuilds(() => read(s)) };
-  } catch (err) {
-    if (err instanceof BuildPending) return { pending: err.ready };
-    throw err;
-  }
-}
-
-async function buildWithWritesBetweenSteps(f: Fixture, read: Read): Promise<{ value: unknown; steps: number }> {
-  let steps = 0;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const first = tryDeferred(f.store, read);
-    if ('value' in first) return { value: first.value, steps };
-    let done = false;
-    void first.pending.then(() => (done = true));
-    while (!done) {
-      f.writeSome();
-      expect(await lane.grant()).toBe(true);
-      steps++;
-      await Promise.resolve();
-    }
-  }
-  throw new Error('the listing never settled');
-}
 
 describe.each(Object.keys(READS))('%s over thousands of rows', (kind) => {
   const read = READS[kind];

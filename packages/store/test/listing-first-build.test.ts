@@ -3,34 +3,10 @@
 // done; writes landing between two steps are followed afterwards. Whatever is written meanwhile,
 // the answer then equals what a store built from scratch with the same writes answers, byte for
 // byte, and a reader that cannot wait gets the same answer by finishing the build at once.
-import { BuildPending, deferringBuilds, kvEntryOut, Store, useListingLane, type Command, type StepLane } from '@registry/store';
+import { deferringBuilds, kvEntryOut, Store, type Command } from '@registry/store';
+import { buildWithWritesBetweenSteps, lane, LoggedStore, tryDeferred, useManualLane, type Read } from './support/listing-steps';
 
-/** A lane the test opens one step at a time, so that writes land between steps where it chooses. */
-class ManualLane implements StepLane {
-  private readonly waiting: Array<() => void> = [];
-  steps = 0;
-
-  turn(): Promise<void> {
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  done(): void {
-    this.steps++;
-  }
-
-  /** Lets the next waiting step run; resolves after it ran. */
-  async grant(): Promise<boolean> {
-    const next = this.waiting.shift();
-    if (!next) return false;
-    next();
-    await new Promise((resolve) => setImmediate(resolve));
-    return true;
-  }
-}
-
-const lane = new ManualLane();
-// Steps of ~0.05 ms: a build of a few thousand rows takes many of them.
-beforeAll(() => useListingLane(lane, 0.05));
+useManualLane();
 
 const pad = (i: number) => String(i).padStart(5, '0');
 
@@ -56,13 +32,12 @@ const deregisterNode = (i: number): Command => ({ type: 'catalog.deregister', re
 const kvSet = (key: string, value: string): Command => ({ type: 'kv.apply', op: { Verb: 'set', Key: key, Value: Buffer.from(value), Flags: 0 } });
 const kvDel = (key: string): Command => ({ type: 'kv.apply', op: { Verb: 'delete', Key: key } });
 
-class Fixture {
-  readonly store = new Store();
-  readonly log: Command[] = [];
-  private seed: number;
-
-  constructor(seed: number, size: number) {
-    this.seed = seed;
+class Fixture extends LoggedStore {
+  constructor(
+    seed: number,
+    readonly size: number,
+  ) {
+    super(seed);
     for (let i = 0; i < size; i++) {
       this.apply(registerNode(i, 'passing', 'ok'));
       if (i % 5 === 0) this.apply(registerSecond(i));
@@ -71,20 +46,10 @@ class Fixture {
     for (let i = 0; i < 30; i++) this.apply(kvSet(`apps/${i}`, 'beside the prefix'));
   }
 
-  rand(n: number): number {
-    this.seed = (this.seed * 1103515245 + 12345) % 2 ** 31;
-    return this.seed % n;
-  }
-
-  apply(cmd: Command): void {
-    this.log.push(cmd);
-    this.store.apply(this.log.length, cmd);
-  }
-
   /** A few random writes: nodes come, go and change health; keys are written and deleted. */
-  writeSome(size: number): void {
+  writeSome(): void {
     for (let k = this.rand(4); k >= 0; k--) {
-      const i = this.rand(size + size / 10);
+      const i = this.rand(this.size + this.size / 10);
       switch (this.rand(6)) {
         case 0:
           this.apply(deregisterNode(i));
@@ -103,16 +68,7 @@ class Fixture {
       }
     }
   }
-
-  /** A store that applied the same writes and builds each listing in one go. */
-  fromScratch(): Store {
-    const s = new Store();
-    this.log.forEach((cmd, i) => s.apply(i + 1, cmd));
-    return s;
-  }
 }
-
-type Read = (s: Store) => unknown;
 
 const READS: Record<string, Read> = {
   nodes: (s) => s.catalogNodes(),
@@ -120,46 +76,18 @@ const READS: Record<string, Read> = {
   kv: (s) => s.kvRecurse('app/'),
 };
 
-/** The read's answer inside deferringBuilds: BuildPending's promise, or the answer. */
-function tryDeferred(s: Store, read: Read): { pending: Promise<void> } | { value: unknown } {
-  try {
-    return { value: deferringBuilds(() => read(s)) };
-  } catch (err) {
-    if (err instanceof BuildPending) return { pending: err.ready };
-    throw err;
-  }
-}
-
-/** Runs the build step by step with writes between steps, then reads; answers the settled answer. */
-async function buildWithWritesBetweenSteps(f: Fixture, read: Read, size: number): Promise<{ value: unknown; steps: number }> {
-  let steps = 0;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const first = tryDeferred(f.store, read);
-    if ('value' in first) return { value: first.value, steps };
-    let done = false;
-    void first.pending.then(() => (done = true));
-    while (!done) {
-      f.writeSome(size);
-      expect(await lane.grant()).toBe(true);
-      steps++;
-      await Promise.resolve();
-    }
-  }
-  throw new Error('the listing never settled');
-}
-
 describe.each(Object.keys(READS))('the first build of the %s listing, in steps', (kind) => {
   const read = READS[kind];
 
   test.each([1, 2, 3, 4, 5, 6])('writes between its steps (seed %i): the answer equals a from-scratch build', async (seed) => {
     const size = 2500;
     const f = new Fixture(seed, size);
-    const { value, steps } = await buildWithWritesBetweenSteps(f, read, size);
+    const { value, steps } = await buildWithWritesBetweenSteps(f, read);
     expect(steps).toBeGreaterThan(3);
     // The listing then follows writes as before.
     expect(JSON.stringify(value)).toBe(JSON.stringify(read(f.fromScratch())));
-    f.writeSome(size);
-    f.writeSome(size);
+    f.writeSome();
+    f.writeSome();
     expect(JSON.stringify(read(f.store))).toBe(JSON.stringify(read(f.fromScratch())));
   });
 });
@@ -193,13 +121,13 @@ test.each(Object.keys(READS))('thousands of writes between two steps of a %s bui
 test('the answers of a build in steps equal independent orderings (sort by name; the tag-filtered path; a fresh walk)', async () => {
   const size = 2000;
   const f = new Fixture(11, size);
-  const nodes = (await buildWithWritesBetweenSteps(f, READS.nodes, size)).value as ReturnType<Store['catalogNodes']>;
+  const nodes = (await buildWithWritesBetweenSteps(f, READS.nodes)).value as ReturnType<Store['catalogNodes']>;
   const names = f.store.catalogNodes({ nodeMeta: {} }).value.map((n) => n.Node);
   expect(nodes.value.map((n) => n.Node)).toEqual([...names].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1)));
-  const health = (await buildWithWritesBetweenSteps(f, READS.health, size)).value as ReturnType<Store['healthService']>;
+  const health = (await buildWithWritesBetweenSteps(f, READS.health)).value as ReturnType<Store['healthService']>;
   // Every instance is tagged v1: the tag-filtered read takes the path that selects and sorts anew.
   expect(JSON.stringify(health)).toBe(JSON.stringify(f.store.healthService('web', { tags: ['v1'] })));
-  const kv = (await buildWithWritesBetweenSteps(f, READS.kv, size)).value as ReturnType<Store['kvRecurse']>;
+  const kv = (await buildWithWritesBetweenSteps(f, READS.kv)).value as ReturnType<Store['kvRecurse']>;
   const fresh = f.store.kvList('app/');
   expect(kv.value).toEqual(fresh.value.map((e) => kvEntryOut(e)));
   expect(kv.index).toBe(fresh.index);
@@ -216,7 +144,7 @@ test('readers of a listing being built wait for the one build; a reader that can
   await lane.grant();
   await lane.grant();
   expect(lane.steps).toBe(before + 2);
-  f.writeSome(3000);
+  f.writeSome();
   // Not inside deferringBuilds: the rest of the build runs now, and the writes are followed.
   const direct = JSON.stringify(READS.health(f.store));
   expect(direct).toBe(JSON.stringify(READS.health(f.fromScratch())));

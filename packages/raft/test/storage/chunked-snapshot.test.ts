@@ -3,12 +3,11 @@
 // LevelStorage: a process killed between pieces leaves the previous snapshot whole (and its orphaned
 // pieces are removed at the next open); a store written with the one-value layout still loads.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { Packr } from 'msgpackr';
-import { describeStorageError, EntryType, LevelStorage, MemoryStorage, type Entry, type RaftStorage, type SnapshotMeta, type SnapshotReader } from '@registry/raft';
+import { describeStorageError, EntryType, LevelStorage, type Entry, type SnapshotMeta, type SnapshotReader } from '@registry/raft';
+import { storageFactories, tempDirs } from '../support/storages';
 import { Tmpfs } from '../support/tmpfs';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -16,18 +15,10 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
 const meta = (index: number, term: number): SnapshotMeta => ({ index, term, configuration: { servers: [{ id: 'a', address: '127.0.0.1:1' }] } });
 const entry = (index: number, term: number): Entry => ({ index, term, type: EntryType.Normal, data: bytes(`e${index}`) });
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'raft-chunks-'));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = tempDirs('raft-chunks-');
 const disk = Tmpfs.mount('raft-chunks-enospc-', 4);
 afterEach(() => disk.free());
-afterAll(() => {
-  dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
-  disk.unmount();
-});
+afterAll(() => disk.unmount());
 
 async function readAll(reader: SnapshotReader): Promise<string[]> {
   const out: string[] = [];
@@ -38,29 +29,7 @@ async function readAll(reader: SnapshotReader): Promise<string[]> {
 /** Pieces whose concatenation is `s`, `n` characters each. */
 const split = (s: string, n: number) => Array.from({ length: Math.ceil(s.length / n) }, (_, i) => bytes(s.slice(i * n, (i + 1) * n)));
 
-const factories: { name: string; open: () => { storage: RaftStorage; reopen: () => Promise<RaftStorage> } }[] = [
-  {
-    name: 'MemoryStorage',
-    open: () => {
-      const storage = new MemoryStorage();
-      return { storage, reopen: async () => storage };
-    },
-  },
-  {
-    name: 'LevelStorage',
-    open: () => {
-      const path = tempDir();
-      const storage = new LevelStorage({ path });
-      return {
-        storage,
-        reopen: async () => {
-          await storage.close();
-          return new LevelStorage({ path });
-        },
-      };
-    },
-  },
-];
+const factories = storageFactories(tempDir);
 
 describe.each(factories)('$name: snapshots in pieces', ({ open }) => {
   test('pieces saved are loaded joined and read back one at a time; the log is compacted as before', async () => {

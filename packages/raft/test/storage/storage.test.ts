@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Level } from 'level';
 import { Packr } from 'msgpackr';
-import { EntryType, LevelStorage, MemoryStorage, type Entry, type RaftStorage, type SnapshotMeta } from '@registry/raft';
+import { EntryType, LevelStorage, type Entry, type SnapshotMeta } from '@registry/raft';
+import { storageFactories, tempDirs } from '../support/storages';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -22,32 +20,8 @@ const meta = (index: number, term: number): SnapshotMeta => ({
   configuration: { servers: [{ id: 'a', address: '127.0.0.1:1' }] },
 });
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'raft-storage-'));
-  dirs.push(dir);
-  return dir;
-}
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-type Factory = { name: string; open: () => { storage: RaftStorage; reopen?: () => Promise<RaftStorage> } };
-const factories: Factory[] = [
-  { name: 'MemoryStorage', open: () => ({ storage: new MemoryStorage() }) },
-  {
-    name: 'LevelStorage',
-    open: () => {
-      const path = tempDir();
-      const storage = new LevelStorage({ path });
-      return {
-        storage,
-        reopen: async () => {
-          await storage.close();
-          return new LevelStorage({ path });
-        },
-      };
-    },
-  },
-];
+const tempDir = tempDirs('raft-storage-');
+const factories = storageFactories(tempDir);
 
 describe.each(factories)('$name', ({ open }) => {
   test('an empty store loads a zero hard state, no snapshot and no entries', async () => {
@@ -137,7 +111,7 @@ describe('LevelStorage on disk', () => {
     await storage.append({ term: 4, vote: 'x', commit: 30 }, range(1, 40, 4));
     await storage.saveSnapshot(meta(30, 4), bytes('snap'), 25);
     await storage.append(undefined, range(35, 36, 5));
-    const again = await reopen!();
+    const again = await reopen();
     const state = await again.load();
     expect(state.hardState).toEqual({ term: 4, vote: 'x', commit: 30 });
     expect(state.snapshot?.meta).toEqual(meta(30, 4));

@@ -2,50 +2,14 @@
 // the Agent's storage and transport factories (issue 13, item 8), driven through HTTP. The fastest
 // way to test cluster behaviour that needs no real process (failover by SIGKILL stays in the
 // process tests); and it shows the seams: the agent is not tied to TCP or LevelDB for Raft.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { InMemoryNetwork, MemoryStorage } from '@registry/raft';
-import { Agent, buildConfig, createLogger } from '@registry/server';
 import { http, waitFor } from '../support/dev-agent';
+import { agentUrl as url, InMemoryCluster } from './support/in-memory-cluster';
 
-const network = new InMemoryNetwork();
-const addresses = ['mem-s1:1', 'mem-s2:1', 'mem-s3:1'];
-const agents: Agent[] = [];
-const storages: MemoryStorage[] = [];
-let dir: string;
-const url = (a: Agent) => `http://127.0.0.1:${a.httpPort}`;
+const cluster = new InMemoryCluster('mem');
+const { network, addresses, agents, storages } = cluster;
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'registry-in-process-'));
-  await Promise.all(
-    addresses.map(async (address, i) => {
-      const config = buildConfig({
-        server: true,
-        bootstrapExpect: 3,
-        node: `s${i + 1}`,
-        dataDir: join(dir, `s${i + 1}`),
-        httpPort: 0,
-        serverPort: 0,
-        dnsPort: -1,
-        retryJoin: addresses.filter((a) => a !== address),
-      });
-      const storage = new MemoryStorage();
-      storages[i] = storage;
-      agents[i] = await Agent.start(config, {
-        logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', false),
-        storage: () => storage,
-        transport: async () => network.transport(address),
-      });
-    }),
-  );
-  await waitFor(async () => (await Promise.all(agents.map(async (a) => (await http(url(a), 'GET', '/v1/status/leader')).json))).every((l) => typeof l === 'string' && l !== ''), 20_000);
-}, 30_000);
-
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a?.stop().catch(() => undefined)));
-  await rm(dir, { recursive: true, force: true });
-});
+beforeAll(() => cluster.start('registry-in-process-'), 30_000);
+afterAll(() => cluster.stop());
 
 test('the three agents form one cluster on the in-memory network and agree on its leader', async () => {
   const leaders = await Promise.all(agents.map(async (a) => (await http(url(a), 'GET', '/v1/status/leader')).json));

@@ -3,53 +3,27 @@
 // server is committed, is idempotent (a repeated request, or a new one for a server already gone,
 // changes nothing and answers the same), and a follower sends the caller on to the leader. Three
 // agents in one process on an in-memory network; the probe is one more address on that network.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { InMemoryNetwork, MemoryStorage, type Transport } from '@registry/raft';
-import { Agent, buildConfig, createLogger } from '@registry/server';
-import { http, waitFor } from '../support/dev-agent';
+import type { Transport } from '@registry/raft';
+import type { Agent } from '@registry/server';
+import { http } from '../support/dev-agent';
+import { agentUrl as url, InMemoryCluster } from './support/in-memory-cluster';
 
-const network = new InMemoryNetwork();
-const addresses = ['leave-s1:1', 'leave-s2:1', 'leave-s3:1'];
-const agents: Agent[] = [];
+const cluster = new InMemoryCluster('leave');
+const { addresses, agents } = cluster;
 let probe: Transport;
-let dir: string;
-const url = (a: Agent) => `http://127.0.0.1:${a.httpPort}`;
 
 type Answer = { ok: true; value: { committedAt: number } } | { ok: false; retry?: true; message: string };
 const leaveServer = (to: string, id: string, request: string) =>
   probe.call(to, 'Cluster.LeaveServer', { id, request }, 10_000) as Promise<Answer>;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'registry-leave-call-'));
-  await Promise.all(
-    addresses.map(async (address, i) => {
-      const config = buildConfig({
-        server: true,
-        bootstrapExpect: 3,
-        node: `s${i + 1}`,
-        dataDir: join(dir, `s${i + 1}`),
-        httpPort: 0,
-        serverPort: 0,
-        dnsPort: -1,
-        retryJoin: addresses.filter((a) => a !== address),
-      });
-      agents[i] = await Agent.start(config, {
-        logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', false),
-        storage: () => new MemoryStorage(),
-        transport: async () => network.transport(address),
-      });
-    }),
-  );
-  probe = network.transport('leave-probe:1');
-  await waitFor(async () => (await Promise.all(agents.map(async (a) => (await http(url(a), 'GET', '/v1/status/leader')).json))).every((l) => typeof l === 'string' && l !== ''), 20_000);
+  await cluster.start('registry-leave-call-');
+  probe = cluster.network.transport('leave-probe:1');
 }, 30_000);
 
 afterAll(async () => {
-  await Promise.all(agents.map((a) => a?.stop().catch(() => undefined)));
+  await cluster.stop();
   await probe?.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 async function configurationOf(a: Agent): Promise<string[]> {

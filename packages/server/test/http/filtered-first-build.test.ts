@@ -4,6 +4,7 @@
 // runs in this process, so small reads answered between sending the big read and its first byte
 // show that the build did not hold the loop (first-build.test.ts does the same for nodes, health, KV).
 import { http, startDevAgent, type TestAgent } from '../support/dev-agent';
+import { bigReadBesideSmallOnes as bigReads, loadThroughTxn } from '../support/large-reads';
 
 jest.setTimeout(300_000);
 
@@ -14,52 +15,20 @@ const nodeName = (n: number) => `ffb-${n % 9 === 0 ? 'X' : 'x'}-${String(n).padS
 
 beforeAll(async () => {
   t = await startDevAgent();
-  const PER_TXN = 20;
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (next < NODES) {
-        const first = next;
-        next += PER_TXN;
-        const ops: unknown[] = [];
-        for (let n = first; n < Math.min(first + PER_TXN, NODES); n++) {
-          const node = nodeName(n);
-          ops.push({ Node: { Verb: 'set', Node: { Node: node, Address: `10.${n >> 16}.${(n >> 8) & 255}.${n & 255}`, Meta: { rack: `r${n % 4}` } } } });
-          ops.push({ Service: { Verb: 'set', Node: node, Service: { ID: `web-${n % 3}`, Service: 'web', Port: 8080, Tags: n % 2 ? ['v1'] : ['v2'] } } });
-          ops.push({
-            Check: { Verb: 'set', Check: { Node: node, CheckID: `alive-${n % 5}`, Name: 'alive', Status: n % 7 ? 'passing' : 'critical', ServiceID: `web-${n % 3}` } },
-          });
-        }
-        const r = await http(t.url, 'PUT', '/v1/txn', ops);
-        if (r.status !== 200) throw new Error(`txn failed: ${r.status} ${r.text}`);
-      }
-    }),
-  );
+  await loadThroughTxn(t.url, NODES, 20, (n) => {
+    const node = nodeName(n);
+    return [
+      { Node: { Verb: 'set', Node: { Node: node, Address: `10.${n >> 16}.${(n >> 8) & 255}.${n & 255}`, Meta: { rack: `r${n % 4}` } } } },
+      { Service: { Verb: 'set', Node: node, Service: { ID: `web-${n % 3}`, Service: 'web', Port: 8080, Tags: n % 2 ? ['v1'] : ['v2'] } } },
+      { Check: { Verb: 'set', Check: { Node: node, CheckID: `alive-${n % 5}`, Name: 'alive', Status: n % 7 ? 'passing' : 'critical', ServiceID: `web-${n % 3}` } } },
+    ];
+  });
 });
 afterAll(async () => {
   await t?.stop();
 });
 
-async function bigReadBesideSmallOnes(path: string): Promise<{ big: unknown[]; smallAnswered: number }> {
-  let headersIn = false;
-  let smallAnswered = 0;
-  const big = fetch(t.url + path).then((res) => {
-    headersIn = true;
-    expect(res.status).toBe(200);
-    return res.json() as Promise<unknown[]>;
-  });
-  const small = (async () => {
-    await new Promise((r) => setTimeout(r, 20));
-    while (!headersIn) {
-      const r = await http(t.url, 'GET', '/v1/catalog/node/test-agent');
-      expect(r.status).toBe(200);
-      if (!headersIn) smallAnswered++;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  })();
-  const [answer] = await Promise.all([big, small]);
-  return { big: answer, smallAnswered };
-}
+const bigReadBesideSmallOnes = (path: string) => bigReads(t.url, path);
 
 interface HealthEntry {
   Node: { Node: string; Meta: Record<string, string> };

@@ -4,6 +4,7 @@
 // loop is held the test cannot even send a request: small reads answered between sending the big
 // read and its first byte show that the build did not hold the loop.
 import { http, startDevAgent, type TestAgent } from '../support/dev-agent';
+import { bigReadBesideSmallOnes as bigReads, loadThroughTxn } from '../support/large-reads';
 
 // Loading 50,000 rows through /v1/txn takes ~1 min on a loaded machine.
 jest.setTimeout(300_000);
@@ -16,69 +17,22 @@ const nodeName = (n: number) => `fb-node-${String(n).padStart(6, '0')}`;
 
 beforeAll(async () => {
   t = await startDevAgent();
-  const PER_TXN = 32;
-  let next = 0;
-  // Four writers at a time: loading is not what is tested.
-  await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (next < NODES) {
-        const first = next;
-        next += PER_TXN;
-        const ops: unknown[] = [];
-        for (let n = first; n < Math.min(first + PER_TXN, NODES); n++) {
-          const node = nodeName(n);
-          ops.push({ Node: { Verb: 'set', Node: { Node: node, Address: `10.${n >> 16}.${(n >> 8) & 255}.${n & 255}`, Meta: { env: 'prod' } } } });
-          ops.push({ Service: { Verb: 'set', Node: node, Service: { ID: `web-${n % 3}`, Service: 'web', Port: 8080, Tags: ['v1'] } } });
-        }
-        const r = await http(t.url, 'PUT', '/v1/txn', ops);
-        if (r.status !== 200) throw new Error(`txn failed: ${r.status} ${r.text}`);
-      }
-    }),
-  );
-  let key = 0;
-  await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (key < KEYS) {
-        const first = key;
-        key += 64;
-        const ops: unknown[] = [];
-        for (let k = first; k < Math.min(first + 64, KEYS); k++) {
-          ops.push({ KV: { Verb: 'set', Key: `big/${String(k).padStart(6, '0')}`, Value: Buffer.from(`value ${k}`).toString('base64') } });
-        }
-        const r = await http(t.url, 'PUT', '/v1/txn', ops);
-        if (r.status !== 200) throw new Error(`txn failed: ${r.status} ${r.text}`);
-      }
-    }),
-  );
+  await loadThroughTxn(t.url, NODES, 32, (n) => {
+    const node = nodeName(n);
+    return [
+      { Node: { Verb: 'set', Node: { Node: node, Address: `10.${n >> 16}.${(n >> 8) & 255}.${n & 255}`, Meta: { env: 'prod' } } } },
+      { Service: { Verb: 'set', Node: node, Service: { ID: `web-${n % 3}`, Service: 'web', Port: 8080, Tags: ['v1'] } } },
+    ];
+  });
+  await loadThroughTxn(t.url, KEYS, 64, (k) => [
+    { KV: { Verb: 'set', Key: `big/${String(k).padStart(6, '0')}`, Value: Buffer.from(`value ${k}`).toString('base64') } },
+  ]);
 });
 afterAll(async () => {
   await t?.stop();
 });
 
-/**
- * Sends the big read, then a small read every 5 ms until the big answer's headers arrive; answers
- * the big answer and how many small reads were answered meanwhile.
- */
-async function bigReadBesideSmallOnes(path: string): Promise<{ big: unknown[]; smallAnswered: number }> {
-  let headersIn = false;
-  let smallAnswered = 0;
-  const big = fetch(t.url + path).then((res) => {
-    headersIn = true;
-    expect(res.status).toBe(200);
-    return res.json() as Promise<unknown[]>;
-  });
-  const small = (async () => {
-    await new Promise((r) => setTimeout(r, 20));
-    while (!headersIn) {
-      const r = await http(t.url, 'GET', '/v1/catalog/node/test-agent');
-      expect(r.status).toBe(200);
-      if (!headersIn) smallAnswered++;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  })();
-  const [answer] = await Promise.all([big, small]);
-  return { big: answer, smallAnswered };
-}
+const bigReadBesideSmallOnes = (path: string) => bigReads(t.url, path);
 
 test('the first health read of 30,000 instances is built while small reads are answered, and is exact', async () => {
   const { big, smallAnswered } = await bigReadBesideSmallOnes('/v1/health/service/web');

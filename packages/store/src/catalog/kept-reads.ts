@@ -3,19 +3,16 @@
 // both ways give the same rows in the same order — (node, service ID) or (node, check ID), folded —
 // so which one answers never shows.
 import type { CatalogTable } from '../tables/catalog';
-import { hasAllTags, matchesNodeMeta } from './filters';
-import { connectTargets, fold } from './keys';
+import { matchesNodeMeta } from './filters';
+import { fold } from './keys';
 import { healthEntry } from './health-listing';
-import { hasKeptRows, keptRows, KEPT_ROWS_MIN, type Row, type RowSource } from './node-rows';
+import { hasKeptRows, keptRows, KEPT_ROWS_MIN, type Row } from './node-rows';
 import type { CheckServiceNodeOut, HealthCheckOut, ServiceNodeOut } from './outputs';
 import type { CheckRecord, NodeRecord, ServiceRecord } from './records';
+import { serviceRows, type InstanceFilter } from './service-rows';
 import { healthCheckOut, serviceNodeOut } from './views';
 
-export interface InstanceFilter {
-  tags?: string[];
-  nodeMeta?: Record<string, string>;
-  connect?: boolean;
-}
+export type { InstanceFilter } from './service-rows';
 
 /**
  * Outputs shared by every kept listing showing the same records (one per filter would multiply
@@ -40,27 +37,6 @@ function checkEntry(catalog: CatalogTable, node: NodeRecord, c: CheckRecord): He
   const out = Object.freeze(healthCheckOut(node, c, service));
   checkOuts.set(c, { node, service, out });
   return out;
-}
-
-function serviceRows<T>(
-  catalog: CatalogTable,
-  name: string,
-  q: InstanceFilter,
-  shape: (node: NodeRecord, s: ServiceRecord) => T,
-): RowSource<ServiceRecord, T> {
-  const folded = fold(name);
-  const connect = q.connect === true;
-  const row = (s: ServiceRecord): Row<T> | undefined => {
-    const node = catalog.node(s.nodeKey);
-    if (!node || !hasAllTags(s.Tags, q.tags) || !matchesNodeMeta(node.Meta, q.nodeMeta)) return undefined;
-    return { key: `${s.nodeKey}\u0000${fold(s.ID)}`, out: shape(node, s) };
-  };
-  const shows = (s: ServiceRecord) => (connect ? connectTargets(s).includes(folded) : fold(s.Service) === folded);
-  return {
-    items: () => (connect ? catalog.connectInstances(name) : catalog.instancesNamed(name)),
-    row,
-    rowsOfNode: (nodeKey) => catalog.servicesOf(nodeKey).flatMap((s) => (shows(s) ? (row(s) ?? []) : [])),
-  };
 }
 
 function queryId(kind: string, name: string, q: InstanceFilter): string {

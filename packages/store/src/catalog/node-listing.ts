@@ -13,7 +13,8 @@
 // works from the records and the journal position taken when it started, and the writes made
 // meanwhile are followed afterwards like any others.
 import { nodeOut } from './views';
-import { resultOf, ROWS_PER_YIELD, SLICED_BUILD_MIN, SlicedBuild, sortInSteps, type BuildSteps } from './listing-steps';
+import { FollowedListing, lowerBound } from './followed-listing';
+import { ROWS_PER_YIELD, sortInSteps, type BuildSteps } from './listing-steps';
 import { fold } from './keys';
 import type { NodeOut } from './outputs';
 import type { NodeRecord } from './records';
@@ -96,53 +97,32 @@ function* mergeSteps(old: readonly Row[], members: ReadonlySet<NodeRecord>, all:
   return { rows, outs, members: live };
 }
 
-class NodeListing {
+class NodeListing extends FollowedListing<Built, NodeOut> {
   /** In name order. */
   private rows: Row[] = [];
   /** rows[i].out at i: what a read hands out. */
   private outs: NodeOut[] = [];
   private members = new Set<NodeRecord>();
-  /** The table's node version the rows reflect; -1 before the first build. */
-  private version = -1;
-  /** A comparison and merge while it runs in steps; `version`: the table's when it took the records. */
-  private build: { steps: SlicedBuild<Built>; version: number } | undefined;
 
-  constructor(private readonly catalog: CatalogTable) {}
-
-  /**
-   * Every node of the table in name order, as output objects. Do not modify. Throws BuildPending
-   * (inside deferringBuilds) while a comparison and merge runs in steps.
-   */
-  update(): readonly NodeOut[] {
-    for (;;) {
-      if (this.build !== undefined) this.install(this.build);
-      const changes = this.catalog.nodeChangesSince(this.version);
-      // The journal also names nodes whose services or checks changed: follow() finds their rows unchanged.
-      const changed = changes.keys === null || this.version < 0 ? null : new Set(changes.keys);
-      if (changed !== null && changed.size <= MAX_SPLICES) {
-        for (const key of changed) this.follow(key);
-        this.version = changes.version;
-        return this.outs;
-      }
-      // Merged, then (next turn of this loop) the changes made during the merge followed.
-      this.startBuild(changes.version);
-    }
+  constructor(catalog: CatalogTable) {
+    // The journal also names nodes whose services or checks changed: follow() finds their rows unchanged.
+    super(catalog, MAX_SPLICES);
   }
 
-  private startBuild(version: number): void {
+  /** A comparison and merge of every record with the rows kept. */
+  protected buildSteps(): { steps: BuildSteps<Built>; inputs: number } {
     const all = this.catalog.allNodes();
-    const steps = new SlicedBuild(mergeSteps(this.rows, this.members, all));
-    if (all.length < SLICED_BUILD_MIN) steps.finish();
-    this.build = { steps, version };
+    return { steps: mergeSteps(this.rows, this.members, all), inputs: all.length };
   }
 
-  private install(build: { steps: SlicedBuild<Built>; version: number }): void {
-    const built = resultOf(build.steps, () => (this.build = undefined));
+  protected adopt(built: Built): void {
     this.rows = built.rows;
     this.outs = built.outs;
     this.members = built.members;
-    this.version = build.version;
-    this.build = undefined;
+  }
+
+  protected answer(): readonly NodeOut[] {
+    return this.outs;
   }
 
   get records(): readonly Row[] {
@@ -150,16 +130,10 @@ class NodeListing {
   }
 
   /** Brings the row of the node filed under `key` in line with the table. */
-  private follow(key: string): void {
+  protected follow(key: string): void {
     const record = this.catalog.node(key);
     // Binary search on the key alone: keys are unique among rows.
-    let lo = 0;
-    let hi = this.rows.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.rows[mid].key < key) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = lowerBound(this.rows, key);
     const at = this.rows[lo]?.key === key ? this.rows[lo] : undefined;
     if (at !== undefined && at.record === record) return;
     if (at !== undefined) this.members.delete(at.record);

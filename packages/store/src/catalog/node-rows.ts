@@ -4,7 +4,7 @@
 // 100,000 instances or checks, after any write.
 //
 // All of them answer rows ordered by node first, and a node's rows depend on that node alone (its
-// record, services and checks) and on the query. So, like health-listing.ts, a listing per query
+// record, services and checks) and on the query. So a listing per query (health-listing.ts uses one too)
 // keeps its rows in (node, …) order and follows the catalog's journal of changed nodes
 // (CatalogTable.nodeChangesSince): a changed node's rows are found by binary search and replaced by
 // what the node shows now. The full build — first read, a restored table, more changes than are
@@ -12,7 +12,8 @@
 // loop for; writes made meanwhile are followed afterwards through the journal, like any others, so
 // the answer is exactly the one-go answer for the state it is read in.
 import type { CatalogTable } from '../tables/catalog';
-import { resultOf, ROWS_PER_YIELD, SLICED_BUILD_MIN, SlicedBuild, sortInSteps, type BuildSteps } from './listing-steps';
+import { FollowedListing, lowerBound } from './followed-listing';
+import { ROWS_PER_YIELD, SLICED_BUILD_MIN, sortInSteps, type BuildSteps } from './listing-steps';
 
 export interface Row<T> {
   /** fold(node name) \0 the rest of the order within the node: unique, compared as a string. */
@@ -61,51 +62,36 @@ function* buildRows<I, T>(items: readonly I[], source: RowSource<I, T>): BuildSt
   return { rows, outs };
 }
 
-class NodeRows<I, T> {
+/** One query's rows, kept in order and following the catalog's journal (health-listing.ts keeps its own set of them). */
+export class NodeRows<I, T> extends FollowedListing<Built<T>, T> {
   private rows: Row<T>[] = [];
   private outs: T[] = [];
-  private version = -1;
-  /** A full build while it runs in steps; `version`: the table's when it took the items. */
-  private build: { steps: SlicedBuild<Built<T>>; version: number } | undefined;
 
   constructor(
-    private readonly catalog: CatalogTable,
+    catalog: CatalogTable,
     private readonly source: RowSource<I, T>,
-  ) {}
-
-  /** The rows' outputs in order. Do not modify. Throws BuildPending (inside deferringBuilds) while a build runs in steps. */
-  update(): readonly T[] {
-    for (;;) {
-      if (this.build !== undefined) this.install(this.build);
-      const changes = this.catalog.nodeChangesSince(this.version);
-      const changed = changes.keys === null || this.version < 0 ? null : new Set(changes.keys);
-      if (changed !== null && changed.size <= MAX_FOLLOWED) {
-        for (const nodeKey of changed) this.follow(nodeKey);
-        this.version = changes.version;
-        return this.outs;
-      }
-      this.startBuild(changes.version);
-    }
+  ) {
+    super(catalog, MAX_FOLLOWED);
   }
 
-  private startBuild(version: number): void {
+  protected buildSteps(): { steps: BuildSteps<Built<T>>; inputs: number } {
     const items = this.source.items();
-    const steps = new SlicedBuild(buildRows(items, this.source));
-    if (items.length < SLICED_BUILD_MIN) steps.finish();
-    this.build = { steps, version };
+    return { steps: buildRows(items, this.source), inputs: items.length };
   }
 
-  private install(build: { steps: SlicedBuild<Built<T>>; version: number }): void {
-    const built = resultOf(build.steps, () => (this.build = undefined));
+  protected adopt(built: Built<T>): void {
     this.rows = built.rows;
     this.outs = built.outs;
-    this.version = build.version;
-    this.build = undefined;
   }
 
-  private follow(nodeKey: string): void {
-    const from = this.lowerBound(`${nodeKey}\u0000`);
-    const to = this.lowerBound(`${nodeKey}\u0001`);
+  protected answer(): readonly T[] {
+    return this.outs;
+  }
+
+  /** Replaces the rows of node `nodeKey` by the ones it shows now. */
+  protected follow(nodeKey: string): void {
+    const from = lowerBound(this.rows, `${nodeKey}\u0000`);
+    const to = lowerBound(this.rows, `${nodeKey}\u0001`);
     const fresh = this.catalog.node(nodeKey) ? this.source.rowsOfNode(nodeKey).sort(byKey) : [];
     if (to === from && fresh.length === 0) return;
     this.rows.splice(from, to - from, ...fresh);
@@ -115,17 +101,6 @@ class NodeRows<I, T> {
   /** Rows held (what keeping this listing costs). */
   get size(): number {
     return this.rows.length;
-  }
-
-  private lowerBound(key: string): number {
-    let lo = 0;
-    let hi = this.rows.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.rows[mid].key < key) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
   }
 }
 
