@@ -177,9 +177,11 @@ describeInBrowser('web UI in Chromium against a dev agent', () => {
     // Anonymous may not read ACLs: the agent's reason is shown.
     await page.locator('[role="alert"]:not([hidden])', { hasText: '403' }).first().waitFor({ timeout: LIVE_MS });
     await page.getByLabel('ACL token', { exact: true }).fill(MANAGEMENT);
+    // Armed before the click: saving the token re-reads the list at once, and a waiter set up after
+    // it could miss that request (the next one is a blocking query that waits for a change).
+    const sent = page.waitForRequest((r) => r.url().includes('/v1/acl/tokens') && r.headers()['x-registry-token'] === MANAGEMENT, { timeout: LIVE_MS });
     await page.getByRole('button', { name: 'Save token' }).click();
     expect(await inPage("localStorage.getItem('registry.token')")).toBe(MANAGEMENT);
-    const sent = page.waitForRequest((r) => r.url().includes('/v1/acl/tokens') && r.headers()['x-registry-token'] === MANAGEMENT, { timeout: LIVE_MS });
     await page.locator('tr[data-token]').first().waitFor({ timeout: LIVE_MS });
     await sent;
 
