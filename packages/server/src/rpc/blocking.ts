@@ -41,8 +41,10 @@ export async function blockingQuery<T>(
   signal?: AbortSignal,
   openQueries?: OpenQueries,
 ): Promise<QueryResult<T>> {
-  // A large listing read first after a start or a restore is built in steps (settled-read.ts).
-  let result = await settledRead(run);
+  // A large listing read first after a start or a restore is built in steps (settled-read.ts);
+  // any other read answers synchronously and is not awaited.
+  const first = settledRead(run);
+  let result = first instanceof Promise ? await first : first;
   if (minIndex <= 0 || result.index > minIndex || minIndex > store.lastIndex) return result;
   if (openQueries) openQueries.open++;
   try {

@@ -18,15 +18,30 @@ const MAX_WAITS = 3;
  */
 const IN_STEPS = process.env.REGISTRY_LISTING_BUILDS !== 'one-go';
 
-/** `read`'s answer, its large listings built in steps first. */
-export async function settledRead<T>(read: () => T | Promise<T>): Promise<T> {
+/**
+ * `read`'s answer, its large listings built in steps first. Answered synchronously when no build is
+ * pending — every read but the first large one after a start or a restore — so the read path pays
+ * no promise for it.
+ */
+export function settledRead<T>(read: () => T): T | Promise<T> {
   if (!IN_STEPS) return read();
-  for (let waits = 0; ; waits++) {
+  try {
+    return deferringBuilds(read);
+  } catch (err) {
+    if (!(err instanceof BuildPending)) throw err;
+    return afterBuilds(read, err);
+  }
+}
+
+/** The read again once the pending build is done; after MAX_WAITS waits it builds in one go. */
+async function afterBuilds<T>(read: () => T, pending: BuildPending): Promise<T> {
+  for (let waits = 1; ; waits++) {
+    await pending.ready;
     try {
-      return await (waits < MAX_WAITS ? deferringBuilds(read) : read());
+      return waits < MAX_WAITS ? deferringBuilds(read) : read();
     } catch (err) {
       if (!(err instanceof BuildPending)) throw err;
-      await err.ready;
+      pending = err;
     }
   }
 }
