@@ -1,7 +1,14 @@
 // Small helpers every bench script shares.
 'use strict';
+const { execFileSync } = require('node:child_process');
+const { cpSync, mkdtempSync, readFileSync, rmSync, mkdirSync, writeFileSync } = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+
+const REPO = join(__dirname, '..');
+const CLUSTER = join(REPO, 'scripts', 'cluster.sh');
 
 /** A port the OS hands out on 127.0.0.1 (bound, then released for the server to take). */
 const freePort = () =>
@@ -42,4 +49,95 @@ function loopbackCaller({ maxSockets, timeoutMs: defaultTimeoutMs }) {
   return call;
 }
 
-module.exports = { freePort, loopbackCaller, sleep };
+const portFree = (port) =>
+  new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+
+/** A base port B with B..B+n-1 (HTTP) and B+100..B+100+n-1 (server RPC) free, as scripts/cluster.sh lays out n servers. */
+async function freeClusterBase(n = 3) {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20000 + Math.floor(Math.random() * 20000);
+    const offsets = [...Array(n).keys()].flatMap((i) => [i, 100 + i]);
+    if ((await Promise.all(offsets.map((d) => portFree(base + d)))).every(Boolean)) return base;
+  }
+  throw new Error('no free ports found');
+}
+
+/**
+ * Three servers started by scripts/cluster.sh on free ports in a temp folder (`prefix` names it),
+ * resolved once the leader takes the `warm` write ({ path, body }: a 200 within 30 s).
+ * stop() copies the logs to `keepLogs` (if set), stops the servers through cluster.sh — or, if that
+ * fails, SIGKILLs the recorded pids that are still this cluster's servers — and removes the folder.
+ */
+async function startCluster({ call, prefix, warm, keepLogs }) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const base = await freeClusterBase();
+  const env = { ...process.env, REGISTRY_CLUSTER_DIR: dir, REGISTRY_HTTP_BASE: String(base), REGISTRY_SERVER_BASE: String(base + 100), REGISTRY_LOG_LEVEL: 'info', NODE_OPTIONS: process.env.BENCH_CLUSTER_NODE_OPTIONS ?? '' };
+  const cmd = (...args) => execFileSync(CLUSTER, args, { env, encoding: 'utf8', timeout: 60_000, cwd: REPO }).trim();
+  const urls = [0, 1, 2].map((i) => `http://127.0.0.1:${base + i}`);
+  const pid = (i) => Number(readFileSync(join(dir, `s${i + 1}`, 'pid'), 'utf8'));
+  const logFile = (i) => join(dir, `s${i + 1}`, 'server.log');
+  const stop = () => {
+    try {
+      if (keepLogs) {
+        mkdirSync(keepLogs, { recursive: true });
+        for (const i of [0, 1, 2]) cpSync(logFile(i), join(keepLogs, `s${i + 1}-${Date.now()}.log`));
+      }
+      cmd('clean');
+    } catch (err) {
+      // cluster.sh could not stop them (e.g. the script was being edited): the recorded pids, if
+      // still our servers (their command line names this cluster's data dir), get a SIGKILL.
+      console.error(`cluster.sh clean failed (${err.message.split('\n')[0]}); killing the servers by pid`);
+      for (const i of [0, 1, 2]) {
+        try {
+          const p = pid(i);
+          if (readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(join(dir, `s${i + 1}`, 'data'))) process.kill(p, 'SIGKILL');
+        } catch {
+          // not running
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  cmd('start');
+  const leader = () => Number(cmd('leader').split(/\s+/)[0]) - 1;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const r = await call(urls[leader()], 'PUT', warm.path, warm.body, 2000);
+      if (r.status === 200) break;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) {
+      stop();
+      throw new Error('no write within 30 s');
+    }
+    await sleep(200);
+  }
+  return { dir, urls, cmd, leader, pid, logFile, stop };
+}
+
+/**
+ * A follower of `cluster` SIGKILLed, its data dir wiped with its node-id put back (same server, same
+ * id), and restarted: answers { victim, started } (index, Date.now() just before the restart).
+ */
+function wipeAndRestartFollower(cluster) {
+  const leader = cluster.leader();
+  const victim = [0, 1, 2].find((i) => i !== leader);
+  const dataDir = join(cluster.dir, `s${victim + 1}`, 'data');
+  const nodeId = readFileSync(join(dataDir, 'node-id'), 'utf8');
+  cluster.cmd('kill', String(victim + 1));
+  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(join(dataDir, 'node-id'), nodeId);
+  const started = Date.now();
+  cluster.cmd('restart', String(victim + 1));
+  return { victim, started };
+}
+
+module.exports = { REPO, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };

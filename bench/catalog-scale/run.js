@@ -35,10 +35,10 @@
 const { execFile } = require('node:child_process');
 const { loadavg } = require('node:os');
 const { join } = require('node:path');
-const { readFileSync, rmSync, mkdirSync, writeFileSync } = require('node:fs');
+const { readFileSync } = require('node:fs');
 const { performance } = require('node:perf_hooks');
-const { sleep } = require('../support');
-const { call, agent, startCluster, rssMiB, metrics, REPO } = require('./cluster');
+const { sleep, wipeAndRestartFollower } = require('../support');
+const { call, startCluster, rssMiB, metrics, REPO } = require('./cluster');
 
 const argAt = (name) => process.argv.indexOf(name);
 const arg = (name, dflt) => (argAt(name) >= 0 ? process.argv[argAt(name) + 1] : dflt);
@@ -250,16 +250,7 @@ async function restart(cluster, n) {
 }
 
 async function catchUp(cluster, n) {
-  const leader = cluster.leader();
-  const victim = [0, 1, 2].find((i) => i !== leader);
-  const dataDir = join(cluster.dir, `s${victim + 1}`, 'data');
-  const nodeId = readFileSync(join(dataDir, 'node-id'), 'utf8');
-  cluster.cmd('kill', String(victim + 1));
-  rmSync(dataDir, { recursive: true, force: true });
-  mkdirSync(dataDir, { recursive: true });
-  writeFileSync(join(dataDir, 'node-id'), nodeId);
-  const started = Date.now();
-  cluster.cmd('restart', String(victim + 1));
+  const { victim, started } = wipeAndRestartFollower(cluster);
   const r = await untilServing(cluster, victim, Math.min(n, BIG), n, started);
   if (r.exited) return `did not serve: the server exited (${r.exited})`;
   return `${r.seconds.toFixed(2)} s (${logSteps(cluster.logFile(victim), started)}) known-leader-while-behind=${r.sawBehindWithLeader}`;
@@ -307,7 +298,7 @@ async function catchUp(cluster, n) {
       cluster.stop();
     }
   }
-  agent.destroy();
+  call.close();
   console.log(lines.join('\n'));
 })().catch((err) => {
   console.error(err);

@@ -24,14 +24,13 @@
 // stopped, and the cluster folder is removed at the end. Closed-loop clients, one request in flight
 // per connection, with Node's http (keep-alive).
 'use strict';
-const { execFile, execFileSync } = require('node:child_process');
-const { cpSync, mkdtempSync, readFileSync, rmSync, mkdirSync, writeFileSync } = require('node:fs');
-const { tmpdir, loadavg } = require('node:os');
+const { execFile } = require('node:child_process');
+const { readFileSync } = require('node:fs');
+const { loadavg } = require('node:os');
 const { join } = require('node:path');
-const { freePort, loopbackCaller, sleep } = require('../support');
+const support = require('../support');
+const { loopbackCaller, sleep, wipeAndRestartFollower } = support;
 
-const REPO = join(__dirname, '..', '..');
-const CLUSTER = join(REPO, 'scripts', 'cluster.sh');
 const argAt = (name) => process.argv.indexOf(name);
 const arg = (name, dflt) => (argAt(name) >= 0 ? process.argv[argAt(name) + 1] : dflt);
 const NODES = arg('--nodes', '1000,10000,100000').split(',').map(Number);
@@ -42,72 +41,8 @@ const KEEP_LOGS = arg('--keep-logs', '');
 
 const call = loopbackCaller({ maxSockets: 64, timeoutMs: 30_000 });
 
-async function freeBase() {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20000 + Math.floor(Math.random() * 20000);
-    const free = await Promise.all([0, 1, 2, 100, 101, 102].map(async (d) => {
-      try {
-        const srv = require('node:net').createServer();
-        await new Promise((res, rej) => srv.once('error', rej).listen(base + d, '127.0.0.1', res));
-        await new Promise((res) => srv.close(res));
-        return true;
-      } catch {
-        return false;
-      }
-    }));
-    if (free.every(Boolean)) return base;
-  }
-  void freePort;
-  throw new Error('no free ports found');
-}
-
-async function startCluster() {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-large-'));
-  const base = await freeBase();
-  const env = { ...process.env, REGISTRY_CLUSTER_DIR: dir, REGISTRY_HTTP_BASE: String(base), REGISTRY_SERVER_BASE: String(base + 100), REGISTRY_LOG_LEVEL: 'info', NODE_OPTIONS: process.env.BENCH_CLUSTER_NODE_OPTIONS ?? '' };
-  const cmd = (...args) => execFileSync(CLUSTER, args, { env, encoding: 'utf8', timeout: 60_000, cwd: REPO }).trim();
-  const urls = [0, 1, 2].map((i) => `http://127.0.0.1:${base + i}`);
-  const stop = () => {
-    try {
-      if (KEEP_LOGS) {
-        mkdirSync(KEEP_LOGS, { recursive: true });
-        for (const i of [1, 2, 3]) cpSync(join(dir, `s${i}`, 'server.log'), join(KEEP_LOGS, `s${i}-${Date.now()}.log`));
-      }
-      cmd('clean');
-    } catch (err) {
-      // cluster.sh could not stop them (e.g. the script was being edited): the recorded pids, if
-      // still our servers (their command line names this cluster's data dir), get a SIGKILL.
-      console.error(`cluster.sh clean failed (${err.message.split('\n')[0]}); killing the servers by pid`);
-      for (const i of [1, 2, 3]) {
-        try {
-          const pid = Number(readFileSync(join(dir, `s${i}`, 'pid'), 'utf8'));
-          if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(join(dir, `s${i}`, 'data'))) process.kill(pid, 'SIGKILL');
-        } catch {
-          // not running
-        }
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-  cmd('start');
-  const leader = () => Number(cmd('leader').split(/\s+/)[0]) - 1;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      const r = await call(urls[leader()], 'PUT', '/v1/catalog/register', '{"Node":"warm","Address":"1.1.1.1"}', 2000);
-      if (r.status === 200) break;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) {
-      stop();
-      throw new Error('no write within 30 s');
-    }
-    await sleep(200);
-  }
-  return { dir, urls, cmd, leader, stop };
-}
+const startCluster = () =>
+  support.startCluster({ call, prefix: 'bench-large-', warm: { path: '/v1/catalog/register', body: '{"Node":"warm","Address":"1.1.1.1"}' }, keepLogs: KEEP_LOGS });
 
 async function load(url, n) {
   let next = 0;
@@ -152,7 +87,7 @@ function client(args) {
 async function writes(cluster, withReader) {
   const n = cluster.leader();
   const url = cluster.urls[n];
-  const pid = Number(readFileSync(join(cluster.dir, `s${n + 1}`, 'pid'), 'utf8'));
+  const pid = cluster.pid(n);
   const cpu0 = cpuSeconds(pid);
   const t0 = Date.now();
   const [w, r] = await Promise.all([client(['writers', url, String(DURATION), '16']), withReader ? client(['reader', url, String(DURATION)]) : null]);
@@ -187,16 +122,7 @@ function catchUpSteps(logFile, started) {
 }
 
 async function catchUp(cluster, n) {
-  const leader = cluster.leader();
-  const victim = [0, 1, 2].find((i) => i !== leader);
-  const dataDir = join(cluster.dir, `s${victim + 1}`, 'data');
-  const nodeId = readFileSync(join(dataDir, 'node-id'), 'utf8');
-  cluster.cmd('kill', String(victim + 1));
-  rmSync(dataDir, { recursive: true, force: true });
-  mkdirSync(dataDir, { recursive: true });
-  writeFileSync(join(dataDir, 'node-id'), nodeId);
-  const started = Date.now();
-  cluster.cmd('restart', String(victim + 1));
+  const { victim, started } = wipeAndRestartFollower(cluster);
   let sawBehindWithLeader = false;
   while (Date.now() - started < 300_000) {
     try {
@@ -204,7 +130,7 @@ async function catchUp(cluster, n) {
       if (r.status === 200) {
         const count = (r.body.toString().match(/"Node":"load-/g) || []).length;
         const known = r.headers['x-registry-knownleader'] === 'true';
-        if (known && count >= n) return { seconds: (Date.now() - started) / 1000, sawBehindWithLeader, steps: catchUpSteps(join(cluster.dir, `s${victim + 1}`, 'server.log'), started) };
+        if (known && count >= n) return { seconds: (Date.now() - started) / 1000, sawBehindWithLeader, steps: catchUpSteps(cluster.logFile(victim), started) };
         if (known && count < n) sawBehindWithLeader = true;
       }
     } catch {

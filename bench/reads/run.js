@@ -16,11 +16,10 @@
 // (cluster.sh clean, by PID); every address is on 127.0.0.1.
 'use strict';
 const { execFileSync, spawn } = require('node:child_process');
-const net = require('node:net');
 const { appendFileSync, mkdtempSync, rmSync } = require('node:fs');
 const { loadavg, tmpdir } = require('node:os');
 const { join } = require('node:path');
-const { sleep } = require('../support');
+const { freeClusterBase, sleep } = require('../support');
 
 const REPO = join(__dirname, '..', '..');
 const CLUSTER = join(REPO, 'scripts', 'cluster.sh');
@@ -38,23 +37,6 @@ const record = (line) => {
 };
 const load = () => loadavg()[0].toFixed(1);
 
-function portFree(port) {
-  return new Promise((res) => {
-    const s = net.createServer();
-    s.once('error', () => res(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => res(true)));
-  });
-}
-
-async function freeBase(n) {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20000 + Math.floor(Math.random() * 20000);
-    const offsets = [...Array(n).keys()].flatMap((i) => [i, 100 + i]);
-    if ((await Promise.all(offsets.map((d) => portFree(base + d)))).every(Boolean)) return base;
-  }
-  throw new Error('no free ports found');
-}
-
 async function httpOk(url, init = {}) {
   try {
     const res = await fetch(url, { ...init, signal: AbortSignal.timeout(2000) });
@@ -68,7 +50,7 @@ async function httpOk(url, init = {}) {
 async function startCluster(nonVoters) {
   const n = 3 + nonVoters;
   const dir = mkdtempSync(join(tmpdir(), 'bench-reads-'));
-  const base = await freeBase(n);
+  const base = await freeClusterBase(n);
   const env = {
     ...process.env,
     REGISTRY_CLUSTER_DIR: dir,

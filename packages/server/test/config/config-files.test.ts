@@ -3,7 +3,8 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildConfig, ConfigError } from '@registry/server';
+import { buildConfig } from '@registry/server';
+import { errorsOf } from '../support/config-errors';
 
 let dir: string;
 beforeEach(() => {
@@ -15,16 +16,6 @@ function file(name: string, content: unknown): string {
   const path = join(dir, name);
   writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
   return path;
-}
-
-function errorsOf(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).errors;
-  }
-  throw new Error('expected a ConfigError');
 }
 
 test('an unknown key is an error naming the key and the file', () => {

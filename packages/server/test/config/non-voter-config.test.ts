@@ -3,23 +3,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildConfig, ConfigError } from '@registry/server';
+import { buildConfig } from '@registry/server';
+import { errorsOf } from '../support/config-errors';
 
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'registry-config-'));
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-function errorsOf(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).errors;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 test('the flag and the config key make a non-voting server; servers vote by default', () => {
   expect(buildConfig({ server: true, dataDir: dir, retryJoin: ['127.0.0.1:8300'] }).nonVoter).toBe(false);
