@@ -208,8 +208,9 @@ export class Store {
     const work: Promise<void> = runSliced(this.restoreSteps(data), { ...opts, stop }).then(
       ({ value }) => {
         // Taken or discarded meanwhile: the entry was applied without it, or nobody wants it.
-        if (this.preparing.get(key) === work) this.prepared.set(key, value);
-        if (this.preparing.get(key) === work) this.preparing.delete(key);
+        if (this.preparing.get(key) !== work) return;
+        this.prepared.set(key, value);
+        this.preparing.delete(key);
       },
       (err: unknown) => {
         if (this.preparing.get(key) === work) this.preparing.delete(key);

@@ -43,10 +43,6 @@ export function isVoter(configuration: Configuration, id: NodeId): boolean {
   return configuration.servers.some((s) => s.id === id && !s.learner);
 }
 
-export function isLearner(configuration: Configuration, id: NodeId): boolean {
-  return configuration.servers.some((s) => s.id === id && s.learner === true);
-}
-
 export function voterIds(configuration: Configuration): NodeId[] {
   return configuration.servers.filter((s) => !s.learner).map((s) => s.id);
 }

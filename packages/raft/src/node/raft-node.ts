@@ -496,7 +496,7 @@ export class RaftNode extends EventEmitter {
     if (this.logFault) return; // no elections, no heartbeats: the clock stands still until we are back
     this.core.tick();
     // A quiet server with enough applied entries still snapshots when its interval comes round.
-    if (this.opts.snapshotIntervalMs > 0 && !this.inFlight && !this.logFault && this.snapshotDue()) this.takeSnapshot();
+    if (this.opts.snapshotIntervalMs > 0 && !this.inFlight && this.snapshotDue()) this.takeSnapshot();
     if (this.catchUp?.pending) this.catchUp.poll();
     this.schedule();
   }

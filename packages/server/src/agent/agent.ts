@@ -51,6 +51,7 @@ import { installDns } from '../dns/install';
 import type { DnsServer } from '../dns/server';
 import { Snapshots } from '../snapshot/snapshots';
 import { installRaftPromote } from '../cluster/raft-promote';
+import { peerOf } from '../cluster/peer-lookup';
 import { installLeaveServer, leaveCluster } from '../cluster/graceful-leave';
 import { loadAgentTls, type AgentTls } from '../tls/tls-files';
 
@@ -424,9 +425,7 @@ export class Agent {
   }
 
   private async removePeerHere(by: { id?: string; address?: string }): Promise<boolean> {
-    const server = this.raft.configuration().find((s) => (by.id ? s.id === by.id : s.address === by.address));
-    if (!server) throw badRequest(`Unknown peer ${by.id ?? by.address}`);
-    await this.raft.removeServer(server.id);
+    await this.raft.removeServer(peerOf(this.raft, by).id);
     return true;
   }
 

@@ -50,7 +50,7 @@ export function isClientNode(store: Store, node: string): boolean {
  * check ID index rather than by walking the catalog (issue #16: at 100,000 catalog nodes the walk
  * held a new leader's event loop for seconds right as it took office); costs what the clients do.
  */
-export function clientNodes(store: Store): { node: NodeOut; serf: HealthCheckOut }[] {
+function clientNodes(store: Store): { node: NodeOut; serf: HealthCheckOut }[] {
   const out: { node: NodeOut; serf: HealthCheckOut }[] = [];
   for (const serf of store.healthChecksWithId(SERF_CHECK_ID).value) {
     // The index ignores case; a client's check is named exactly (isClientNode's test).

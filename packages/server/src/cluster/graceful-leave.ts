@@ -79,18 +79,18 @@ function appliedThrough(raft: RaftNode, index: number, term: number): Promise<vo
       }
       return false;
     };
-    const onApplied = (): void => void check();
-    const onRole = (): void => void check();
+    // One listener for both events: either may settle it.
+    const onChange = (): void => void check();
     const timer = setTimeout(() => finish(serverError(`the configuration without the server was not committed within ${COMMIT_WAIT_MS} ms`)), COMMIT_WAIT_MS);
     const finish = (err?: Error): void => {
       clearTimeout(timer);
-      raft.off('applied', onApplied);
-      raft.off('role', onRole);
+      raft.off('applied', onChange);
+      raft.off('role', onChange);
       if (err) reject(err);
       else resolve();
     };
-    raft.on('applied', onApplied);
-    raft.on('role', onRole);
+    raft.on('applied', onChange);
+    raft.on('role', onChange);
     check();
   });
 }

@@ -96,8 +96,9 @@ export class Joiner {
       return true;
     }
     const expect = this.self.bootstrapExpect;
-    if (expect > 0 && !this.self.nonVoter && this.knownVoters().length >= expect && !replies.some((r) => r.inCluster)) {
-      const servers = this.knownVoters()
+    const voters = expect > 0 && !this.self.nonVoter ? this.knownVoters() : [];
+    if (expect > 0 && voters.length >= expect && !replies.some((r) => r.inCluster)) {
+      const servers = voters
         .sort((a, b) => a.id.localeCompare(b.id))
         .map((s) => ({ id: s.id, address: s.address }));
       if (await this.raft.bootstrap(servers)) {

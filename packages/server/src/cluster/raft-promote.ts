@@ -4,6 +4,7 @@
 import { NotLeaderError, type RaftNode } from '@registry/raft';
 import { badRequest, serverError } from '../errors';
 import type { LeaderCalls } from '../rpc/leader-calls';
+import { peerOf } from './peer-lookup';
 
 declare module '../rpc/leader-calls' {
   interface LeaderMethods {
@@ -14,8 +15,7 @@ declare module '../rpc/leader-calls' {
 /** Serves the promote call on whichever server leads. */
 export function installRaftPromote(raft: RaftNode, leaderCalls: LeaderCalls): void {
   leaderCalls.handle('Operator.PromotePeer', async (by) => {
-    const server = raft.configuration().find((s) => (by.id ? s.id === by.id : s.address === by.address));
-    if (!server) throw badRequest(`Unknown peer ${by.id ?? by.address}`);
+    const server = peerOf(raft, by);
     if (!server.learner) throw badRequest(`server ${by.id ?? by.address} is already a voter`);
     try {
       await raft.promote(server.id);

@@ -22,7 +22,7 @@ const MAX_FOLLOWED = 512;
 const outputs = new WeakMap<KvEntry, KvEntryOut>();
 
 /** The entry's output, made once per stored entry (entries are replaced on write, never changed). */
-export function keptKvOut(e: KvEntry): KvEntryOut {
+function keptKvOut(e: KvEntry): KvEntryOut {
   let out = outputs.get(e);
   if (out === undefined) {
     out = Object.freeze(kvEntryOut(e)) as KvEntryOut;

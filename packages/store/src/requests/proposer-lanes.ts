@@ -21,7 +21,7 @@ const MAX_DIGITS = 10;
  * The sequence number of `id` (`<prefix>.<base36>` in canonical form: lower case, no leading zero),
  * or -1. Canonical only, so that `prefix + '.' + seq.toString(36)` gives back exactly `id`.
  */
-export function sequenceOf(id: string, dot: number): number {
+function sequenceOf(id: string, dot: number): number {
   const digits = id.length - dot - 1;
   if (dot <= 0 || digits < 1 || digits > MAX_DIGITS) return -1;
   if (digits > 1 && id.charCodeAt(dot + 1) === 48) return -1;

@@ -14,6 +14,13 @@ const PEER_QUERY = writeQuery({ id: Text(), address: Text() });
 const MEMBERS_QUERY = readQuery({ wan: Flag() });
 const JOIN_QUERY = writeQuery({ wan: Flag() });
 
+/** Exactly one of ?id and ?address names the server (Consul's operator raft endpoints); `which` ends the reason. */
+function onePeer(q: { id?: string; address?: string }, which: string): { id?: string; address?: string } {
+  if (!q.id && !q.address) throw badRequest(`Must specify either ?id with the server's ID or ?address with IP:port of ${which}`);
+  if (q.id && q.address) throw badRequest('Must specify only one of ?id or ?address');
+  return { id: q.id, address: q.address };
+}
+
 export function statusRoutes(deps: RouteDeps): Route<any>[] {
   const { cluster } = deps;
   const node = deps.agent.nodeName;
@@ -33,11 +40,8 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/operator/raft/peer',
       query: PEER_QUERY,
       async handle(ctx) {
-        const { id, address } = ctx.query;
         demand(deps, ctx, (a) => a.operatorWrite());
-        if (!id && !address) throw badRequest('Must specify either ?id with the server\'s ID or ?address with IP:port of peer to remove');
-        if (id && address) throw badRequest('Must specify only one of ?id or ?address');
-        await cluster.removePeer({ id, address });
+        await cluster.removePeer(onePeer(ctx.query, 'peer to remove'));
         return undefined;
       },
     }),
@@ -47,12 +51,10 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/operator/raft/promote',
       query: PEER_QUERY,
       async handle(ctx) {
-        const { id, address } = ctx.query;
         demand(deps, ctx, (a) => a.operatorWrite());
-        if (!id && !address) throw badRequest('Must specify either ?id with the server\'s ID or ?address with IP:port of the non-voter to promote');
-        if (id && address) throw badRequest('Must specify only one of ?id or ?address');
+        const peer = onePeer(ctx.query, 'the non-voter to promote');
         if (!cluster.promotePeer) throw badRequest('promote is served by servers: ask a server agent');
-        await cluster.promotePeer({ id, address });
+        await cluster.promotePeer(peer);
         return { Success: true };
       },
     }),
