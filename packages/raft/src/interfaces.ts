@@ -144,6 +144,14 @@ export class NotLeaderError extends Error {
   }
 }
 
+/** A membership change refused as premature: a learner not yet caught up (retry later). */
+export class NotCaughtUpError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotCaughtUpError';
+  }
+}
+
 export class LeadershipLostError extends Error {
   constructor() {
     super('leadership lost while the command was in flight');

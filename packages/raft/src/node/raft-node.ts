@@ -16,7 +16,7 @@ import {
   type ServerInfo,
   type SnapshotMeta,
 } from '../core/types';
-import { LeadershipLostError, NotLeaderError, type FSMSnapshot, type SnapshotData, type SnapshotReader } from '../interfaces';
+import { LeadershipLostError, NotCaughtUpError, NotLeaderError, type FSMSnapshot, type SnapshotData, type SnapshotReader } from '../interfaces';
 import { joinSnapshot, snapshotSize } from '../storage/snapshot-chunks';
 import { INSTALL_SNAPSHOT, SnapshotReceiver, SnapshotSender } from './snapshot-transfer';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options';
@@ -374,7 +374,7 @@ export class RaftNode extends EventEmitter {
     if (!this.isLeader()) throw new NotLeaderError(this.leader());
     const match = this.core.status().progress?.[id]?.match ?? 0;
     if (match + PROMOTE_MAX_LAG < this.core.lastIndex) {
-      throw new Error(`server ${id} has not caught up yet (at ${match} of ${this.core.lastIndex})`);
+      throw new NotCaughtUpError(`server ${id} has not caught up yet (at ${match} of ${this.core.lastIndex})`);
     }
     await this.changeConfiguration({ type: 'add', server: { id: server.id, address: server.address } });
   }

@@ -1,7 +1,7 @@
 // `registry operator raft promote` / POST /v1/operator/raft/promote (issue #14): a non-voting server
 // (a Raft learner, `-non-voter`) becomes a voter. It runs on the leader, which owns membership
 // changes; they stay one at a time (the Raft core refuses a second while one is uncommitted).
-import { NotLeaderError, type RaftNode } from '@registry/raft';
+import { NotCaughtUpError, NotLeaderError, type RaftNode } from '@registry/raft';
 import { badRequest, serverError } from '../errors';
 import type { LeaderCalls } from '../rpc/leader-calls';
 import { peerOf } from './peer-lookup';
@@ -23,7 +23,7 @@ export function installRaftPromote(raft: RaftNode, leaderCalls: LeaderCalls): vo
       if (err instanceof NotLeaderError) throw err; // found again and retried by LeaderCalls
       const message = (err as Error).message;
       // Not caught up: the operator's request is premature (retry later); anything else is ours.
-      if (/has not caught up/.test(message)) throw badRequest(`cannot promote ${by.id ?? by.address}: ${message}`);
+      if (err instanceof NotCaughtUpError) throw badRequest(`cannot promote ${by.id ?? by.address}: ${message}`);
       throw serverError(`cannot promote ${by.id ?? by.address}: ${message}`);
     }
     return true;
