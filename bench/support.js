@@ -59,7 +59,9 @@ const portFree = (port) =>
 /** A base port B with B..B+n-1 (HTTP) and B+100..B+100+n-1 (server RPC) free, as scripts/cluster.sh lays out n servers. */
 async function freeClusterBase(n = 3) {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20000 + Math.floor(Math.random() * 20000);
+    // Below the kernel's ephemeral range (32768+ here): a port chosen there can be taken by an
+    // outgoing connection between this check and the server binding it.
+    const base = 10000 + Math.floor(Math.random() * 22000);
     const offsets = [...Array(n).keys()].flatMap((i) => [i, 100 + i]);
     if ((await Promise.all(offsets.map((d) => portFree(base + d)))).every(Boolean)) return base;
   }

@@ -115,8 +115,16 @@ leader() {
 }
 
 wait_for_leader() {
-  local deadline=$((SECONDS + START_TIMEOUT_S)) l
+  local deadline=$((SECONDS + START_TIMEOUT_S)) l i
   until l=$(leader); do
+    # A server that exited by itself (its pid file is still there) will not come back: say why now
+    # rather than after the timeout (e.g. a port another process took between choosing and binding).
+    for i in $(seq 1 $N_SERVERS); do
+      if [ -f "$(pid_file "$i")" ] && ! live_pid "$i" >/dev/null; then
+        echo "s$i exited while starting: $(grep -v '^---' "$(log_file "$i")" | tail -n 1)" >&2
+        return 1
+      fi
+    done
     if [ $SECONDS -ge $deadline ]; then
       echo "no leader after ${START_TIMEOUT_S}s; see: $0 status, $0 logs N" >&2
       return 1

@@ -54,6 +54,17 @@ function install() {
   wrapAsync(LevelStorage.prototype, 'append', 'append', ([, entries]) => `e=${entries.length}`);
   wrap(TcpTransport.prototype, 'send', (_t, [, m]) => `send.${m.type}`);
 
+  // GC pauses, with their own start times, so a slow write can be matched to a collection.
+  const { PerformanceObserver } = require('node:perf_hooks');
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if (events.length >= MAX) return;
+      const at = (origin + e.startTime) * 1000;
+      const kind = e.detail?.kind ?? e.kind;
+      events.push(`${at.toFixed(0)} gc.start k=${kind}`, `${(at + e.duration * 1000).toFixed(0)} gc.end`);
+    }
+  }).observe({ entryTypes: ['gc'] });
+
   process.on('exit', () => {
     const dir = process.env.BENCH_STAGE_DIR || '.';
     mkdirSync(dir, { recursive: true });
