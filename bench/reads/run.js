@@ -16,7 +16,7 @@
 // (cluster.sh clean, by PID); every address is on 127.0.0.1.
 'use strict';
 const { execFileSync, spawn } = require('node:child_process');
-const { appendFileSync, mkdtempSync, rmSync } = require('node:fs');
+const { appendFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const { loadavg, tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { freeClusterBase, sleep } = require('../support');
@@ -90,7 +90,8 @@ async function startCluster(nonVoters) {
       }
     }
     const followers = http.slice(0, 3).filter((u) => u !== leader);
-    return { http, leader, follower: followers[0], stop };
+    const pids = http.map((_, i) => Number(readFileSync(join(dir, `s${i + 1}`, 'pid'), 'utf8')));
+    return { http, leader, follower: followers[0], pids, stop };
   } catch (err) {
     stop();
     throw err;
@@ -98,7 +99,16 @@ async function startCluster(nonVoters) {
 }
 
 /** One wrk run (2 s warm-up discarded); resolves with requests/s and the non-2xx count. */
-function wrk(url, conns, script) {
+/** CPU time (user + system, ms) each process has used so far, from /proc (Linux ticks of 10 ms). */
+function cpuMs(pids) {
+  return pids.map((pid) => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  });
+}
+
+/** `measured`, if given, is called as the measured run starts and returns what to call as it ends. */
+function wrk(url, conns, script, measured) {
   if (!/^http:\/\/127\.0\.0\.1:\d+\//.test(url)) throw new Error(`refusing non-loopback target ${url}`);
   const threads = String(conns < 2 ? 1 : Math.min(2, conns));
   const extra = script ? ['-s', script] : [];
@@ -117,7 +127,12 @@ function wrk(url, conns, script) {
         resolve({ rps, non2xx, p99, out });
       });
     });
-  return run(2).then(() => run(DURATION));
+  return run(2).then(async () => {
+    const done = measured?.();
+    const r = await run(DURATION);
+    done?.();
+    return r;
+  });
 }
 
 async function modes(run) {
@@ -150,8 +165,17 @@ async function spread(run, nonVoters) {
     const total = rs.reduce((n, r) => n + r.rps, 0);
     record(`RESULT phase=spread run=${run} servers=3+${nonVoters} what=reads conns=${per * c.http.length} reads_per_s=${Math.round(total)} per_server=${rs.map((r) => Math.round(r.rps)).join('/')} non2xx=${rs.reduce((n, r) => n + r.non2xx, 0)} load=${l}`);
     const lw = load();
-    const w = await wrk(`${c.leader}/`, CONNS, join(__dirname, 'put.lua'));
-    record(`RESULT phase=spread run=${run} servers=3+${nonVoters} what=writes conns=${CONNS} writes_per_s=${Math.round(w.rps)} p99=${w.p99} non2xx=${w.non2xx} load=${lw}`);
+    // CPU per 1,000 writes, leader and all servers: on this 2-core box extra servers take CPU from
+    // the leader, so the cost per write says what a machine per server would see.
+    let cpu = [];
+    const w = await wrk(`${c.leader}/`, CONNS, join(__dirname, 'put.lua'), () => {
+      const before = cpuMs(c.pids);
+      return () => (cpu = cpuMs(c.pids).map((ms, i) => ms - before[i]));
+    });
+    const writes = w.rps * DURATION;
+    const leaderCpu = cpu[c.http.indexOf(c.leader)];
+    const perK = (ms) => ((ms / writes) * 1000).toFixed(0);
+    record(`RESULT phase=spread run=${run} servers=3+${nonVoters} what=writes conns=${CONNS} writes_per_s=${Math.round(w.rps)} p99=${w.p99} non2xx=${w.non2xx} leader_cpu_ms_per_1k=${perK(leaderCpu)} all_cpu_ms_per_1k=${perK(cpu.reduce((a, b) => a + b, 0))} load=${lw}`);
   } finally {
     c.stop();
   }

