@@ -14,6 +14,15 @@
 // cost of the log. A follower overwriting a conflicting suffix rewrites the one block it
 // cuts into; compaction drops whole blocks and rewrites the one it cuts into.
 //
+// Compaction after a snapshot does not delete the dropped blocks in the snapshot's batch: a log
+// written one entry at a time holds tens of thousands of blocks, and a batch of that many deletes
+// cost 120–155 ms of the event loop in abstract-level's per-operation checks (every server, at every
+// log-bound snapshot; docs/benchmarks.md). The head instead records the log's floor — the first
+// index kept — and the blocks below it are dead from that moment: left out when the log is read and
+// removed afterwards by a range delete that LevelDB runs off the main thread (again on the next
+// open, if a crash came first). A block straddling the floor is still rewritten in the batch, so
+// every block below the floor is wholly dead.
+//
 // A failed write (a full disk, no file descriptors left, an I/O error) leaves LevelDB unusable
 // until it is reopened: after a failed write-ahead-log append it keeps accepting writes into a log
 // file whose tail is torn, and a later synced, acknowledged batch can then vanish when the log is
@@ -81,6 +90,8 @@ interface SnapshotHead {
   gen: number;
   chunks: number;
   size: number;
+  /** The first log index kept when this snapshot was committed: blocks starting below it are dead. Absent in heads written before the floor (their dead blocks were deleted in the batch). */
+  floor?: number;
 }
 
 interface Block {
@@ -142,7 +153,7 @@ export class LevelStorage implements RaftStorage {
     const [hard, meta] = await this.db.getMany([HARD_STATE, SNAPSHOT_META]);
     const snapshot = this.head ? await this.loadPieces(this.head) : meta ? await this.loadLegacySnapshot(meta) : undefined;
     const entries: Entry[] = [];
-    for await (const [key, value] of this.db.iterator({ gt: BLOCK, lt: BLOCK_END })) {
+    for await (const [key, value] of this.db.iterator({ gt: this.liveBlocksFrom(), lt: BLOCK_END })) {
       entries.push(...this.decodeBlock(parseBlockKey(key).first, value));
     }
     const hardState: HardState = hard ? (this.packr.unpack(hard) as HardState) : { term: 0, vote: null, commit: 0 };
@@ -289,11 +300,10 @@ export class LevelStorage implements RaftStorage {
     };
   }
 
-  /** The head goes in last, with the old snapshot's removal and the log's compaction: one batch. */
+  /** The head goes in last, with the old snapshot's removal and the log's new floor: one batch. */
   private async commitSnapshot(head: SnapshotHead, compactTo: number): Promise<void> {
     const { meta } = head;
     const ops: Op[] = [
-      { type: 'put', key: SNAPSHOT_HEAD, value: this.packr.pack(head) },
       { type: 'del', key: SNAPSHOT_META },
       { type: 'del', key: SNAPSHOT_DATA },
     ];
@@ -312,11 +322,19 @@ export class LevelStorage implements RaftStorage {
     } else {
       keepFrom = Infinity;
     }
-    // Whole blocks below `keepFrom` go; one straddling it is rewritten without its head.
+    // Whole blocks below `keepFrom` die with the head's floor (removed after the batch, off the
+    // main thread); one straddling it is rewritten without its head. A log discarded whole is
+    // deleted in the batch — it can hold blocks above the snapshot, which a floor would not cover —
+    // and the floor moves to just above the snapshot, where the next entry goes.
+    const whole = keepFrom === Infinity;
+    // A floor never moves down over blocks already dead; only a log discarded whole may set it
+    // lower (an older snapshot installed: Raft does not, but then the dead ones are removed first).
+    if (whole && (this.head?.floor ?? 0) > meta.index + 1) await this.db.clear({ gt: BLOCK, lt: this.liveBlocksFrom() });
+    const floor = whole ? meta.index + 1 : Math.max(keepFrom, this.head?.floor ?? 0);
     const kept: Block[] = [];
     for (const b of this.blocks) {
       if (b.last < keepFrom) {
-        ops.push({ type: 'del', key: blockKey(b.first, b.last) });
+        if (whole) ops.push({ type: 'del', key: blockKey(b.first, b.last) });
       } else if (b.first < keepFrom) {
         const stored = await this.db.get(blockKey(b.first, b.last));
         if (!stored) throw new Error(`raft log block ${b.first}-${b.last} is missing`);
@@ -328,10 +346,29 @@ export class LevelStorage implements RaftStorage {
         kept.push(b);
       }
     }
+    const stored: SnapshotHead = { ...head, floor };
+    ops.unshift({ type: 'put', key: SNAPSHOT_HEAD, value: this.packr.pack(stored) });
     await this.db.batch(ops, { sync: true });
     this.blocks = kept;
-    this.head = head;
+    this.head = stored;
     this.orphaned = this.orphaned.filter((o) => !orphans.includes(o) && o.gen !== head.gen);
+    this.clearDeadBlocks();
+  }
+
+  /** The lowest key of a live block: every block starting below the stored head's floor is dead. */
+  private liveBlocksFrom(): string {
+    const floor = this.head?.floor;
+    return floor ? blockKey(floor, 0) : BLOCK;
+  }
+
+  /**
+   * Removes the dead blocks below the floor with one range delete, which LevelDB runs off the main
+   * thread. Unsynced and unawaited: they are ignored wherever the log is read, and a delete lost to
+   * a crash is made again when the store next opens.
+   */
+  private clearDeadBlocks(): void {
+    if (!this.head?.floor) return;
+    this.db.clear({ gt: BLOCK, lt: this.liveBlocksFrom() }).catch(() => undefined);
   }
 
   private async loadPieces(head: SnapshotHead): Promise<{ meta: SnapshotMeta; data: Uint8Array }> {
@@ -385,7 +422,8 @@ export class LevelStorage implements RaftStorage {
         await this.db.open();
         await this.migrateLegacyLog();
         await this.readSnapshotHead();
-        for await (const key of this.db.keys({ gt: BLOCK, lt: BLOCK_END })) this.blocks.push(parseBlockKey(key));
+        for await (const key of this.db.keys({ gt: this.liveBlocksFrom(), lt: BLOCK_END })) this.blocks.push(parseBlockKey(key));
+        this.clearDeadBlocks();
       })();
     }
     return this.opened;
@@ -443,13 +481,14 @@ export class LevelStorage implements RaftStorage {
     if (this.root.status === 'open') await this.root.close();
     await this.root.open();
     if (this.db !== this.root) await this.db.open();
-    const blocks: Block[] = [];
-    for await (const key of this.db.keys({ gt: BLOCK, lt: BLOCK_END })) blocks.push(parseBlockKey(key));
-    this.blocks = blocks;
     // A failed commit may or may not have reached the disk: the head on disk is the truth.
     const head = await this.db.get(SNAPSHOT_HEAD);
     this.head = head ? (this.packr.unpack(head) as SnapshotHead) : null;
+    const blocks: Block[] = [];
+    for await (const key of this.db.keys({ gt: this.liveBlocksFrom(), lt: BLOCK_END })) blocks.push(parseBlockKey(key));
+    this.blocks = blocks;
     this.mustReopen = false;
+    this.clearDeadBlocks();
   }
 
   private encodeBlock(entries: readonly Entry[]): Uint8Array {

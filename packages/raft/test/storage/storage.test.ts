@@ -160,6 +160,42 @@ describe('LevelStorage on disk', () => {
     await db.close();
   });
 
+  test('blocks a compaction dropped are dead at once: a crash before their range delete loses and resurrects nothing', async () => {
+    const db = new Level<string, Uint8Array>(tempDir(), { valueEncoding: 'view' });
+    const raw = db.sublevel<string, Uint8Array>('raft', { keyEncoding: 'utf8', valueEncoding: 'view' });
+    const packr = new Packr({ useRecords: false });
+    const hex = (n: number) => n.toString(16).padStart(14, '0');
+    const blockKeys = async () => {
+      const keys: string[] = [];
+      for await (const key of raw.keys({ gt: 'blk!', lt: 'blk~' })) keys.push(key);
+      return keys;
+    };
+    const storage = new LevelStorage({ db, prefix: 'raft' });
+    await storage.load();
+    // One block per append, as a server writing one entry at a time leaves them.
+    for (let i = 1; i <= 40; i++) await storage.append(undefined, [entry(i, 1)]);
+    await storage.saveSnapshot(meta(30, 1), bytes('snap'), 25);
+    await storage.close();
+    // What a crash between the snapshot's batch and the range delete leaves: the dropped blocks.
+    for (let i = 1; i <= 25; i++) await raw.put(`blk!${hex(i)}${hex(i)}`, packr.pack([[1, EntryType.Normal, bytes(`stale ${i}`)]]));
+    const again = new LevelStorage({ db, prefix: 'raft' });
+    expect(summary((await again.load()).entries)).toEqual(summary(range(26, 40, 1)));
+    // Opening removed them again (off the main thread).
+    for (let t = 0; (await blockKeys()).length !== 15 && t < 100; t++) await new Promise((r) => setTimeout(r, 20));
+    expect(await blockKeys()).toHaveLength(15);
+    // A log discarded whole by an installed snapshot: the floor moves above it, and what follows loads.
+    for (let i = 1; i <= 25; i++) await raw.put(`blk!${hex(i)}${hex(i)}`, packr.pack([[1, EntryType.Normal, bytes(`stale ${i}`)]]));
+    await again.saveSnapshot(meta(50, 2), bytes('installed'), Infinity);
+    await again.append(undefined, range(51, 52, 2));
+    await again.close();
+    const third = new LevelStorage({ db, prefix: 'raft' });
+    const state = await third.load();
+    expect(state.snapshot?.meta).toEqual(meta(50, 2));
+    expect(summary(state.entries)).toEqual(summary(range(51, 52, 2)));
+    await third.close();
+    await db.close();
+  });
+
   test('a store inside a shared database keeps to its prefix and leaves the database open', async () => {
     const db = new Level<string, string>(tempDir());
     await db.put('node-id', 'abc');
