@@ -91,6 +91,12 @@ export class CatalogTable {
   /** Buckets of an epoch before this one may be held by a snapshot (see Bucket). */
   private epoch = 0;
   /**
+   * Rows in `services` and `checks`, kept as they change: metrics read them on every scrape, and
+   * counting the per-node buckets was O(nodes) — ~30 ms of the event loop per scrape at 100,000.
+   */
+  private serviceRows = 0;
+  private checkRows = 0;
+  /**
    * Which nodes were changed lately — the node itself, or one of its services or checks — so that a
    * view kept beside the table (the sorted node listing, catalog/node-listing.ts; a service's health
    * entries, catalog/health-listing.ts) can follow the few changes since it last looked instead of
@@ -138,13 +144,9 @@ export class CatalogTable {
     }
   }
 
-  /** How many nodes, service instances and checks the table holds (metrics; O(nodes)). */
+  /** How many nodes, service instances and checks the table holds (metrics; O(1)). */
   counts(): { nodes: number; services: number; checks: number } {
-    let services = 0;
-    let checks = 0;
-    for (const m of this.services.values()) services += m.size;
-    for (const m of this.checks.values()) checks += m.size;
-    return { nodes: this.nodes.size, services, checks };
+    return { nodes: this.nodes.size, services: this.serviceRows, checks: this.checkRows };
   }
 
   service(nodeName: string, serviceId: string): ServiceRecord | undefined {
@@ -330,13 +332,20 @@ export class CatalogTable {
     // set() on a key already present keeps its place in the map's order, so dumps keep their order.
     if (!m) outer.set(key, (m = new Bucket<V>(this.epoch)));
     else if (m.epoch !== this.epoch) outer.set(key, (m = new Bucket(this.epoch, m)));
+    if (!m.has(inner)) this.countRows(outer, 1);
     m.set(inner, value);
+  }
+
+  private countRows(outer: Map<string, Bucket<unknown>>, by: number): void {
+    if (outer === this.services) this.serviceRows += by;
+    else this.checkRows += by;
   }
 
   /** removeFrom for `services`/`checks`, copying a bucket a snapshot may hold. */
   private removeIn<V>(outer: Map<string, Bucket<V>>, key: string, inner: string): void {
     let m = outer.get(key);
     if (!m || !m.has(inner)) return;
+    this.countRows(outer, -1);
     if (m.size === 1) {
       outer.delete(key);
       return;
@@ -438,6 +447,7 @@ export class CatalogTable {
       }
     }
     if (named !== instances) problems.push(`name index holds ${named} instances, tables hold ${instances}`);
+    if (this.serviceRows !== instances) problems.push(`service count says ${this.serviceRows}, tables hold ${instances}`);
     for (const [target, m] of this.byConnect) {
       if (m.size === 0) problems.push(`empty connect index entry ${target}`);
       for (const s of m.values()) {
@@ -468,6 +478,7 @@ export class CatalogTable {
       byIdCount += m.size;
     }
     if (byIdCount !== checkCount) problems.push(`check ID index holds ${byIdCount} checks, tables hold ${checkCount}`);
+    if (this.checkRows !== checkCount) problems.push(`check count says ${this.checkRows}, tables hold ${checkCount}`);
     return problems;
   }
 }
