@@ -26,7 +26,7 @@
 //              catch-up, measured on this catalog's shape).
 //
 //   apt-get install -y wrk; npm run build && node bench/catalog-scale/run.js [--nodes 1000,10000,100000]
-//       [--duration 10] [--phases rss,reads,snapshot,writes,restart,catchup] [--keep-logs DIR]
+//       [--duration 10] [--phases rss,reads,snapshot,writes,restart,catchup] [--keep-logs DIR] [--settle-s 10]
 //   (BENCH_CLUSTER_NODE_OPTIONS is passed to the servers as NODE_OPTIONS, e.g. for a CPU profile.)
 //
 // Every loop is bounded by count and time; only the servers cluster.sh starts are stopped, and the
@@ -99,17 +99,22 @@ function wrk(args, env = {}) {
   });
 }
 
+/** Seconds left quiet before RSS is read (`--settle-s`, default 10): V8 gives back a write burst's garbage only after a while. */
+const SETTLE_S = Number(arg('--settle-s', '10'));
+
 async function settledRss(cluster, leader) {
-  await sleep(10_000);
+  await sleep(SETTLE_S * 1000);
   const out = [];
   for (const i of [0, 1, 2]) {
-    let heap = NaN;
+    let g = {};
     try {
-      heap = (await metrics(cluster.urls[i])).gauges['runtime.heap_used_bytes'] / 2 ** 20;
+      g = (await metrics(cluster.urls[i])).gauges;
     } catch {
       // no answer: heap unknown
     }
-    out.push(`${i === leader ? 'leader' : 'follower'} ${rssMiB(cluster.pid(i)).toFixed(0)} MiB (heap ${heap.toFixed(0)})`);
+    const mib = (name) => (g[name] / 2 ** 20).toFixed(0);
+    // heap = live objects; reserved = what V8 holds (live + free pages it kept); external = Buffers etc.
+    out.push(`${i === leader ? 'leader' : 'follower'} ${rssMiB(cluster.pid(i)).toFixed(0)} MiB (heap ${mib('runtime.heap_used_bytes')}, reserved ${mib('runtime.heap_total_bytes')}, external ${mib('runtime.external_bytes')})`);
   }
   return out.join(', ');
 }

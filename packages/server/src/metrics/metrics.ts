@@ -193,6 +193,10 @@ export class Metrics {
     const ctx = this.ctx;
     scrapeGauge(ctx, 'registry.runtime.heap_used_bytes', { name: 'registry_runtime_heap_used_bytes', help: 'V8 heap in use' }, () => one(process.memoryUsage().heapUsed));
     scrapeGauge(ctx, 'registry.runtime.rss_bytes', { name: 'registry_runtime_rss_bytes', help: 'Resident set size of the agent process' }, () => one(process.memoryUsage.rss()));
+    // What the resident set holds besides live objects: the heap V8 has reserved (it keeps pages after
+    // a collection) and memory outside it (Buffers, native allocations) — Go's sys_bytes, roughly.
+    scrapeGauge(ctx, 'registry.runtime.heap_total_bytes', { name: 'registry_runtime_heap_total_bytes', help: 'V8 heap reserved (in use and free)' }, () => one(process.memoryUsage().heapTotal));
+    scrapeGauge(ctx, 'registry.runtime.external_bytes', { name: 'registry_runtime_external_bytes', help: 'Memory outside the V8 heap held by JavaScript objects (Buffers included)' }, () => one(process.memoryUsage().external));
     scrapeGauge(
       ctx,
       'registry.runtime.event_loop_delay',
