@@ -65,7 +65,7 @@ describe('Prometheus form', () => {
     expect(valueOf(s.families, 'registry_server_is_leader')).toBe(1);
     expect(valueOf(s.families, 'registry_state_nodes')).toBe(1);
     expect(valueOf(s.families, 'registry_runtime_heap_used_bytes')).toBeGreaterThan(1_000_000);
-    expect(valueOf(s.families, 'registry_runtime_heap_total_bytes')).toBeGreaterThanOrEqual(valueOf(s.families, 'registry_runtime_heap_used_bytes'));
+    expect(valueOf(s.families, 'registry_runtime_heap_total_bytes')).toBeGreaterThanOrEqual(valueOf(s.families, 'registry_runtime_heap_used_bytes')!);
     expect(valueOf(s.families, 'registry_runtime_external_bytes')).toBeGreaterThan(0);
     expect(valueOf(s.families, 'registry_runtime_event_loop_delay_seconds', { stat: 'p99' })).toBeGreaterThanOrEqual(0);
     expect(valueOf(s.families, 'registry_raft_leader_changes_total')).toBeGreaterThanOrEqual(1);
