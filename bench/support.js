@@ -142,4 +142,14 @@ function wipeAndRestartFollower(cluster) {
   return { victim, started };
 }
 
-module.exports = { REPO, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };
+/** CPU seconds (user + system) process `pid` has used so far, from /proc (Linux ticks of 1/100 s); NaN once it is gone. */
+function cpuSeconds(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+module.exports = { REPO, cpuSeconds, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };

@@ -10,11 +10,11 @@
 // neighbours' load, the CPU an agent spends on one request much less.
 'use strict';
 const { spawn } = require('node:child_process');
-const { mkdtempSync, readFileSync } = require('node:fs');
+const { mkdtempSync } = require('node:fs');
 const { tmpdir, loadavg } = require('node:os');
 const { join, resolve } = require('node:path');
 const autocannon = require('autocannon');
-const { freePort, sleep } = require('../support');
+const { cpuSeconds, freePort, sleep } = require('../support');
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : dflt);
@@ -52,12 +52,6 @@ async function startAgent(root) {
     if (!res.ok) throw new Error(`register: ${res.status} ${await res.text()}`);
   }
   return { agent, base };
-}
-
-/** CPU seconds (user + system) the process has used so far (Linux clock ticks are 1/100 s). */
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 const cannon = (url) =>

@@ -17,11 +17,10 @@
 // Only the agent processes this script starts (by PID) are stopped.
 'use strict';
 const { spawn, execFile } = require('node:child_process');
-const { readFileSync } = require('node:fs');
 const { loadavg } = require('node:os');
 const { join } = require('node:path');
 const { performance } = require('node:perf_hooks');
-const { freePort, loopbackCaller, sleep } = require('../support');
+const { cpuSeconds, freePort, loopbackCaller, sleep } = require('../support');
 
 const REPO = join(__dirname, '..', '..');
 const BIN = join(REPO, 'packages', 'cli', 'bin', 'registry.js');
@@ -32,14 +31,6 @@ const ROUNDS = Number(arg('--rounds', '1'));
 
 const call = loopbackCaller({ maxSockets: 16, timeoutMs: 60_000 });
 
-function cpuSeconds(pid) {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
 
 async function startAgent(mode) {
   const httpPort = await freePort();

@@ -19,7 +19,7 @@ const { execFileSync, spawn } = require('node:child_process');
 const { appendFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const { loadavg, tmpdir } = require('node:os');
 const { join } = require('node:path');
-const { freeClusterBase, sleep } = require('../support');
+const { cpuSeconds, freeClusterBase, sleep } = require('../support');
 
 const REPO = join(__dirname, '..', '..');
 const CLUSTER = join(REPO, 'scripts', 'cluster.sh');
@@ -99,14 +99,6 @@ async function startCluster(nonVoters) {
 }
 
 /** One wrk run (2 s warm-up discarded); resolves with requests/s and the non-2xx count. */
-/** CPU time (user + system, ms) each process has used so far, from /proc (Linux ticks of 10 ms). */
-function cpuMs(pids) {
-  return pids.map((pid) => {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  });
-}
-
 /** `measured`, if given, is called as the measured run starts and returns what to call as it ends. */
 function wrk(url, conns, script, measured) {
   if (!/^http:\/\/127\.0\.0\.1:\d+\//.test(url)) throw new Error(`refusing non-loopback target ${url}`);
@@ -169,8 +161,8 @@ async function spread(run, nonVoters) {
     // the leader, so the cost per write says what a machine per server would see.
     let cpu = [];
     const w = await wrk(`${c.leader}/`, CONNS, join(__dirname, 'put.lua'), () => {
-      const before = cpuMs(c.pids);
-      return () => (cpu = cpuMs(c.pids).map((ms, i) => ms - before[i]));
+      const before = c.pids.map(cpuSeconds);
+      return () => (cpu = c.pids.map((pid, i) => (cpuSeconds(pid) - before[i]) * 1000));
     });
     const writes = w.rps * DURATION;
     const leaderCpu = cpu[c.http.indexOf(c.leader)];
