@@ -17,10 +17,7 @@ import {
   type StateMachine,
   type Transport,
 } from '@registry/raft';
-import { Cluster, waitFor, write } from './cluster-harness';
-
-const bytes = (s: string) => new TextEncoder().encode(s);
-const text = (b: Uint8Array) => new TextDecoder().decode(b);
+import { bytes, Cluster, text, waitFor, write } from './cluster-harness';
 
 /** Applied commands in a list; snapshots stream the list's JSON in 16-byte pieces through one buffer. */
 class StreamFsm implements StateMachine {

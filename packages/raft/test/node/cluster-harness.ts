@@ -15,7 +15,7 @@ import {
 } from '@registry/raft';
 
 export const bytes = (s: string) => new TextEncoder().encode(s);
-const text = (b: Uint8Array) => new TextDecoder().decode(b);
+export const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
 /** Applies commands by appending them to a list; snapshots are the list as JSON. */
 export class ListFsm implements StateMachine {

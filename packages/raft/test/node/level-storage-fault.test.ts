@@ -4,11 +4,8 @@
 // space is freed, without a restart, keeping every write it acknowledged.
 import { join } from 'node:path';
 import { describeStorageError, EntryType, LevelStorage, RaftNode, InMemoryNetwork, type Entry, type StorageFault } from '@registry/raft';
-import { ListFsm, waitFor } from './cluster-harness';
+import { bytes, ListFsm, text, waitFor } from './cluster-harness';
 import { Tmpfs } from '../support/tmpfs';
-
-const bytes = (s: string) => new TextEncoder().encode(s);
-const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
 const disk = Tmpfs.mount('raft-enospc-', 3);
 const mnt = disk.dir;

@@ -3,9 +3,7 @@
 // keep alive, whole, until a snapshot compacts the entry (at 100,000 catalog nodes such buffers
 // were 170 MiB behind a 40 MiB log on the leader), and which its owner may later write over.
 import { EntryType, InMemoryNetwork, MemoryStorage, RaftNode, type Entry, type HardState } from '@registry/raft';
-import { ListFsm, waitFor } from './cluster-harness';
-
-const text = (b: Uint8Array) => new TextDecoder().decode(b);
+import { ListFsm, text, waitFor } from './cluster-harness';
 
 const nodes: RaftNode[] = [];
 afterEach(async () => {

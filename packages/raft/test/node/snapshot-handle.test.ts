@@ -12,10 +12,7 @@ import {
   type SnapshotMeta,
   type StateMachine,
 } from '@registry/raft';
-import { waitFor } from './cluster-harness';
-
-const bytes = (s: string) => new TextEncoder().encode(s);
-const text = (b: Uint8Array) => new TextDecoder().decode(b);
+import { bytes, text, waitFor } from './cluster-harness';
 
 /** A handle whose persist() waits for open() (or fails, if told to). */
 class Handle implements FSMSnapshot {

@@ -12,11 +12,9 @@ import {
   type StorageFault,
   type StorageRecovery,
 } from '@registry/raft';
-import { waitFor } from './cluster-harness';
+import { bytes, text, waitFor } from './cluster-harness';
 import { FaultyStorage } from './faulty-storage';
 
-const bytes = (s: string) => new TextEncoder().encode(s);
-const text = (b: Uint8Array) => new TextDecoder().decode(b);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Member {
