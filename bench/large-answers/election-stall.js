@@ -14,10 +14,10 @@
 'use strict';
 const { performance } = require('node:perf_hooks');
 const { loadavg } = require('node:os');
-const { readFileSync } = require('node:fs');
 const v8 = require('node:v8');
 const vm = require('node:vm');
 const { Store } = require('../../packages/store/dist');
+const { mainThreadCpuMs } = require('./first-read-harness');
 const { ClientLiveness, isClientNode } = require('../../packages/server/dist/cluster/client-liveness');
 const { createLogger } = require('../../packages/server/dist/agent/logger');
 
@@ -81,9 +81,6 @@ function indexStart(store) {
   duty.stop();
   return found;
 }
-
-const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`;
-const mainThreadCpuMs = () => Number(readFileSync(SCHEDSTAT, 'utf8').split(' ')[0]) / 1e6;
 
 async function measured(call) {
   let last = performance.now();
