@@ -3,7 +3,7 @@
 import type { CacheAnswer, GetOptions } from '../connect/agent-cache';
 import { effectiveWait } from '../rpc/blocking';
 import type { RouteContext } from './route';
-import { readInto, type RouteDeps } from './routes/deps';
+import { readInto, waitSignal, type RouteDeps } from './routes/deps';
 import type { ReadArgs, ReadName, ReadValue } from '../rpc/contract';
 
 /**
@@ -21,7 +21,7 @@ export function setCacheHeaders(ctx: RouteContext<any, any, any>, answer: Pick<C
 
 /** A request's blocking parameters, for a wait on a cache entry. */
 export function cacheWait(ctx: RouteContext<any, any, any>): GetOptions {
-  return { minIndex: ctx.opts.minIndex, waitMs: effectiveWait(ctx.opts.waitMs), signal: ctx.signal };
+  return { minIndex: ctx.opts.minIndex, waitMs: effectiveWait(ctx.opts.waitMs), signal: waitSignal(ctx) };
 }
 
 /** readInto, or the agent cache when the request says `?cached`. */

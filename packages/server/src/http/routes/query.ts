@@ -12,7 +12,7 @@ import { sourceIp } from '../../queries/execute';
 import { executionAnswer, noRemoteDatacenters, type RemoteDatacenterExecutor } from '../../queries/failover';
 import { SimpleCache } from '../../queries/result-cache';
 import type { ExecuteArgs, ExecuteCandidates } from '../../endpoints/query-reads';
-import { readInto, type RouteDeps } from './deps';
+import { readInto, waitSignal, type RouteDeps } from './deps';
 
 export interface ExecuteResponse {
   Service: string;
@@ -45,7 +45,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
   const cache = new SimpleCache<ExecuteResponse>();
 
   async function execute(ctx: RouteContext<any, any, any>, args: ExecuteArgs, limit: number): Promise<ExecuteResponse> {
-    const reply = await deps.rpc.read('query.execute', args, ctx.opts, ctx.signal);
+    const reply = await deps.rpc.read('query.execute', args, ctx.opts, waitSignal(ctx));
     ctx.meta.knownLeader = reply.meta.knownLeader;
     ctx.meta.lastContactMs = reply.meta.lastContactMs;
     const { query, nodes } = reply.result.value;
