@@ -273,7 +273,7 @@ async function serve(
   // cheaper than a setHeader per header.
   const headers: OutgoingHttpHeaders = metaHeaders(meta, options.consulCompat);
   headers['Content-Type'] = JSON_TYPE;
-  headers['Content-Length'] = Buffer.byteLength(text);
+  headers['Content-Length'] = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
   res.writeHead(status, headers);
   res.end(text);
 }

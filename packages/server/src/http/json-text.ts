@@ -19,7 +19,7 @@ export function parseExactJson(text: string): unknown {
 }
 
 /** `encode(value)`, or when the value holds a BigInt, lossless-json's text with the BigInt as digits. */
-export function exactJsonText(value: unknown, encode: (v: unknown) => string, space?: number): string {
+export function exactJsonText<T extends string | Buffer>(value: unknown, encode: (v: unknown) => T, space?: number): T | string {
   try {
     return encode(value);
   } catch (err) {

@@ -25,15 +25,16 @@ describe('ReusedReads', () => {
     expect(runs).toBe(4);
   });
 
-  test('a shared value is encoded once; after the store moves on it is encoded afresh', () => {
+  test('a shared value is encoded once, as bytes; after the store moves on it is encoded afresh', () => {
     const reads = new ReusedReads();
     const value = [{ a: 1 }];
     const first = reads.get(1, 'catalog.nodes', undefined, {}, () => ({ index: 1, value, keys: [] }));
-    expect(encodeJson(first.value)).toBe('[{"a":1}]');
+    const bytes = encodeJson(first.value);
+    expect(Buffer.isBuffer(bytes) && bytes.toString()).toBe('[{"a":1}]');
     value[0].a = 2; // never done by routes; shows the cached encoding is what is served
-    expect(encodeJson(first.value)).toBe('[{"a":1}]');
+    expect(encodeJson(first.value)).toBe(bytes);
     reads.get(2, 'catalog.nodes', undefined, {}, () => ({ index: 2, value, keys: [] }));
-    expect(encodeJson(value)).toBe('[{"a":2}]');
+    expect(String(encodeJson(value))).toBe('[{"a":2}]');
   });
 
   test('values that were not shared are encoded every time', () => {
