@@ -20,7 +20,8 @@ import { RegistryError, badRequest } from '../errors';
 import { queryOptions, type Query, type QueryOptions } from './query-options';
 import { compileQuery } from '../schemas/query-schema';
 import { ReadOptionsQuery, WriteOptionsQuery } from '../schemas/query-options';
-import type { Method, ResponseMeta, Route, RouteContext } from './route';
+import type { Method, ResponseMeta, Route } from './route';
+import { RequestContext } from './request-context';
 import { encodeJson } from '../rpc/reused-reads';
 import { exactJsonText } from './json-text';
 import { isLargeArray, writeSlicedJsonArray } from './sliced-json';
@@ -181,17 +182,14 @@ async function serve(
   options: AppOptions,
 ): Promise<void> {
   const started = timer ? performance.now() : 0;
-  // The abort signal is made only for handlers that ask for it (blocking reads); most never do.
-  let controller: AbortController | undefined;
-  let closedEarly = false;
+  // Made below, before anything awaits; a close is an event, so it cannot come first.
+  let ctx: RequestContext | undefined;
   // Listening from the start, so that requests refused while being read (400s) are timed too.
   res.once('close', () => {
     const finished = res.writableFinished;
     // A client that left before its answer is counted as nginx does (499), not as the 200 unsent.
     timer?.done(finished ? res.statusCode : CLIENT_CLOSED, performance.now() - started);
-    if (finished) return;
-    closedEarly = true;
-    controller?.abort();
+    if (!finished) ctx?.left();
   });
   const agent = { datacenter: options.datacenter, defaultToken: options.defaultToken?.(), consulCompat: options.consulCompat };
   if (options.consulCompat && query['node-meta'] !== undefined) query = consulNodeMetaQuery(query);
@@ -205,30 +203,8 @@ async function serve(
   if (r.body) {
     body = r.body(parseJson(rawBody, r.bodyOptional ?? false));
   }
-  const meta: ResponseMeta = { headers: {} };
-  const ctx: RouteContext<unknown, unknown, unknown> = {
-    params: r.readParams ? r.readParams(params) : params,
-    query: r.readQuery ? typed : query,
-    get rawQuery() {
-      const url = req.url ?? '';
-      const q = url.indexOf('?');
-      return q < 0 ? '' : url.slice(q + 1);
-    },
-    headers: req.headers,
-    opts,
-    body,
-    rawBody,
-    remoteAddress: req.socket.remoteAddress,
-    meta,
-    clientGone: () => closedEarly,
-    get signal() {
-      if (!controller) {
-        controller = new AbortController();
-        if (closedEarly) controller.abort();
-      }
-      return controller.signal;
-    },
-  };
+  ctx = new RequestContext(req, r.readParams ? r.readParams(params) : params, r.readQuery ? typed : query, opts, body, rawBody);
+  const { meta } = ctx;
   let value: unknown;
   try {
     value = await r.handle(ctx);
@@ -237,7 +213,7 @@ async function serve(
     writeMeta(res, meta, options.consulCompat);
     throw err;
   }
-  if (res.headersSent || closedEarly) return;
+  if (res.headersSent || ctx.clientGone()) return;
   const status = meta.status ?? 200;
   if (meta.stream) {
     const headers = metaHeaders(meta, options.consulCompat);

@@ -24,10 +24,14 @@ export function cacheWait(ctx: RouteContext<any, any, any>): GetOptions {
   return { minIndex: ctx.opts.minIndex, waitMs: effectiveWait(ctx.opts.waitMs), signal: waitSignal(ctx) };
 }
 
-/** readInto, or the agent cache when the request says `?cached`. */
-export async function readMaybeCached<K extends ReadName>(deps: RouteDeps, ctx: RouteContext<any, any, any>, endpoint: K, args: ReadArgs<K>): Promise<ReadValue<K>> {
+/** readInto, or the agent cache when the request says `?cached`. Not itself async: an uncached read takes no extra promise. */
+export function readMaybeCached<K extends ReadName>(deps: RouteDeps, ctx: RouteContext<any, any, any>, endpoint: K, args: ReadArgs<K>): Promise<ReadValue<K>> {
   if (!ctx.opts.cached || !deps.mesh) return readInto(deps, ctx, endpoint, args);
-  const answer = await deps.mesh.cachedRead<ReadValue<K>>(endpoint, args, ctx.opts, cacheWait(ctx));
+  return readCached(deps.mesh, ctx, endpoint, args);
+}
+
+async function readCached<K extends ReadName>(mesh: NonNullable<RouteDeps['mesh']>, ctx: RouteContext<any, any, any>, endpoint: K, args: ReadArgs<K>): Promise<ReadValue<K>> {
+  const answer = await mesh.cachedRead<ReadValue<K>>(endpoint, args, ctx.opts, cacheWait(ctx));
   ctx.meta.index = answer.index;
   setCacheHeaders(ctx, answer);
   return answer.value;
