@@ -1,7 +1,7 @@
 // Small helpers every bench script shares.
 'use strict';
 const { execFileSync } = require('node:child_process');
-const { cpSync, mkdtempSync, readFileSync, rmSync, mkdirSync, writeFileSync } = require('node:fs');
+const { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, rmdirSync, mkdirSync, writeFileSync } = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
 const { tmpdir } = require('node:os');
@@ -152,4 +152,36 @@ function cpuSeconds(pid) {
   }
 }
 
-module.exports = { REPO, cpuSeconds, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };
+const CPU_CGROUP = '/sys/fs/cgroup/cpu';
+const CAP_PERIOD_US = 10_000;
+
+/**
+ * Give each process of `pids` its own CPU allowance of `share` of one core (a cgroup v1 `cpu`
+ * group with a CFS quota per 10 ms), so that servers on one small machine stop taking CPU from
+ * each other — the stand-in for a machine per server this box cannot provide. Needs root and the
+ * v1 cpu controller at /sys/fs/cgroup/cpu. Returns a function that removes the groups once their
+ * processes have exited (a group with a live process is left; the kernel refuses to remove it).
+ */
+function capCpu(pids, share) {
+  if (!(share > 0 && share <= 2)) throw new Error(`--cpu-per-server takes a share of a core in (0, 2], not ${share}`);
+  if (!existsSync(join(CPU_CGROUP, 'cpu.cfs_quota_us'))) throw new Error(`no cgroup v1 cpu controller at ${CPU_CGROUP}`);
+  const groups = pids.map((pid) => {
+    const dir = join(CPU_CGROUP, `registry-bench-${pid}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'cpu.cfs_period_us'), String(CAP_PERIOD_US));
+    writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(Math.round(share * CAP_PERIOD_US)));
+    writeFileSync(join(dir, 'cgroup.procs'), String(pid));
+    return dir;
+  });
+  return () => {
+    for (const dir of groups) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // a process still in it: the kernel refuses; the empty group is harmless and named by pid
+      }
+    }
+  };
+}
+
+module.exports = { REPO, capCpu, cpuSeconds, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };

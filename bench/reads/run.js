@@ -10,6 +10,8 @@
 //            non-voters (REGISTRY_NON_VOTERS=2).
 //
 //   npm run build && node bench/reads/run.js [--duration 8] [--conns 64] [--runs 2] [--phases modes,spread]
+//     [--cpu-per-server 0.3]   (spread: each server in its own cgroup, capped at that share of a core,
+//                               so servers stop competing for this box's two cores; root, cgroup v1)
 //
 // Prints RESULT lines (also to --results, default /tmp/bench-reads-<time>.txt) and the load average
 // before each measurement. wrk runs are bounded; only the clusters this script starts are stopped
@@ -19,7 +21,7 @@ const { execFileSync, spawn } = require('node:child_process');
 const { appendFileSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const { loadavg, tmpdir } = require('node:os');
 const { join } = require('node:path');
-const { cpuSeconds, freeClusterBase, sleep } = require('../support');
+const { capCpu, cpuSeconds, freeClusterBase, sleep } = require('../support');
 
 const REPO = join(__dirname, '..', '..');
 const CLUSTER = join(REPO, 'scripts', 'cluster.sh');
@@ -29,6 +31,8 @@ const DURATION = Number(arg('--duration', '8'));
 const CONNS = Number(arg('--conns', '64'));
 const RUNS = Number(arg('--runs', '2'));
 const PHASES = arg('--phases', 'modes,spread').split(',');
+// Each server's CPU capped at this share of a core (spread phase), or none.
+const CPU_PER_SERVER = argAt('--cpu-per-server') >= 0 ? Number(arg('--cpu-per-server')) : undefined;
 const RESULTS = arg('--results', join(tmpdir(), `bench-reads-${new Date().toISOString().replace(/[:.]/g, '-')}.txt`));
 
 const record = (line) => {
@@ -150,12 +154,15 @@ async function modes(run) {
 
 async function spread(run, nonVoters) {
   const c = await startCluster(nonVoters);
+  const cap = CPU_PER_SERVER === undefined ? '' : ` cpu_per_server=${CPU_PER_SERVER}`;
+  let uncap = () => undefined;
   try {
+    if (CPU_PER_SERVER !== undefined) uncap = capCpu(c.pids, CPU_PER_SERVER);
     const per = Math.max(1, Math.floor(CONNS / c.http.length));
     const l = load();
     const rs = await Promise.all(c.http.map((u) => wrk(`${u}/v1/health/service/web`, per, undefined)));
     const total = rs.reduce((n, r) => n + r.rps, 0);
-    record(`RESULT phase=spread run=${run} servers=3+${nonVoters} what=reads conns=${per * c.http.length} reads_per_s=${Math.round(total)} per_server=${rs.map((r) => Math.round(r.rps)).join('/')} non2xx=${rs.reduce((n, r) => n + r.non2xx, 0)} load=${l}`);
+    record(`RESULT phase=spread run=${run} servers=3+${nonVoters} what=reads${cap} conns=${per * c.http.length} reads_per_s=${Math.round(total)} per_server=${rs.map((r) => Math.round(r.rps)).join('/')} non2xx=${rs.reduce((n, r) => n + r.non2xx, 0)} load=${l}`);
     const lw = load();
     // CPU per 1,000 writes, leader and all servers: on this 2-core box extra servers take CPU from
     // the leader, so the cost per write says what a machine per server would see.
@@ -167,9 +174,10 @@ async function spread(run, nonVoters) {
     const writes = w.rps * DURATION;
     const leaderCpu = cpu[c.http.indexOf(c.leader)];
     const perK = (ms) => ((ms / writes) * 1000).toFixed(0);
-    record(`RESULT phase=spread run=${run} servers=3+${nonVoters} what=writes conns=${CONNS} writes_per_s=${Math.round(w.rps)} p99=${w.p99} non2xx=${w.non2xx} leader_cpu_ms_per_1k=${perK(leaderCpu)} all_cpu_ms_per_1k=${perK(cpu.reduce((a, b) => a + b, 0))} load=${lw}`);
+    record(`RESULT phase=spread run=${run} servers=3+${nonVoters} what=writes${cap} conns=${CONNS} writes_per_s=${Math.round(w.rps)} p99=${w.p99} non2xx=${w.non2xx} leader_cpu_ms_per_1k=${perK(leaderCpu)} all_cpu_ms_per_1k=${perK(cpu.reduce((a, b) => a + b, 0))} load=${lw}`);
   } finally {
     c.stop();
+    uncap();
   }
 }
 
