@@ -2,13 +2,15 @@
 // server's event loop. A 5 ms interval notes every gap longer than BENCH_LOOP_GAP_MS (default 20)
 // together with the GC pauses that overlapped it; once a second the event-loop delay histogram
 // (perf_hooks.monitorEventLoopDelay) is summarised. Lines go to $BENCH_LOOP_TRACE_DIR/loop-<pid>.txt:
-//   GAP  t=<ms since start> gap_ms=<n> gc=<kind:ms,…>
+//   GAP  t=<ms since start> gap_ms=<n> cpu_ms=<n> wait_ms=<n> gc=<kind:ms,…>
+//        (cpu/wait: the main thread's time on a CPU and waiting for one in the run queue during the
+//        gap, from /proc/self/task/<pid>/schedstat — a gap mostly waiting is the machine, not us)
 //   SEC  t=<ms> p50_ms p99_ms max_ms gc_ms=<total GC in that second> gcs=<count> rss_mb heap_mb
 //   EXIT gaps=<n> worst_ms=<n> ... (the whole run's histogram)
 // Written synchronously but only once a second (and at exit), so the tracer adds no stall itself.
 'use strict';
 const { monitorEventLoopDelay, PerformanceObserver, performance, constants } = require('node:perf_hooks');
-const { appendFileSync, mkdirSync } = require('node:fs');
+const { appendFileSync, mkdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 // Only the servers: cluster.sh also runs short node helpers with the same NODE_OPTIONS.
@@ -47,16 +49,23 @@ function trace() {
   sec.enable();
   let gaps = 0;
   let worst = 0;
+  const schedstat = `/proc/self/task/${process.pid}/schedstat`;
+  const sched = () => readFileSync(schedstat, 'utf8').split(' ').map(Number);
   let last = performance.now();
+  let lastSched = sched();
   const ping = setInterval(() => {
     const now = performance.now();
     const gap = now - last;
     last = now;
+    const before = lastSched;
+    lastSched = sched();
     if (gap < gapMs) return;
+    const onCpu = (lastSched[0] - before[0]) / 1e6;
+    const waiting = (lastSched[1] - before[1]) / 1e6;
     gaps++;
     worst = Math.max(worst, gap);
     const during = gcs.filter(([s, d]) => s + d >= now - gap && s <= now).map(([, d, k]) => `${k}:${d.toFixed(1)}`);
-    lines.push(`GAP t=${(now - t0).toFixed(0)} gap_ms=${gap.toFixed(1)} gc=${during.join(',') || '-'}`);
+    lines.push(`GAP t=${(now - t0).toFixed(0)} gap_ms=${gap.toFixed(1)} cpu_ms=${onCpu.toFixed(1)} wait_ms=${waiting.toFixed(1)} gc=${during.join(',') || '-'}`);
   }, 5);
   ping.unref();
 
