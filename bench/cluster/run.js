@@ -11,7 +11,9 @@
 //
 //   apt-get install -y etcd-server etcd-client wrk   (once)
 //   npm run build && node bench/cluster/run.js [--duration 10] [--conns 1,16,64,256] [--runs 3]
-//       [--rounds 5] [--phases writes,failover] [--no-etcd] [--results <file>]
+//       [--rounds 5] [--phases writes,failover] [--no-etcd] [--results <file>] [--think-ms N]
+//   --think-ms N: every connection waits N ms after each answer (paced.lua) — a paced load both
+//   systems can carry, for the tail of a write rather than of a saturated two-core machine.
 //
 // RESULT / FAILOVER lines go to stdout and to --results (default /tmp/bench-cluster-<time>.txt);
 // medians across runs are printed as markdown at the end. Every wrk run and probe is bounded in
@@ -39,6 +41,7 @@ const argAt = (name) => process.argv.indexOf(name);
 const arg = (name, dflt) => (argAt(name) >= 0 ? process.argv[argAt(name) + 1] : dflt);
 const DURATION = Number(arg('--duration', '10'));
 const CONNS = arg('--conns', '1,16,64,256').split(',').map(Number);
+const THINK_MS = Number(arg('--think-ms', '0'));
 const RUNS = Number(arg('--runs', '1'));
 const ROUNDS = Number(arg('--rounds', '5'));
 const PHASES = arg('--phases', 'writes,failover').split(',');
@@ -148,10 +151,13 @@ function etcd(...args) {
 }
 
 /** wrk against a loopback URL; records and returns the parsed RESULT line. */
-function wrk(system, label, script, conns, url, extraEnv = {}) {
+function wrk(system, label, target, conns, url, extraEnv = {}) {
   if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) throw new Error(`refusing non-loopback target ${url}`);
   const threads = String(conns < 2 ? 1 : 2);
-  const env = { ...process.env, BENCH_KV_DIR: join(__dirname, '..', 'kv'), BENCH_WRK_DIR: join(ETCD, 'wrk'), LABEL: label, ...extraEnv };
+  const paced = THINK_MS > 0 ? { BENCH_PACED_SCRIPT: target, BENCH_THINK_MS: String(THINK_MS) } : {};
+  const script = THINK_MS > 0 ? join(__dirname, 'paced.lua') : target;
+  if (THINK_MS > 0) label = `${label}-think${THINK_MS}`;
+  const env = { ...process.env, BENCH_KV_DIR: join(__dirname, '..', 'kv'), BENCH_WRK_DIR: join(ETCD, 'wrk'), LABEL: label, ...paced, ...extraEnv };
   const opts = { env, encoding: 'utf8', timeout: (DURATION + 30) * 1000 };
   execFileSync('wrk', ['-t', threads, '-c', String(conns), '-d', '2s', '--timeout', '5s', '-s', script, url], opts);
   const started = new Date().toISOString();
