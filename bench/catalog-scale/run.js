@@ -14,7 +14,9 @@
 //              take/persist times from the log line, the worst ping from the snapshot's start (the
 //              line's time minus its take and persist times, minus 0.5 s) to the line, against the
 //              worst ping elsewhere in the phase, and the leader's own event-loop delay max (the
-//              metrics' 10 s windows, read every second during the phase);
+//              metrics' 10 s windows, read every second; a reading counts only from 20 s into the
+//              phase, when the last finished window it reports lies inside the phase — before, it
+//              still shows the load's end);
 //   writes   — wrk, c=64, 10 s: PUT /v1/catalog/register re-registering random loaded nodes
 //              (register.lua: NodeMeta changes each time, so every request is a real write);
 //   rss after the writes (same settle);
@@ -134,6 +136,8 @@ async function snapshotPhase(cluster, leader) {
   const pings = []; // [wall ms at send, latency ms]
   let stop = false;
   let loopMax = 0;
+  let loopReadings = 0;
+  const phaseStart = Date.now();
   const pinger = (async () => {
     while (!stop) {
       const t0 = performance.now();
@@ -150,7 +154,12 @@ async function snapshotPhase(cluster, leader) {
   const watcher = (async () => {
     while (!stop) {
       try {
-        loopMax = Math.max(loopMax, (await metrics(url)).gauges['runtime.event_loop_delay.max'] ?? 0);
+        // The gauge is the last *finished* 10 s window: 20 s in, that window began inside the phase.
+        const max = (await metrics(url)).gauges['runtime.event_loop_delay.max'] ?? 0;
+        if (Date.now() - phaseStart >= 20_000) {
+          loopMax = Math.max(loopMax, max);
+          loopReadings++;
+        }
       } catch {
         // no answer this time
       }
@@ -183,7 +192,7 @@ async function snapshotPhase(cluster, leader) {
   const inside = pings.filter(([at]) => at >= from && at <= s.at + 200).map((p) => p[1]);
   const outside = pings.filter(([at]) => at < from || at > s.at + 200).map((p) => p[1]);
   const worst = (xs) => (xs.length ? Math.max(...xs).toFixed(1) : '-');
-  return `take ${s.takeMs} ms, persist cost ${s.costMs} ms, ${(s.bytes / 2 ** 20).toFixed(1)} MiB, after ${written} writes; worst 10 ms ping near it ${worst(inside)} ms (${inside.length} pings) vs elsewhere ${worst(outside)} ms (${outside.length}); leader loop-delay max ${loopMax.toFixed(1)} ms`;
+  return `take ${s.takeMs} ms, persist cost ${s.costMs} ms, ${(s.bytes / 2 ** 20).toFixed(1)} MiB, after ${written} writes; worst 10 ms ping near it ${worst(inside)} ms (${inside.length} pings) vs elsewhere ${worst(outside)} ms (${outside.length}); leader loop-delay max ${loopReadings ? loopMax.toFixed(1) : '-'} ms (${loopReadings} readings from 20 s in)`;
 }
 
 /** Polls a server until /v1/health/service/big?stale holds every instance with a known leader (and, if `nodes`, its metrics show that many nodes). */
