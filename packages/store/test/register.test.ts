@@ -237,6 +237,24 @@ describe('catalog.register updates', () => {
     expect(d.store.healthService('web', {}).index).toBe(1);
   });
 
+  test('any nested difference is a change: a meta value, a meta key more or less, tag order', () => {
+    const d = new Driver();
+    const base = { Node: 'n1', Address: 'a', NodeMeta: { a: '1' }, Service: { Service: 'web', Tags: ['x', 'y'], Meta: { m: '1' } } };
+    d.register(base); // 1
+    const nodeIndex = () => d.store.catalogNode('n1').value!.Node.ModifyIndex;
+    const serviceIndex = () => d.store.healthService('web', {}).value[0]!.Service.ModifyIndex;
+    d.register({ ...base, NodeMeta: { a: '2' } }); // 2: a value
+    expect([nodeIndex(), serviceIndex()]).toEqual([2, 1]);
+    d.register({ ...base, NodeMeta: { a: '2', b: '1' } }); // 3: one key more
+    expect(nodeIndex()).toBe(3);
+    d.register({ ...base, NodeMeta: { b: '1' } }); // 4: one key less, as many as before
+    expect(nodeIndex()).toBe(4);
+    d.register({ ...base, NodeMeta: { b: '1' }, Service: { ...base.Service, Tags: ['y', 'x'] } }); // 5: tag order
+    expect([nodeIndex(), serviceIndex()]).toEqual([4, 5]);
+    d.register({ ...base, NodeMeta: { b: '1' }, Service: { ...base.Service, Tags: ['y', 'x'], Meta: { m: '1' } } }); // 6: nothing
+    expect([nodeIndex(), serviceIndex(), d.store.lastIndex]).toEqual([4, 5, 6]);
+  });
+
   test('a changed check keeps its CreateIndex and takes the new ModifyIndex', () => {
     const d = new Driver();
     d.register({ Node: 'n1', Address: 'a', Check: { Name: 'c', Status: 'passing' } });

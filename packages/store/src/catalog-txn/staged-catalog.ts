@@ -8,7 +8,7 @@ import type { CheckData, CheckRecord, NodeData, NodeRecord, ServiceData, Service
 import { healthCheckOut, nodeOut, nodeServiceOut } from '../catalog/views';
 import type { HealthCheckOut, NodeOut, NodeServiceOut } from '../catalog/outputs';
 import { PENDING } from '../kv/kv-ops';
-import { plainEqual } from '../plain-data';
+import { sameRecordData } from '../plain-data';
 import type { State } from '../state';
 import type { Txn } from '../txn';
 
@@ -37,11 +37,6 @@ function resolved<T extends { CreateIndex: number; ModifyIndex: number }>(rec: T
     CreateIndex: rec.CreateIndex === PENDING ? index : rec.CreateIndex,
     ModifyIndex: rec.ModifyIndex === PENDING ? index : rec.ModifyIndex,
   };
-}
-
-function withoutIndexes<T extends { CreateIndex: number; ModifyIndex: number }>(rec: T): Omit<T, 'CreateIndex' | 'ModifyIndex'> {
-  const { CreateIndex: _c, ModifyIndex: _m, ...data } = rec;
-  return data;
 }
 
 export class StagedCatalog {
@@ -106,7 +101,7 @@ export class StagedCatalog {
 
   private putNode(data: NodeData): NodeRecord {
     const existing = this.node(data.Node);
-    if (existing && plainEqual(withoutIndexes(existing), data)) return existing;
+    if (existing && sameRecordData(existing, data)) return existing;
     const rec: NodeRecord = { ...data, CreateIndex: existing?.CreateIndex ?? PENDING, ModifyIndex: PENDING };
     this.nodes.set(fold(data.Node), rec);
     this.effects.push({ putNode: data });
@@ -124,7 +119,7 @@ export class StagedCatalog {
   private putService(data: ServiceData): ServiceRecord {
     const k = `${data.nodeKey}\u0000${fold(data.ID)}`;
     const existing = this.services.has(k) ? (this.services.get(k) ?? undefined) : this.state.catalog.service(data.nodeKey, data.ID);
-    if (existing && plainEqual(withoutIndexes(existing), data)) return existing;
+    if (existing && sameRecordData(existing, data)) return existing;
     const rec: ServiceRecord = { ...data, CreateIndex: existing?.CreateIndex ?? PENDING, ModifyIndex: PENDING };
     this.services.set(k, rec);
     this.effects.push({ putService: data });
@@ -141,7 +136,7 @@ export class StagedCatalog {
   private putCheck(data: CheckData): CheckRecord {
     const k = `${data.nodeKey}\u0000${fold(data.CheckID)}`;
     const existing = this.checks.has(k) ? (this.checks.get(k) ?? undefined) : this.state.catalog.check(data.nodeKey, data.CheckID);
-    if (existing && plainEqual(withoutIndexes(existing), data)) return existing;
+    if (existing && sameRecordData(existing, data)) return existing;
     const rec: CheckRecord = { ...data, CreateIndex: existing?.CreateIndex ?? PENDING, ModifyIndex: PENDING };
     this.checks.set(k, rec);
     this.effects.push({ putCheck: data });

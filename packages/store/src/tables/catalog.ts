@@ -15,7 +15,7 @@ import {
   CONNECT_PREFIX,
 } from '../catalog/keys';
 import type { CheckData, CheckRecord, NodeData, NodeRecord, RaftIndexes, ServiceData, ServiceRecord } from '../catalog/records';
-import { plainEqual } from '../plain-data';
+import { plainEqual, sameRecordData } from '../plain-data';
 import { Fields, flatStream, listStream, runSync } from '../snapshot-stream';
 import type { Txn } from '../txn';
 
@@ -28,11 +28,6 @@ export interface CatalogTableDump {
 /** Identity of a service instance: its node and its service ID, both folded. */
 function instanceId(nodeKey: string, serviceKey: string): string {
   return `${nodeKey}\u0000${serviceKey}`;
-}
-
-function withoutIndexes<T extends RaftIndexes>(rec: T): Omit<T, keyof RaftIndexes> {
-  const { CreateIndex: _c, ModifyIndex: _m, ...data } = rec;
-  return data;
 }
 
 function stamp<T>(data: T, existing: RaftIndexes | undefined, index: number): T & RaftIndexes {
@@ -220,7 +215,7 @@ export class CatalogTable {
   putNode(data: NodeData, txn: Txn): void {
     const key = fold(data.Node);
     const existing = this.nodes.get(key);
-    if (existing && plainEqual(withoutIndexes(existing), data)) return;
+    if (existing && sameRecordData(existing, data)) return;
     if (existing?.ID && this.nodeIds.get(fold(existing.ID)) === key) this.nodeIds.delete(fold(existing.ID));
     const rec = stamp(data, existing, txn.index);
     this.nodes.set(key, rec);
@@ -250,7 +245,7 @@ export class CatalogTable {
   putService(data: ServiceData, txn: Txn): void {
     const serviceKey = fold(data.ID);
     const existing = this.services.get(data.nodeKey)?.get(serviceKey);
-    if (existing && plainEqual(withoutIndexes(existing), data)) return;
+    if (existing && sameRecordData(existing, data)) return;
     if (existing) this.unindexService(existing);
     const rec = stamp(data, existing, txn.index);
     this.putIn(this.services, rec.nodeKey, serviceKey, rec);
@@ -285,7 +280,7 @@ export class CatalogTable {
   putCheck(data: CheckData, txn: Txn): void {
     const checkKey = fold(data.CheckID);
     const existing = this.checks.get(data.nodeKey)?.get(checkKey);
-    if (existing && plainEqual(withoutIndexes(existing), data)) return;
+    if (existing && sameRecordData(existing, data)) return;
     const rec = stamp(data, existing, txn.index);
     this.putIn(this.checks, rec.nodeKey, checkKey, rec);
     addTo(this.byCheckId, checkKey, rec.nodeKey, rec);
