@@ -160,7 +160,7 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
         if (!accessor) throw badRequest('Missing token ID');
         if (uuidError(accessor)) throw badRequest('Accessor ID is missing or an invalid UUID');
         if (ctx.opts.token) {
-          const own = await deps.rpc.read('acl.token-self', {}, { ...ctx.opts, minIndex: 0 }, ctx.signal);
+          const own = await deps.rpc.read('acl.token-self', {}, { ...ctx.opts, minIndex: 0 });
           if (own.result.value?.AccessorID.toLowerCase() === accessor.toLowerCase()) {
             throw badRequest("Deletion of the request's authorization token is not permitted");
           }

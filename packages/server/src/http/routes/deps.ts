@@ -75,9 +75,10 @@ export interface RouteDeps {
 }
 
 /**
- * The abort signal a read is given: only a blocking read (`?index=`) waits long enough for its
- * client's leaving to matter, and making an AbortSignal costs Node ~3 µs — 8 % of a `?stale`
- * read's server time in a profile (wrk c=64, 10-instance health answers).
+ * The abort signal every read a route makes is given: only a blocking read (`?index=`) waits long
+ * enough for its client's leaving to matter, and making an AbortSignal costs Node ~3 µs — 8 % of a
+ * `?stale` read's server time in a profile (wrk c=64, 10-instance health answers). Streams and
+ * hash waits, which always wait, take ctx.signal itself.
  */
 export function waitSignal(ctx: RouteContext<any, any, any>): AbortSignal | undefined {
   return ctx.opts.minIndex > 0 ? ctx.signal : undefined;

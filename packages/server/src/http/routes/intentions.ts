@@ -11,7 +11,7 @@ import { Type } from '@sinclair/typebox';
 import { route, type Route } from '../route';
 import { readQuery } from '../../schemas/query-options';
 import { RequiredList, RequiredText, Text } from '../../schemas/query-fields';
-import { readInto, type RouteDeps } from './deps';
+import { readInto, waitSignal, type RouteDeps } from './deps';
 import { isUUID } from '@registry/acl';
 
 const BASE = '/v1/connect/intentions';
@@ -59,7 +59,7 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
           const e = parseMatchEntry(n);
           return { namespace: e.namespace, name: e.name };
         });
-        const reply = await deps.rpc.read('intention.match', { by, entries }, ctx.opts, ctx.signal);
+        const reply = await deps.rpc.read('intention.match', { by, entries }, ctx.opts, waitSignal(ctx));
         // The spec: each value is an array (Consul sends null for a name without matches).
         const out: Record<string, IntentionOut[]> = {};
         names.forEach((n, i) => {
@@ -77,7 +77,7 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
         const destination = parseMatchEntry(ctx.query.destination);
         const sourceType = ctx.query['source-type'];
         if (sourceType && sourceType !== 'registry' && !(deps.agent.consulCompat && sourceType === 'consul')) throw badRequest(`unsupported SourceType: ${JSON.stringify(sourceType)}`);
-        const reply = await deps.rpc.read('intention.check', { destination }, ctx.opts, ctx.signal);
+        const reply = await deps.rpc.read('intention.check', { destination }, ctx.opts, waitSignal(ctx));
         return { Allowed: decideIntention(reply.result.value, source, mesh().intentionDefaults()).allowed };
       },
     }),

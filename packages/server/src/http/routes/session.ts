@@ -8,7 +8,7 @@ import { RequiredText, RequiredUuid } from '../../schemas/query-fields';
 import { compileBody } from '../../schemas/validator';
 import { sessionCreateSchema, type SessionCreateBody } from '../../schemas/session';
 import { SESSION_TTL_MAX_MS } from '../../sessions/session-ttl';
-import { readInto, type RouteDeps } from './deps';
+import { readInto, waitSignal, type RouteDeps } from './deps';
 
 const DEFAULT_LOCK_DELAY_NS = 15e9;
 
@@ -92,7 +92,7 @@ export function sessionRoutes(deps: RouteDeps): Route<any>[] {
       async handle(ctx) {
         const id = ctx.params.id;
         // Checked with the leader's state (the endpoint's policy), whose timer is the one to restart.
-        const reply = await deps.rpc.read('session.renew', { id }, ctx.opts, ctx.signal);
+        const reply = await deps.rpc.read('session.renew', { id }, ctx.opts, waitSignal(ctx));
         if (!reply.result.value) throw notFound(`Session id '${id}' not found`);
         await sessions().renew(id);
         return reply.result.value;
