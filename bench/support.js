@@ -152,6 +152,16 @@ function cpuSeconds(pid) {
   }
 }
 
+/**
+ * This process's main thread (the event loop), from Linux's schedstat (ns): ms it ran on a CPU and
+ * ms it was runnable but waiting for one. Process CPU would also count V8's and libuv's helper
+ * threads, which do not hold the loop.
+ */
+function mainThreadSchedMs() {
+  const [run, wait] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ').map(Number);
+  return { cpuMs: run / 1e6, waitMs: wait / 1e6 };
+}
+
 const CPU_CGROUP = '/sys/fs/cgroup/cpu';
 const CAP_PERIOD_US = 10_000;
 
@@ -184,4 +194,4 @@ function capCpu(pids, share) {
   };
 }
 
-module.exports = { REPO, capCpu, cpuSeconds, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };
+module.exports = { REPO, capCpu, cpuSeconds, mainThreadSchedMs, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };

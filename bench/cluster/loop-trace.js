@@ -10,8 +10,9 @@
 // Written synchronously but only once a second (and at exit), so the tracer adds no stall itself.
 'use strict';
 const { monitorEventLoopDelay, PerformanceObserver, performance, constants } = require('node:perf_hooks');
-const { appendFileSync, mkdirSync, readFileSync } = require('node:fs');
+const { appendFileSync, mkdirSync } = require('node:fs');
 const { join } = require('node:path');
+const { mainThreadSchedMs } = require('../support');
 
 // Only the servers: cluster.sh also runs short node helpers with the same NODE_OPTIONS.
 if (process.argv[2] === 'agent') trace();
@@ -49,19 +50,17 @@ function trace() {
   sec.enable();
   let gaps = 0;
   let worst = 0;
-  const schedstat = `/proc/self/task/${process.pid}/schedstat`;
-  const sched = () => readFileSync(schedstat, 'utf8').split(' ').map(Number);
   let last = performance.now();
-  let lastSched = sched();
+  let lastSched = mainThreadSchedMs();
   const ping = setInterval(() => {
     const now = performance.now();
     const gap = now - last;
     last = now;
     const before = lastSched;
-    lastSched = sched();
+    lastSched = mainThreadSchedMs();
     if (gap < gapMs) return;
-    const onCpu = (lastSched[0] - before[0]) / 1e6;
-    const waiting = (lastSched[1] - before[1]) / 1e6;
+    const onCpu = lastSched.cpuMs - before.cpuMs;
+    const waiting = lastSched.waitMs - before.waitMs;
     gaps++;
     worst = Math.max(worst, gap);
     const during = gcs.filter(([s, d]) => s + d >= now - gap && s <= now).map(([, d, k]) => `${k}:${d.toFixed(1)}`);

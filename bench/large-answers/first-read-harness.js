@@ -4,7 +4,7 @@
 'use strict';
 const { performance } = require('node:perf_hooks');
 const { loadavg } = require('node:os');
-const { readFileSync } = require('node:fs');
+const { mainThreadSchedMs } = require('../support');
 const v8 = require('node:v8');
 const vm = require('node:vm');
 const { Store } = require('../../packages/store/dist');
@@ -41,13 +41,9 @@ function load(n, { kv }) {
   return store;
 }
 
-/**
- * CPU time of the main thread (the event loop) in ms, from Linux's schedstat (ns): process CPU
- * would also count V8's concurrent marking and sweeping threads, which do not hold the loop.
- */
-const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`;
+/** CPU time of the main thread (the event loop) in ms (bench/support.js mainThreadSchedMs). */
 function mainThreadCpuMs() {
-  return Number(readFileSync(SCHEDSTAT, 'utf8').split(' ')[0]) / 1e6;
+  return mainThreadSchedMs().cpuMs;
 }
 
 /**
