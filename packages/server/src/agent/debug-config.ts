@@ -18,6 +18,7 @@ export function debugConfig(c: AgentConfig, nodeId: string): Record<string, unkn
     ACLMasterToken: tokens.initialManagement ?? '',
     ACLReplicationToken: tokens.replication ?? '',
     ACLToken: tokens.default ?? '',
+    ACLTokenTTL: formatDurationMs(c.acl.tokenTtlMs),
     ACLsEnabled: c.acl.enabled,
     AdvertiseAddrLAN: c.advertise ?? c.bind,
     BindAddr: c.bind,

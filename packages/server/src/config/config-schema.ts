@@ -86,6 +86,7 @@ export const configFileSchema: SchemaNode = section({
   acl_agent_token: str,
   acl_agent_master_token: str,
   acl_replication_token: str,
+  acl_ttl: duration,
   acl: section({
     enabled: bool,
     default_policy: str,

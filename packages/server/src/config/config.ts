@@ -11,13 +11,17 @@ import { ConfigError, readConfigSources, type ConfigSource } from './config-sour
 import { applyNodeIdentity } from './node-identity';
 import { applyCaConfig, applyPortRange, DEFAULT_PROXY_PORTS, DEFAULT_SIDECAR_PORTS, portRangeProblem, type CaBootstrapConfig, type PortRange } from './connect-config';
 import { applyLegacyAclTokens } from './legacy-acl-tokens';
+import { applyAclCacheConfig, DEFAULT_TOKEN_TTL_MS, type DownPolicy } from './acl-cache-config';
 
 export type DefaultPolicy = 'allow' | 'deny';
 
 export interface AclConfig {
   enabled: boolean;
   defaultPolicy: DefaultPolicy;
-  downPolicy: string;
+  /** `acl.down_policy`: a client agent's answer when no server can resolve a token (config/acl-cache-config.ts). */
+  downPolicy: DownPolicy;
+  /** `acl.token_ttl` / `acl_ttl`: how long a client agent trusts a token it resolved through the servers. */
+  tokenTtlMs: number;
   tokens: { initialManagement?: string; agent?: string; default?: string; agentMaster?: string; replication?: string };
   /** `acl.enable_token_persistence`: tokens set through /v1/agent/token survive a restart (acl/agent-tokens.ts). */
   enableTokenPersistence?: boolean;
@@ -148,7 +152,7 @@ export function defaultConfig(): AgentConfig {
     retryJoin: [],
     logLevel: 'info',
     logJson: false,
-    acl: { enabled: false, defaultPolicy: 'allow', downPolicy: 'extend-cache', tokens: {} },
+    acl: { enabled: false, defaultPolicy: 'allow', downPolicy: 'extend-cache', tokenTtlMs: DEFAULT_TOKEN_TTL_MS, tokens: {} },
     connect: { enabled: true, csrMaxPerSecond: 50, csrMaxConcurrent: 16, proxy: { allowManagedApiRegistration: false } },
     translateWanAddrs: false,
     consulCompat: false,
@@ -276,6 +280,7 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
     if (c.proxy?.allow_managed_api_registration !== undefined) out.connect.proxy.allowManagedApiRegistration = flag(c.proxy.allow_managed_api_registration, 'connect.proxy.allow_managed_api_registration');
   }
   applyLegacyAclTokens(out.acl.tokens, file, source);
+  applyAclCacheConfig(out.acl, file, source);
   const acl = file.acl as Json | undefined;
   if (acl) {
     if (acl.enabled !== undefined) out.acl.enabled = flag(acl.enabled, 'acl.enabled');
@@ -285,7 +290,6 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
       }
       out.acl.defaultPolicy = acl.default_policy;
     }
-    if (acl.down_policy !== undefined) out.acl.downPolicy = String(acl.down_policy);
     const t = (acl.tokens ?? {}) as Json;
     const management = t.initial_management ?? t.master;
     if (management !== undefined) out.acl.tokens.initialManagement = String(management);
