@@ -1,8 +1,10 @@
 // ACL read endpoints (spec "ACL tokens" / "ACL policies"): acl:read for everything but `self`,
 // unknown objects answer 403 `ACL not found`, and a token's SecretID is `<hidden>` without acl:write.
+import { ANONYMOUS_TOKEN_SECRET, Authorizer } from '@registry/acl';
 import { read, type ReadEndpoint } from '../rpc/read-endpoint';
-import { forbidden } from '../errors';
+import { aclDisabled, forbidden } from '../errors';
 import { ACL_NOT_FOUND } from './store-resolver';
+import type { GrantedPolicy, TokenGrant } from './token-grant';
 
 export const HIDDEN_SECRET = '<hidden>';
 
@@ -22,6 +24,30 @@ export const aclReads = {
       const r = store.aclTokenBySecret(token ?? '');
       if (r.value === null) throw forbidden(ACL_NOT_FOUND);
       return r;
+    },
+  }),
+  // A client agent resolving a request's token (acl/token-grant.ts). An unknown secret never gets
+  // here: the read's own resolution answers 403 `ACL not found` first. Not blocking: the client
+  // keeps the answer for acl.token_ttl and asks again.
+  'acl.token-resolve': read({
+    blocking: false,
+    run: ({ store, token, authz }) => {
+      // This server has ACLs off (its resolver is the allow-all one): the client is told so.
+      if (authz === Authorizer.allowAll()) throw aclDisabled('ACL support disabled');
+      const r = store.aclTokenBySecret(token || ANONYMOUS_TOKEN_SECRET);
+      // A server's own agent master token is not a datacenter token.
+      if (r.value === null) throw forbidden(ACL_NOT_FOUND);
+      const policies: GrantedPolicy[] = [];
+      let index = r.index;
+      const keys = new Set(r.keys);
+      for (const link of r.value.Policies ?? []) {
+        const p = store.aclPolicy(link.ID);
+        index = Math.max(index, p.index);
+        for (const k of p.keys) keys.add(k);
+        if (p.value) policies.push({ ID: p.value.ID, Rules: p.value.Rules, Datacenters: p.value.Datacenters ?? null });
+      }
+      const value: TokenGrant = { policies };
+      return { index, value, keys: [...keys] };
     },
   }),
   // All or nothing: no per-token filtering (Consul).

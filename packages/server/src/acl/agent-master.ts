@@ -22,14 +22,18 @@ function sameSecret(a: string, b: string): boolean {
 /** `inner`, except that the agent master token resolves to agentMasterAuthorizer on this agent. */
 export function withAgentMaster(inner: AclResolver, nodeName: string, agentMaster: () => string | undefined): AclResolver {
   const master = agentMasterAuthorizer(nodeName);
-  return {
+  const isMaster = (secret: string | undefined) => {
+    const token = agentMaster();
+    return inner.enabled && !!token && secret !== undefined && sameSecret(secret, token);
+  };
+  const resolver: AclResolver = {
     get enabled() {
       return inner.enabled;
     },
-    resolve(secret) {
-      const token = agentMaster();
-      if (inner.enabled && token && secret !== undefined && sameSecret(secret, token)) return master;
-      return inner.resolve(secret);
-    },
+    resolve: (secret) => (isMaster(secret) ? master : inner.resolve(secret)),
   };
+  // A client agent's resolver asks the servers; the agent master token is never sent to them.
+  const prepare = inner.prepare?.bind(inner);
+  if (prepare) resolver.prepare = (secret) => (isMaster(secret) ? Promise.resolve() : prepare(secret));
+  return resolver;
 }

@@ -28,11 +28,17 @@ import { isLargeArray, writeSlicedJsonArray } from './sliced-json';
 import { TRANSLATE_HEADER } from './datacenter-routes';
 import { DirectRoutes, type RawParams } from './direct-routes';
 import { CONSUL_SEGMENT_KEY, SEGMENT_KEY } from '../schemas/node-meta';
+import type { AclResolver } from '../acl/authorization';
 
 export interface AppOptions {
   datacenter: string;
   /** The agent's default token (`acl.tokens.default` / `acl_token`). */
   defaultToken?: () => string | undefined;
+  /**
+   * The resolver routes check tokens with. When it must fetch tokens (a client agent's,
+   * acl/cached-resolver.ts), the request's token is prepared here, once, before the route runs.
+   */
+  acl?: Pick<AclResolver, 'prepare'>;
   /** Largest request body accepted (KV values are capped separately by their route). */
   bodyLimit?: string;
   logger?: { error(o: object, msg?: string): void };
@@ -207,6 +213,7 @@ async function serve(
   const { meta } = ctx;
   let value: unknown;
   try {
+    if (options.acl?.prepare) await options.acl.prepare(opts.token);
     value = await r.handle(ctx);
   } catch (err) {
     // Blocking endpoints still report the index on errors (Consul sets it before failing).

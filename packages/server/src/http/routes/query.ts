@@ -13,6 +13,7 @@ import { executionAnswer, noRemoteDatacenters, type RemoteDatacenterExecutor } f
 import { SimpleCache } from '../../queries/result-cache';
 import type { ExecuteArgs, ExecuteCandidates } from '../../endpoints/query-reads';
 import { readInto, waitSignal, type RouteDeps } from './deps';
+import { resolveToken } from '../../acl/authorization';
 
 export interface ExecuteResponse {
   Service: string;
@@ -50,7 +51,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
     ctx.meta.lastContactMs = reply.meta.lastContactMs;
     const { query, nodes } = reply.result.value;
     // The query's own token, when it has one, decides what the results may show.
-    const authz = deps.rpc.aclResolver.resolve(query.Token || ctx.opts.token);
+    const authz = await resolveToken(deps.rpc.aclResolver, query.Token || ctx.opts.token);
     const { nodes: shown, datacenter, failovers } = await executionAnswer(query, nodes, ctx.opts.datacenter, authz, limit, remote, undefined, ctx.opts.token);
     // The spec lists DNS, Datacenter and Failovers on each node item as well as at the top (Consul's
     // documented sample shows them there); both are sent.
