@@ -33,7 +33,10 @@ export function installClientGateway(d: ClientGatewayDeps): void {
   const { transport, rpc } = d;
   transport.handle('client.apply', (body) => {
     const req = body as ClientApply;
-    return enveloped(() => rpc.apply(req.cmd, { token: req.token, internal: req.internal, requestId: req.requestId }));
+    // `internal` skips the ACL checks, and anyone who reaches this port can claim it: with ACLs on,
+    // a client's own writes are checked against the token it sends (its agent token) like any other.
+    const internal = req.internal === true && !rpc.aclResolver.enabled;
+    return enveloped(() => rpc.apply(req.cmd, { token: req.token, internal, requestId: req.requestId }));
   });
   transport.handle('client.read', (body) => {
     const req = body as ClientRead;
