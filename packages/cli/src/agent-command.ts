@@ -49,7 +49,8 @@ export function agentCommand(): Command {
       let running: Agent | ClientAgent | undefined;
       process.on('SIGHUP', () => void running?.reload().catch(() => undefined));
       // Without -server the agent is a client: no Raft, everything forwarded to the servers.
-      const agent = config.server ? await Agent.start(config, { loadConfig: () => buildConfig(flags) }) : await ClientAgent.start(config);
+      const loadConfig = () => buildConfig(flags);
+      const agent = config.server ? await Agent.start(config, { loadConfig }) : await ClientAgent.start(config, { loadConfig });
       running = agent;
       let signals = 0;
       const onSignal = (signal: NodeJS.Signals) => {

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
-import { LevelStorage, RaftNode, TcpTransport, type RaftStorage, type ServerInfo, type Transport } from '@registry/raft';
+import { LevelStorage, RaftNode, TcpTransport, WalStorage, type RaftStorage, type ServerInfo, type Transport } from '@registry/raft';
 import { Store, type Command } from '@registry/store';
 import type { AgentConfig } from '../config/config';
 import { readEndpoints } from '../endpoints';
@@ -34,7 +34,7 @@ import type { SessionRenewer } from '../sessions/session-ttl';
 import type { AgentChecks } from '../checks/agent-checks';
 import { installAgentChecks } from '../checks/install';
 import { addLogSecret, createLogger, type Logger } from './logger';
-import { applyReload, type ReloadResult } from './reload';
+import { ConfigReloader, type ReloadResult } from './reload';
 import { loadOrCreateNodeId } from './node-id';
 import { LogTap } from './log-tap';
 import { agentLifecycle } from './agent-lifecycle';
@@ -90,7 +90,8 @@ function testDialMap(): Record<string, string> | undefined {
 export interface AgentOptions {
   logger?: Logger;
   /**
-   * Makes the server's Raft storage from its LevelDB (default: the Raft log in that database).
+   * Makes the server's Raft storage from its LevelDB (default: the Raft log and hard state in a
+   * write-ahead log under `<data-dir>/raft/wal`, snapshots in that database).
    * Tests run agents on MemoryStorage (hashicorp/raft's LogStore seam).
    */
   storage?: (db: Level<string, unknown>) => RaftStorage;
@@ -130,7 +131,7 @@ export class Agent {
   readonly stopped: Promise<void>;
   private markStopped!: () => void;
   private loadConfig: (() => AgentConfig) | undefined;
-  private reloading: Promise<ReloadResult> = Promise.resolve({ changed: [], needRestart: [] });
+  private reloader: ConfigReloader | undefined;
 
   private constructor(
     readonly config: AgentConfig,
@@ -188,7 +189,7 @@ export class Agent {
     metrics.start();
     const raft = await RaftNode.create({
       id: nodeId,
-      storage: options.storage ? options.storage(db) : new LevelStorage({ db, prefix: 'raft' }),
+      storage: options.storage ? options.storage(db) : new WalStorage({ dir: join(dataDir, 'raft', 'wal'), snapshots: new LevelStorage({ db, prefix: 'raft' }) }),
       transport,
       fsm: storeStateMachine(store, (type, ms) => metrics.fsmApplied(type, ms)),
       observer: metrics.raftObserver,
@@ -297,23 +298,8 @@ export class Agent {
    * configuration throws (ConfigError) and leaves the running one untouched. Reloads run one at a time.
    */
   reload(): Promise<ReloadResult> {
-    const run = async (): Promise<ReloadResult> => {
-      const log = this.logger.child({ module: 'agent' });
-      let next: AgentConfig;
-      try {
-        next = this.loadConfig ? this.loadConfig() : this.config;
-      } catch (err) {
-        log.error({ err: (err as Error).message }, 'reload failed: the new configuration is invalid, keeping the running one');
-        throw err;
-      }
-      const result = await applyReload(this, next);
-      log.info({ changed: result.changed.length > 0 ? result.changed.join(', ') : 'nothing' }, 'configuration reloaded');
-      if (result.needRestart.length > 0) log.warn({ settings: result.needRestart.join(', ') }, 'reload: these settings take effect only after a restart');
-      return result;
-    };
-    const next = this.reloading.catch(() => undefined).then(run);
-    this.reloading = next;
-    return next;
+    this.reloader ??= new ConfigReloader(this, this.loadConfig);
+    return this.reloader.reload();
   }
 
   /** Stop serving. With `transfer`, a leader first hands leadership to a follower (SIGTERM). */

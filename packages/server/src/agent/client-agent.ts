@@ -17,7 +17,9 @@ import { withRequestLog } from '../http/request-log';
 import type { AgentLifecycle, RouteDeps } from '../http/routes/deps';
 import { allRoutes } from '../http/routes';
 import { badRequest } from '../errors';
-import { allowAllResolver } from '../acl/authorization';
+import { allowAllResolver, type AclResolver } from '../acl/authorization';
+import { CachedAclResolver } from '../acl/cached-resolver';
+import { withAgentMaster } from '../acl/agent-master';
 import { Mesh } from '../connect/mesh';
 import type { AgentChecks } from '../checks/agent-checks';
 import { installAgentChecks } from '../checks/install';
@@ -26,6 +28,7 @@ import { LocalStateFiles } from '../checks/local-state-files';
 import { AgentTokens } from '../acl/agent-tokens';
 import { installDns } from '../dns/install';
 import type { DnsServer } from '../dns/server';
+import type { DnsRpc } from '../dns/lookups';
 import { Metrics } from '../metrics/metrics';
 import { loadAgentTls } from '../tls/tls-files';
 import { ForwardingRpc } from '../client/forwarding-rpc';
@@ -33,12 +36,14 @@ import { ServerLink } from '../client/server-link';
 import { Heartbeats } from '../client/heartbeats';
 import { NodeMirror } from '../client/node-mirror';
 import { AntiEntropy } from '../client/anti-entropy';
+import { tokenFetcher } from '../client/token-fetch';
 import { clientClusterOps, clientForceLeave } from './client-cluster-ops';
 import { addLogSecret, createLogger, type Logger } from './logger';
 import { loadOrCreateNodeId } from './node-id';
 import { LogTap } from './log-tap';
 import { hostFacts } from './host-facts';
 import { debugConfig } from './debug-config';
+import { ConfigReloader, type ReloadResult } from './reload';
 import { VERSION, type AgentOptions } from './agent';
 
 export class ClientAgent {
@@ -68,6 +73,8 @@ export class ClientAgent {
     this.stopped = new Promise((resolve) => (this.markStopped = resolve));
   }
 
+  private reloader: ConfigReloader | undefined;
+
   static async start(config: AgentConfig, options: AgentOptions = {}): Promise<ClientAgent> {
     const made: { agent?: ClientAgent; tempDir?: string } = {};
     try {
@@ -85,9 +92,6 @@ export class ClientAgent {
     const logTap = new LogTap();
     const logger = options.logger ?? createLogger(config.logLevel, config.logJson, logTap.destination);
     for (const token of Object.values(config.acl.tokens)) addLogSecret(token);
-    // Token resolution on a client (asking the servers for a token's policies, with a cache) is not
-    // built yet: refuse rather than let agent endpoints run unchecked.
-    if (config.acl.enabled) throw badRequest('ACLs on client agents are not supported yet: run this agent with -server, or without ACLs');
     const tempDataDir = !config.dataDir;
     const dataDir = config.dataDir ?? (made.tempDir = await mkdtemp(join(tmpdir(), 'registry-client-')));
     await mkdir(dataDir, { recursive: true });
@@ -97,22 +101,29 @@ export class ClientAgent {
     // number of clients and a server can share a host).
     const transport = await TcpTransport.listen({ host: config.bind, port: 0, tls: tls.rpc });
     const link = new ServerLink(transport, config.retryJoin);
-    const rpc = new ForwardingRpc(link, allowAllResolver);
-    const mirror = new NodeMirror(rpc, config.nodeName, config.datacenter);
+    const rpc = new ForwardingRpc(link, clientAclResolver(config, link, logger.child({ module: 'agent.acl' })));
+    // The agent's own reads and writes of its node (anti-entropy, the mirror, service and check
+    // sync, maintenance) go with its agent token, as Consul's acl_agent_token (else acl_token): the
+    // servers check them like any other (cluster/client-gateway.ts no longer trusts `internal`).
+    const agentToken = () => config.acl.tokens.agent || config.acl.tokens.default;
+    const mirror = new NodeMirror(rpc, config.nodeName, config.datacenter, agentToken);
     const agent = new ClientAgent(config, logger, nodeId, dataDir, tempDataDir, transport, link, rpc, mirror, logTap);
     made.agent = agent;
+    agent.reloader = new ConfigReloader(agent, options.loadConfig);
     agent.metrics = new Metrics(config.telemetry);
     agent.metrics.start();
 
     // The agent's own writes (service and check sync) go with its authority; the mirror follows them.
+    // `internal` still counts with servers that have ACLs off (nothing is checked there anyway).
+    const ownWrite = (cmd: Command) => rpc.apply(cmd, { internal: true, token: agentToken() });
     const apply = async (cmd: Command) => {
-      const result = await rpc.apply(cmd, { internal: true });
+      const result = await ownWrite(cmd);
       agent.mirrorSoon();
       return result;
     };
     const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress });
     agent.mesh = mesh;
-    agent.checks = installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: false, logger: logger.child({ module: 'agent.checks' }) });
+    agent.checks = installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }) });
     agent.maintenance = new Maintenance({ node: config.nodeName, mesh, store: mirror.store, apply, files: new LocalStateFiles(dataDir), logger: logger.child({ module: 'agent.checks' }) });
     void agent.maintenance.restore(agent.checks.restored);
     const checks = agent.checks;
@@ -121,7 +132,7 @@ export class ClientAgent {
       services: () => mesh.localServices(),
       checks: () => checks.catalogChecks(),
       view: () => mirror.refresh(),
-      apply: (cmd) => rpc.apply(cmd, { internal: true }),
+      apply: ownWrite,
       logger: logger.child({ module: 'agent.anti_entropy' }),
     });
 
@@ -134,7 +145,7 @@ export class ClientAgent {
 
     await agent.listenHttp();
     agent.dns = await installDns({
-      rpc, config: config.dns, port: config.dnsPort, portSet: config.dnsPortSet, host: config.client, datacenter: config.datacenter,
+      rpc: dnsRpc(rpc), config: config.dns, port: config.dnsPort, portSet: config.dnsPortSet, host: config.client, datacenter: config.datacenter,
       nodeName: config.nodeName, translateWanAddrs: config.translateWanAddrs, defaultToken: () => config.acl.tokens.default,
       logger: logger.child({ module: 'agent.dns' }),
     });
@@ -151,10 +162,9 @@ export class ClientAgent {
     return a && typeof a !== 'string' ? a.port : 0;
   }
 
-  /** A client's configuration is read at start; a reload changes nothing yet and says so. */
-  async reload(): Promise<{ changed: string[]; needRestart: string[] }> {
-    this.logger.warn('reload is not supported on client agents yet: restart the agent to apply configuration changes');
-    return { changed: [], needRestart: ['*'] };
+  /** SIGHUP, PUT /v1/agent/reload: what a server's reload applies (agent/reload.ts), on this client. */
+  reload(): Promise<ReloadResult> {
+    return this.reloader!.reload();
   }
 
   stop(_options: { transfer?: boolean } = {}): Promise<void> {
@@ -238,7 +248,7 @@ export class ClientAgent {
           },
           Coord: null,
           DebugConfig: debugConfig(config, this.nodeId),
-          Stats: { agent: { server: this.link.current, servers: this.link.known.join(',') }, antiEntropy: { passes: this.antiEntropy?.passes ?? 0, writes: this.antiEntropy?.writes ?? 0 } },
+          Stats: { agent: { server: this.link.current, servers: this.link.known.join(',') }, antiEntropy: { passes: this.antiEntropy?.passes ?? 0, writes: this.antiEntropy?.writes ?? 0, blocked: this.antiEntropy?.blocked ?? 0 } },
         }),
       }),
       mesh: this.mesh,
@@ -246,13 +256,52 @@ export class ClientAgent {
       checks: this.checks,
       metrics: this.metrics,
       lifecycle: this.lifecycle(),
+      reload: () => this.reload(),
     };
     const logger = this.logger.child({ module: 'agent.http' });
-    const app = createApp(allRoutes(deps), { datacenter: config.datacenter, defaultToken: () => config.acl.tokens.default, logger, consulCompat: config.consulCompat, translateAddresses: config.translateWanAddrs, metrics: this.metrics });
+    const app = createApp(allRoutes(deps), { datacenter: config.datacenter, defaultToken: () => config.acl.tokens.default, acl: this.rpc.aclResolver, logger, consulCompat: config.consulCompat, translateAddresses: config.translateWanAddrs, metrics: this.metrics });
     const { server } = createHttpServer(withRequestLog(app, logger), config.http, logger);
     await listenHttp(server, config);
     this.http = server;
   }
+}
+
+/**
+ * With `acl.enabled`, tokens are resolved by asking the servers and kept for `acl.token_ttl`
+ * (acl/cached-resolver.ts); the agent master token is this agent's own and never leaves it.
+ */
+function clientAclResolver(config: AgentConfig, link: ServerLink, logger: Logger): AclResolver {
+  if (!config.acl.enabled) return allowAllResolver;
+  let lastWarned = 0;
+  const servers = new CachedAclResolver({
+    datacenter: config.datacenter,
+    defaultPolicy: config.acl.defaultPolicy,
+    downPolicy: () => config.acl.downPolicy,
+    tokenTtlMs: () => config.acl.tokenTtlMs,
+    fetch: tokenFetcher(link, config.datacenter),
+    onDown: (err, policy) => {
+      // Once per 10 s at most: under load every request with an unknown or expired token gets here.
+      if (Date.now() - lastWarned < 10_000) return;
+      lastWarned = Date.now();
+      logger.warn({ err: err.message, down_policy: policy }, 'no server could resolve an ACL token; the down policy answers');
+    },
+  });
+  return withAgentMaster(servers, config.nodeName, () => config.acl.tokens.agentMaster);
+}
+
+/**
+ * DNS resolves a prepared query's own token after reading the query (dns/lookups.ts), outside any
+ * HTTP request: on a client that token must be prepared (fetched) first, so DNS reads through this.
+ */
+function dnsRpc(rpc: ForwardingRpc): DnsRpc {
+  const acl = rpc.aclResolver;
+  if (!acl.prepare) return rpc;
+  const read = (async (name, args, opts, signal) => {
+    const reply = await rpc.read(name, args, opts, signal);
+    if (name === 'query.execute') await acl.prepare!((reply.result.value as { query: { Token?: string } }).query.Token || opts.token);
+    return reply;
+  }) as ForwardingRpc['read'];
+  return { read, aclResolver: acl };
 }
 
 /** The RpcApi members of a ForwardingRpc as a plain object (to override one of them). */

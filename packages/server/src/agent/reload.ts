@@ -21,6 +21,40 @@ export interface Reloadable {
   dataDir: string;
 }
 
+/**
+ * An agent's reload (server or client): re-read the configuration, apply it, log what changed and
+ * what needs a restart. An invalid configuration throws (ConfigError) and leaves the running one
+ * untouched. Reloads run one at a time.
+ */
+export class ConfigReloader {
+  private reloading: Promise<ReloadResult> = Promise.resolve({ changed: [], needRestart: [] });
+
+  constructor(
+    private readonly agent: Reloadable,
+    private readonly loadConfig: (() => AgentConfig) | undefined,
+  ) {}
+
+  reload(): Promise<ReloadResult> {
+    const run = async (): Promise<ReloadResult> => {
+      const log = this.agent.logger.child({ module: 'agent' });
+      let next: AgentConfig;
+      try {
+        next = this.loadConfig ? this.loadConfig() : this.agent.config;
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'reload failed: the new configuration is invalid, keeping the running one');
+        throw err;
+      }
+      const result = await applyReload(this.agent, next);
+      log.info({ changed: result.changed.length > 0 ? result.changed.join(', ') : 'nothing' }, 'configuration reloaded');
+      if (result.needRestart.length > 0) log.warn({ settings: result.needRestart.join(', ') }, 'reload: these settings take effect only after a restart');
+      return result;
+    };
+    const next = this.reloading.catch(() => undefined).then(run);
+    this.reloading = next;
+    return next;
+  }
+}
+
 export interface ReloadResult {
   /** What took effect, e.g. "log_level: info → debug", "services: +web". */
   changed: string[];

@@ -16,6 +16,7 @@ import type { LocalService } from '../connect/local-services';
 import { SERF_CHECK_ID } from '../cluster/server-health';
 import { isMaintenanceCheckId } from '../checks/maintenance';
 import type { NodeView } from './node-mirror';
+import { RegistryError } from '../errors';
 
 export interface AntiEntropyDeps {
   node: string;
@@ -70,6 +71,8 @@ export class AntiEntropy {
   /** Passes run and writes made since start (stats, tests). */
   passes = 0;
   writes = 0;
+  /** Writes the servers refused for want of ACL rights (the agent token's). */
+  blocked = 0;
 
   constructor(private readonly d: AntiEntropyDeps) {}
 
@@ -104,7 +107,16 @@ export class AntiEntropy {
     let writes = 0;
     const write = async (cmd: Command, what: object) => {
       this.d.logger.info(what, 'anti-entropy: repairing the catalog');
-      await this.d.apply(cmd);
+      try {
+        await this.d.apply(cmd);
+      } catch (err) {
+        // The agent token may not write this row (Consul: "blocked by ACLs"): say so and go on
+        // with the others; the next pass tries again, at the usual interval.
+        if (!(err instanceof RegistryError && err.kind === 'PermissionDenied')) throw err;
+        this.d.logger.warn({ ...what, err: err.message }, 'anti-entropy: the servers refused the agent token for this write; check acl.tokens.agent');
+        this.blocked++;
+        return;
+      }
       writes++;
     };
     const mine = this.d.services();

@@ -20,13 +20,15 @@ export class NodeMirror {
     private readonly rpc: RpcApi,
     private readonly node: string,
     private readonly datacenter: string,
+    /** The agent token (read per refresh): with ACLs on, the servers filter the node's rows by it. */
+    private readonly token: () => string | undefined = () => undefined,
   ) {
     this.store = new Store({ datacenter });
   }
 
   /** Read this node from the servers (the leader's view) and copy it here when it changed. */
   async refresh(): Promise<NodeView> {
-    const opts: QueryOptions = { datacenter: this.datacenter, token: undefined, consistency: 'default', cached: false, minIndex: 0, waitMs: undefined, cacheControl: { mustRevalidate: false } };
+    const opts: QueryOptions = { datacenter: this.datacenter, token: this.token(), consistency: 'default', cached: false, minIndex: 0, waitMs: undefined, cacheControl: { mustRevalidate: false } };
     const [node, checks] = await Promise.all([
       this.rpc.read('catalog.node', { node: this.node }, opts),
       this.rpc.read('health.node', { node: this.node }, opts),
