@@ -1,0 +1,207 @@
+// ACLs on client agents: three real ACL-enabled servers (default deny, a master token) and a
+// client agent that resolves tokens by asking them (acl/cached-resolver.ts, a short token_ttl
+// here), checks its agent endpoints locally, forwards everything else with the token, and makes
+// its own writes with its agent token. A forged `internal` write over the RPC port is refused.
+// The last test stops every server: the client then answers from its cache (extend-cache).
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TcpTransport } from '@registry/raft';
+import { eventually, sleep } from '../support/wait';
+import { ClusterHarness, type HttpAnswer } from '../cluster/support/cluster-harness';
+import { ClientAgents } from '../cluster/support/client-agents';
+
+jest.setTimeout(240_000);
+
+const MASTER = 'b1c2d3e4-0000-4000-8000-00000000aaaa';
+const TOKEN_TTL_MS = 2_000;
+const serverConfig = join(tmpdir(), `registry-acl-clients-${process.pid}.json`);
+let cluster: ClusterHarness;
+let clients: ClientAgents;
+let leader = 0;
+/** Secrets of the tokens made in beforeAll. */
+const secret: Record<'agent' | 'kvReader' | 'webWriter' | 'agentReader', string> = { agent: '', kvReader: '', webWriter: '', agentReader: '' };
+let agentPolicyId = '';
+let agentReaderPolicyId = '';
+
+const master = (method: string, path: string, body?: unknown): Promise<HttpAnswer> =>
+  cluster.http(leader, method, path, body, { headers: { 'X-Registry-Token': MASTER }, timeoutMs: 10_000 });
+
+async function policy(name: string, rules: string): Promise<string> {
+  const r = await master('PUT', '/v1/acl/policy', { Name: name, Rules: rules });
+  if (r.status !== 200) throw new Error(`policy ${name}: ${r.status} ${r.body}`);
+  return r.json<{ ID: string }>().ID;
+}
+
+async function token(policyId: string): Promise<{ AccessorID: string; SecretID: string }> {
+  const r = await master('PUT', '/v1/acl/token', { Policies: [{ ID: policyId }] });
+  if (r.status !== 200) throw new Error(`token: ${r.status} ${r.body}`);
+  return r.json();
+}
+
+/** Through the client agent, with `?token=` when given. */
+function viaClient(method: string, path: string, tok?: string, body?: unknown, timeoutMs = 20_000): Promise<HttpAnswer> {
+  const sep = path.includes('?') ? '&' : '?';
+  return clients.http(0, method, tok === undefined ? path : `${path}${sep}token=${encodeURIComponent(tok)}`, body, timeoutMs);
+}
+
+async function catalogServices(node: string): Promise<string[]> {
+  const r = await master('GET', `/v1/catalog/node/${node}`);
+  const n = r.json<{ Services: Record<string, unknown> } | null>();
+  return Object.keys(n?.Services ?? {});
+}
+
+beforeAll(async () => {
+  writeFileSync(serverConfig, JSON.stringify({ acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MASTER } } }));
+  cluster = await ClusterHarness.start({ size: 3, extraArgs: ['-config-file', serverConfig, '-dns-port', '-1'] });
+  await cluster.waitForLeader(20_000);
+  leader = (await cluster.leader()) ?? 0;
+  // The master token is created by the leader duty shortly after the election.
+  const ready = await eventually(async () => (await master('GET', '/v1/acl/token/self')).status === 200, 20_000, 200);
+  if (!ready) throw new Error(`the master token never worked\n${cluster.diagnostics()}`);
+
+  agentPolicyId = await policy('client-agent', 'node_prefix "" { policy = "write" }\nservice_prefix "" { policy = "write" }');
+  secret.agent = (await token(agentPolicyId)).SecretID;
+  secret.kvReader = (await token(await policy('kv-reader', 'key_prefix "app/" { policy = "read" }'))).SecretID;
+  secret.webWriter = (await token(await policy('web-writer', 'service "web" { policy = "write" }\nkey_prefix "app/" { policy = "write" }'))).SecretID;
+  agentReaderPolicyId = await policy('agent-reader', 'agent_prefix "" { policy = "read" }');
+  secret.agentReader = (await token(agentReaderPolicyId)).SecretID;
+
+  clients = new ClientAgents(cluster.dir, cluster.servers.map((s) => s.serverAddress), {
+    acl: { enabled: true, default_policy: 'deny', down_policy: 'extend-cache', token_ttl: `${TOKEN_TTL_MS}ms`, tokens: { agent: secret.agent } },
+    anti_entropy_interval: '1s',
+  });
+  await clients.start(1);
+  const joined = await eventually(async () => {
+    const r = await master('GET', '/v1/catalog/node/c0');
+    return r.status === 200 && r.json<unknown>() !== null;
+  }, 30_000, 250);
+  if (!joined) throw new Error(`the client did not join\n${clients.diagnostics()}\n${cluster.diagnostics()}`);
+});
+
+afterAll(async () => {
+  await clients?.stop();
+  await cluster?.stop();
+  rmSync(serverConfig, { force: true });
+});
+
+test('agent endpoints on the client: anonymous and insufficient tokens get 403, an unknown one "ACL not found", a token with agent:read 200', async () => {
+  const anonymous = await viaClient('GET', '/v1/agent/self');
+  expect(anonymous.status).toBe(403);
+  expect((await viaClient('GET', '/v1/agent/self', secret.kvReader)).status).toBe(403);
+  const unknown = await viaClient('GET', '/v1/agent/self', '00000000-1111-4222-8333-444444444444');
+  expect(unknown.status).toBe(403);
+  expect(unknown.body).toContain('ACL not found');
+  const ok = await viaClient('GET', '/v1/agent/self', secret.agentReader);
+  expect(ok.status).toBe(200);
+  expect(ok.json<{ Config: { Server: boolean } }>().Config.Server).toBe(false);
+  expect((await viaClient('GET', '/v1/agent/self', MASTER)).status).toBe(200);
+  // Registering a service needs service:write on it, checked on the client before anything is written.
+  expect((await viaClient('PUT', '/v1/agent/service/register', secret.kvReader, { Name: 'web', Port: 80 })).status).toBe(403);
+  expect(await catalogServices('c0')).toEqual([]);
+});
+
+test('forwarded requests carry the token to the servers: KV writes and reads are checked there', async () => {
+  expect((await viaClient('PUT', '/v1/kv/app/config', undefined, 'v0')).status).toBe(403);
+  expect((await viaClient('PUT', '/v1/kv/app/config', secret.kvReader, 'v1')).status).toBe(403);
+  const written = await viaClient('PUT', '/v1/kv/app/config', secret.webWriter, 'v2');
+  expect(written.status).toBe(200);
+  expect(written.body).toBe('true');
+  const read = await viaClient('GET', '/v1/kv/app/config?raw', secret.kvReader);
+  expect(read.status).toBe(200);
+  expect(read.body).toBe('v2');
+  expect((await viaClient('GET', '/v1/kv/app/config?raw')).status).toBe(403);
+  expect((await viaClient('GET', '/v1/kv/app/config?raw', '00000000-1111-4222-8333-444444444444')).status).toBe(403);
+});
+
+test('a token deleted on the servers stops working through the client within token_ttl', async () => {
+  const t = await token(await policy('short-lived', 'agent_prefix "" { policy = "read" }'));
+  expect((await viaClient('GET', '/v1/agent/self', t.SecretID)).status).toBe(200);
+  expect((await master('DELETE', `/v1/acl/token/${t.AccessorID}`)).status).toBe(200);
+  // The client may answer from its cache until the TTL ends; well before three TTLs it must ask again.
+  let last: HttpAnswer | undefined;
+  const refused = await eventually(async () => {
+    last = await viaClient('GET', '/v1/agent/self', t.SecretID);
+    return last.status === 403;
+  }, TOKEN_TTL_MS * 3 + 5_000, 250);
+  expect(refused).toBe(true);
+  expect(last?.body).toContain('ACL not found');
+});
+
+test('a service registered on the client reaches the catalog with the agent token, and anti-entropy repairs it', async () => {
+  const r = await viaClient('PUT', '/v1/agent/service/register', secret.webWriter, { Name: 'web', Port: 80 });
+  expect(r.status).toBe(200);
+  expect(await eventually(async () => (await catalogServices('c0')).includes('web'), 10_000, 200)).toBe(true);
+  // Removed behind the agent's back: its next pass writes it again.
+  expect((await master('PUT', '/v1/catalog/deregister', { Node: 'c0', ServiceID: 'web' })).body).toBe('true');
+  expect(await eventually(async () => (await catalogServices('c0')).includes('web'), 15_000, 250)).toBe(true);
+  // The agent endpoint answers by the caller's token: web is listed only for a token that may read it.
+  expect(Object.keys((await viaClient('GET', '/v1/agent/services', secret.webWriter)).json<object>())).toEqual(['web']);
+  expect((await viaClient('GET', '/v1/agent/services', secret.kvReader)).json<object>()).toEqual({});
+});
+
+test('an agent token without rights: anti-entropy logs the refusal and goes on; rights restored, it repairs', async () => {
+  type Self = { Stats: { antiEntropy: { passes: number; blocked: number } } };
+  const stats = async () => (await viaClient('GET', '/v1/agent/self', MASTER)).json<Self>().Stats.antiEntropy;
+  // The agent token keeps node rights (its node's rows stay readable) but loses service:write.
+  const narrowed = await master('PUT', `/v1/acl/policy/${agentPolicyId}`, { Name: 'client-agent', Rules: 'node_prefix "" { policy = "write" }\nservice_prefix "" { policy = "read" }' });
+  expect(narrowed.status).toBe(200);
+  expect((await master('PUT', '/v1/catalog/deregister', { Node: 'c0', ServiceID: 'web' })).body).toBe('true');
+  const before = await stats();
+  expect(await eventually(async () => (await stats()).blocked > before.blocked, 15_000, 250)).toBe(true);
+  // Still running and passing, at its interval: no crash, no spinning.
+  const a = await stats();
+  await sleep(3_000);
+  const b = await stats();
+  expect(b.passes).toBeGreaterThan(a.passes);
+  expect(b.passes - a.passes).toBeLessThan(10); // 1 s interval: ~3 passes, never a tight loop
+  expect(clients.logs(0)).toContain('the servers refused the agent token');
+  expect(await catalogServices('c0')).toEqual([]);
+
+  const restored = await master('PUT', `/v1/acl/policy/${agentPolicyId}`, { Name: 'client-agent', Rules: 'node_prefix "" { policy = "write" }\nservice_prefix "" { policy = "write" }' });
+  expect(restored.status).toBe(200);
+  expect(await eventually(async () => (await catalogServices('c0')).includes('web'), 15_000, 250)).toBe(true);
+});
+
+test('the RPC port: a forged `internal` client.apply is refused by an ACL-enabled server; the same write with a token that may is applied', async () => {
+  const transport = await TcpTransport.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    const server = cluster.servers[leader]!.serverAddress;
+    const forged = (await transport.call(server, 'client.apply', {
+      cmd: { type: 'catalog.register', req: { Node: 'forged', Address: '10.9.9.9' } },
+      token: undefined,
+      internal: true,
+      requestId: `forged-${process.pid}-1`,
+    }, 10_000)) as { ok: boolean; kind?: string };
+    expect(forged.ok).toBe(false);
+    expect(forged.kind).toBe('PermissionDenied');
+    expect((await master('GET', '/v1/catalog/node/forged')).json<unknown>()).toBeNull();
+
+    // The control: the door itself works, only the claim was refused.
+    const allowed = (await transport.call(server, 'client.apply', {
+      cmd: { type: 'catalog.register', req: { Node: 'forged', Address: '10.9.9.9' } },
+      token: MASTER,
+      internal: true,
+      requestId: `forged-${process.pid}-2`,
+    }, 10_000)) as { ok: boolean };
+    expect(allowed.ok).toBe(true);
+    expect((await master('GET', '/v1/catalog/node/forged')).json<{ Node: { Address: string } }>().Node.Address).toBe('10.9.9.9');
+  } finally {
+    await transport.close();
+  }
+});
+
+// Last: it stops every server.
+test('with every server down, a cached token still answers an agent endpoint (extend-cache); one never seen is refused', async () => {
+  expect((await viaClient('GET', '/v1/agent/self', secret.agentReader)).status).toBe(200);
+  // As good a token, but the client has never asked about it.
+  const unseen = (await token(agentReaderPolicyId)).SecretID;
+  for (let i = 0; i < cluster.servers.length; i++) await cluster.kill(i, 'SIGKILL');
+  await sleep(TOKEN_TTL_MS + 500); // the cached answer has expired: the client must ask, and cannot
+  const cached = await viaClient('GET', '/v1/agent/self', secret.agentReader, undefined, 30_000);
+  expect(cached.status).toBe(200);
+  // Extended: the next request within the TTL answers at once from the cache.
+  expect((await viaClient('GET', '/v1/agent/self', secret.agentReader, undefined, 30_000)).status).toBe(200);
+  expect((await viaClient('GET', '/v1/agent/self', unseen, undefined, 30_000)).status).toBe(403);
+  expect(clients.logs(0)).toContain('the down policy answers');
+});
