@@ -188,6 +188,7 @@ async function until(what, fn, ms) {
     const lost = new Map(); // service → its watchers that failed (never blocked)
     const tally = (what) => problems.set(what, (problems.get(what) ?? 0) + 1);
     let errors = 0;
+    let retries = 0;
     let statusNot200 = 0;
     const armed = [];
     for (let p = 0; p < PROCS; p++) {
@@ -213,6 +214,7 @@ async function until(what, fn, ms) {
               lost.set(m.service, (lost.get(m.service) ?? 0) + 1);
               tally(m.message);
             }
+            else if (m.type === 'retry') retries++;
             else if (m.type === 'armed') resolve(m);
           });
         }),
@@ -225,7 +227,7 @@ async function until(what, fn, ms) {
     await until(`${WATCHERS} blocking queries on the server`, async () => (blocked = await gauge(base, 'rpc.queries_blocking')) >= WATCHERS, 180_000).catch((err) => {
       record(`WARN ${err.message} (server holds ${blocked}; watcher errors ${errors})`);
     });
-    record(`ARMED ${blocked} blocking queries on the server (${((Date.now() - t0) / 1000).toFixed(1)} s after the last request was sent); watcher errors ${errors}, early answers ${[...woke.values()].reduce((a, v) => a + v.length, 0)} load=${load1()}`);
+    record(`ARMED ${blocked} blocking queries on the server (${((Date.now() - t0) / 1000).toFixed(1)} s after the last request was sent); watcher errors ${errors} (after ${retries} re-sends of failed requests), early answers ${[...woke.values()].reduce((a, v) => a + v.length, 0)} load=${load1()}`);
     await sleep(5000);
     const agentRss = agents.map((a) => rssMiB(a.pid).toFixed(0)).join(', ');
     const watcherRss = armedInfo.map((m) => m.rssMiB.toFixed(0)).join(', ');

@@ -6,8 +6,10 @@
 // own keep-alive connection from one of `sources` in turn (127.0.0.x: a server caps connections
 // per client address, and one address has only ~28,000 ephemeral ports). Each answer is reported
 // to the parent with the system-wide monotonic clock (process.hrtime: CLOCK_MONOTONIC, the same
-// in every process), so the parent can time a write against it. Nothing is re-armed: an answer
-// is one wake-up, counted once.
+// in every process), so the parent can time a write against it. Nothing is re-armed after an
+// answer: an answer is one wake-up, counted once. A request that fails before any answer (a reset
+// or timeout while thousands connect at once) is sent again after a pause, up to RETRIES times, as
+// a real watcher (consul-template, a client library's watch loop) retries; the parent counts them.
 'use strict';
 const http = require('node:http');
 
@@ -18,8 +20,10 @@ if (url.hostname !== '127.0.0.1') throw new Error(`refusing non-loopback target 
 
 let opened = 0;
 let failed = 0;
+let retried = 0;
+const RETRIES = 5;
 
-function watch(w) {
+function watch(w, attempt = 0) {
   const [service, index] = job.services[w % job.services.length];
   return new Promise((resolve) => {
     const req = http.get(
@@ -38,6 +42,12 @@ function watch(w) {
     );
     req.on('socket', () => opened++);
     req.on('error', (err) => {
+      if (attempt < RETRIES) {
+        retried++;
+        process.send({ type: 'retry', service, message: err.message });
+        setTimeout(() => watch(w, attempt + 1).then(resolve), 250 * (attempt + 1) + Math.random() * 250);
+        return;
+      }
       failed++;
       process.send({ type: 'error', service, message: err.message });
       resolve();
@@ -54,7 +64,7 @@ function watch(w) {
     for (let k = w; k < Math.min(w + GROUP, job.first + job.count); k++) void watch(k);
     await new Promise((r) => setTimeout(r, 50));
   }
-  process.send({ type: 'armed', opened, failed, rssMiB: process.memoryUsage.rss() / 2 ** 20 });
+  process.send({ type: 'armed', opened, failed, retried, rssMiB: process.memoryUsage.rss() / 2 ** 20 });
 })();
 
 process.on('message', (m) => {

@@ -92,10 +92,18 @@ export async function listenHttp(server: Server, at: HttpListenAt): Promise<void
       server.off('error', reject);
       resolve();
     };
-    if (socket) server.listen(socket, done);
-    else server.listen(at.httpPort, at.client, done);
+    if (socket) server.listen({ path: socket, backlog: LISTEN_BACKLOG }, done);
+    else server.listen({ port: at.httpPort, host: at.client, backlog: LISTEN_BACKLOG }, done);
   });
 }
+
+/**
+ * The accept queue asked of listen(2). Node's default is 511; Go (so Consul) asks for the kernel's
+ * net.core.somaxconn, commonly 4096. A burst of connections — thousands of watchers re-arming after
+ * an agent restart — overflows 511 and the kernel resets the rest (bench/watchers lost 1–10 % of
+ * 50,000 that way). The kernel caps the number at somaxconn, so asking for more is harmless.
+ */
+const LISTEN_BACKLOG = 65_535;
 
 /** `ip:port`, or `unix:///path` for a unix socket ('' when not listening): what clients are told to use. */
 export function httpAddressOf(server: Server | null | undefined): string {
