@@ -13,7 +13,7 @@ import { readEndpoints } from '../endpoints';
 import { endpointWrites } from '../endpoints/writes';
 import { createApp } from '../http/app';
 import { uiAssets } from '../ui/ui-assets';
-import { createHttpServer, httpAddressOf, listenHttp } from '../http/http-server';
+import { createHttpServer, httpAddressOf, listenHttp, LISTEN_BACKLOG } from '../http/http-server';
 import { withRequestLog } from '../http/request-log';
 import type { ClusterOps, RouteDeps } from '../http/routes/deps';
 import { allRoutes } from '../http/routes';
@@ -375,7 +375,7 @@ export class Agent {
       const { server: https } = createHttpServer(withRequestLog(app, httpLogger), this.config.http, httpLogger, this.tls.https);
       await new Promise<void>((resolve, reject) => {
         https.once('error', reject);
-        https.listen(this.config.tls.httpsPort, this.config.client, () => {
+        https.listen({ port: this.config.tls.httpsPort, host: this.config.client, backlog: LISTEN_BACKLOG }, () => {
           https.off('error', reject);
           resolve();
         });

@@ -103,7 +103,7 @@ export async function listenHttp(server: Server, at: HttpListenAt): Promise<void
  * an agent restart — overflows 511 and the kernel resets the rest (bench/watchers lost 1–10 % of
  * 50,000 that way). The kernel caps the number at somaxconn, so asking for more is harmless.
  */
-const LISTEN_BACKLOG = 65_535;
+export const LISTEN_BACKLOG = 65_535;
 
 /** `ip:port`, or `unix:///path` for a unix socket ('' when not listening): what clients are told to use. */
 export function httpAddressOf(server: Server | null | undefined): string {
