@@ -14,3 +14,5 @@ export * from './node/options';
 export * from './node/observer';
 export * from './node/raft-node';
 export type { CaughtUp } from './node/catch-up';
+export * from './storage/wal-storage';
+export { parseSegment, CorruptSegmentError } from './storage/wal/segments';

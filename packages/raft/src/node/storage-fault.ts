@@ -80,15 +80,18 @@ const ERRNO_TEXTS: [code: string, text: string][] = [
 
 /**
  * One line naming the cause, errno first when there is one: Node's own errors ("ENOSPC: no space
- * left on device, write") are kept as they are; LevelDB's ("IO error: …/000003.log: No space left
+ * left on device, write") keep their shape with strerror's capitals; LevelDB's ("IO error: …/000003.log: No space left
  * on device", possibly as the cause of "Database failed to open") get the errno name in front.
  */
 export function describeStorageError(err: unknown): string {
   const messages: string[] = [];
   let code: string | undefined;
   for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 4; depth++) {
-    if (e instanceof Error) {
-      if (e.message && !messages.includes(e.message)) messages.push(e.message);
+    // Error-like by shape, not instanceof: an error made in another realm (a vm context, a test
+    // sandbox) fails instanceof Error and would lose its code.
+    if (typeof e === 'object' && typeof (e as { message?: unknown }).message === 'string') {
+      const message = (e as Error).message;
+      if (message && !messages.includes(message)) messages.push(message);
       const c = (e as { code?: unknown }).code;
       if (code === undefined && typeof c === 'string' && /^E[A-Z]+$/.test(c)) code = c;
       e = (e as { cause?: unknown }).cause;
@@ -103,5 +106,12 @@ export function describeStorageError(err: unknown): string {
     const known = ERRNO_TEXTS.filter(([, t]) => text.includes(t)).sort((a, b) => b[1].length - a[1].length)[0];
     code = known?.[0];
   }
-  return code && !text.startsWith(code) ? `${code}: ${text}` : text;
+  if (code && text.startsWith(code)) {
+    // Node's wording ("ENOSPC: no space left on device, write") in strerror's, as LevelDB words it,
+    // so a cause reads the same whichever store met it.
+    const canonical = ERRNO_TEXTS.find(([c]) => c === code)?.[1];
+    const own = `${code}: ${canonical ?? ''}`;
+    return canonical && text.toLowerCase().startsWith(own.toLowerCase()) ? own + text.slice(own.length) : text;
+  }
+  return code ? `${code}: ${text}` : text;
 }

@@ -3,7 +3,7 @@
 // unsynced: an acknowledged entry or a granted vote could otherwise vanish).
 //
 // A hard state that only moves the commit index is not written on its own: it waits for the
-// next batch (or close). The commit index need not be durable (etcd syncs only for entries,
+// next batch (or close; hard-state-deferral.ts). The commit index need not be durable (etcd syncs only for entries,
 // term or vote — its MustSync): after a crash a server re-learns it from the leader. Writing it
 // separately cost one more fsync per commit on every server, and the driver applies only after
 // the write, so it sat on every write's critical path.
@@ -46,6 +46,7 @@ import { Packr } from 'msgpackr';
 import type { Entry, EntryType, HardState, SnapshotMeta } from '../core/types';
 import type { PersistedState, RaftStorage, SnapshotData, SnapshotReader, StorageSnapshotSink } from '../interfaces';
 import { joinSnapshot, snapshotPieces } from './snapshot-chunks';
+import { HardStateDeferral } from './hard-state-deferral';
 
 type Db = Level<string, Uint8Array>;
 /** Either a directory of our own, or a section (sublevel) of a database someone else opened. */
@@ -120,8 +121,8 @@ export class LevelStorage implements RaftStorage {
   /** Term and vote of the last hard state written, to tell a commit-only change. */
   private lastTerm = 0;
   private lastVote: string | null = null;
-  /** A commit-only hard state not written yet; it rides with the next batch. */
-  private deferredHard: HardState | undefined;
+  /** Commit-only hard states wait for the next batch (hard-state-deferral.ts). */
+  private readonly hardStates = new HardStateDeferral();
   /** The stored snapshot's head (null: none, or the one-value layout). */
   private head: SnapshotHead | null = null;
   /** Generation of the next snapshot written (above every generation on disk). */
@@ -167,17 +168,9 @@ export class LevelStorage implements RaftStorage {
   }
 
   append(hardState: HardState | undefined, entries: Entry[]): Promise<void> {
-    // Compared with what is written (not merely handed to us): a term or vote whose write failed
-    // must never be mistaken for a commit-only change and deferred on the retry.
-    const termOrVote = hardState !== undefined && (hardState.term !== this.lastTerm || hardState.vote !== this.lastVote);
-    if (entries.length === 0 && !termOrVote) {
-      if (hardState) this.deferredHard = hardState;
-      return this.tail;
-    }
-    // Hard states reach us in order: a newer one supersedes the deferred one.
-    const hard = hardState ?? this.deferredHard;
-    const deferred = hardState === undefined ? hard : undefined;
-    this.deferredHard = undefined;
+    const plan = this.hardStates.plan(hardState, entries.length, { term: this.lastTerm, vote: this.lastVote });
+    if (!plan) return this.tail;
+    const hard = plan.hard;
     return this.serialise(async () => {
       const ops: Op[] = [];
       if (hard) ops.push({ type: 'put', key: HARD_STATE, value: this.packr.pack(hard) });
@@ -193,8 +186,7 @@ export class LevelStorage implements RaftStorage {
       try {
         await this.db.batch(ops, { sync: true });
       } catch (err) {
-        // A commit-only hard state that rode along waits for the next batch again.
-        if (deferred && !this.deferredHard) this.deferredHard = deferred;
+        plan.failed();
         throw err;
       }
       this.blocks = blocks;
@@ -387,9 +379,25 @@ export class LevelStorage implements RaftStorage {
     return data ? { meta: this.packr.unpack(meta) as SnapshotMeta, data } : undefined;
   }
 
+  /**
+   * Removes the log and the hard state, keeping the snapshot: WalStorage has moved them into its
+   * write-ahead log and keeps only snapshots here. One synced batch; running it again is harmless.
+   */
+  dropLog(): Promise<void> {
+    this.hardStates.take();
+    return this.serialise(async () => {
+      const ops: Op[] = this.blocks.map((b) => ({ type: 'del', key: blockKey(b.first, b.last) }));
+      ops.push({ type: 'del', key: HARD_STATE });
+      await this.db.batch(ops, { sync: true });
+      this.blocks = [];
+      this.lastTerm = 0;
+      this.lastVote = null;
+      this.clearDeadBlocks();
+    });
+  }
+
   async close(): Promise<void> {
-    const hard = this.deferredHard;
-    this.deferredHard = undefined;
+    const hard = this.hardStates.take();
     if (hard) await this.serialise(() => this.db.batch([{ type: 'put', key: HARD_STATE, value: this.packr.pack(hard) }], { sync: true })).catch(() => undefined);
     await this.tail.catch(() => undefined);
     if (this.owned) await this.owned.close();

@@ -1,9 +1,12 @@
 // A single-server cluster in its own process, for the crash test (run against the built dist).
+// CRASH_STORAGE=wal runs it on WalStorage (small segments, so kills land in rolls and removals too),
+// anything else on LevelStorage.
 //   node crash-child.js write <dir> <prefix>  propose "<prefix>v<n>" from 8 writers forever, print "ack v<n>" per acknowledgement
 //   node crash-child.js verify <dir>  restart from <dir>, wait until everything committed is applied,
 //                                     print the applied values as one JSON line, exit
 'use strict';
-const { LevelStorage, RaftNode, TcpTransport } = require('../../dist/index.js');
+const { join } = require('node:path');
+const { LevelStorage, RaftNode, TcpTransport, WalStorage } = require('../../dist/index.js');
 
 const [mode, dir, prefix = ''] = process.argv.slice(2);
 
@@ -29,7 +32,10 @@ async function main() {
   // A small snapshot threshold so the kill also lands during snapshots and compactions.
   const node = await RaftNode.create({
     id: 'solo',
-    storage: new LevelStorage({ path: dir }),
+    storage:
+      process.env.CRASH_STORAGE === 'wal'
+        ? new WalStorage({ dir: join(dir, 'wal'), snapshots: new LevelStorage({ path: join(dir, 'snapshots') }), segmentBytes: 2048 })
+        : new LevelStorage({ path: dir }),
     transport,
     fsm,
     tickMs: 20,

@@ -15,8 +15,8 @@ beforeAll(() => {
 }, 60_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function run(mode: 'write' | 'verify', onLine: (line: string) => void, prefix = ''): { done: Promise<number | null>; kill: () => void } {
-  const proc = spawn(process.execPath, [child, mode, dir, prefix], { stdio: ['ignore', 'pipe', 'pipe'] });
+function run(storage: string, mode: 'write' | 'verify', onLine: (line: string) => void, prefix = ''): { done: Promise<number | null>; kill: () => void } {
+  const proc = spawn(process.execPath, [child, mode, join(dir, storage), prefix], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CRASH_STORAGE: storage } });
   let buffered = '';
   let stderr = '';
   proc.stdout.on('data', (chunk: Buffer) => {
@@ -35,11 +35,11 @@ function run(mode: 'write' | 'verify', onLine: (line: string) => void, prefix = 
   return { done, kill: () => proc.kill('SIGKILL') };
 }
 
-test('every acknowledged write survives a SIGKILL, twice over', async () => {
+test.each(['level', 'wal'])('%s storage: every acknowledged write survives a SIGKILL, twice over', async (storage) => {
   const acked: string[] = [];
   for (let round = 0; round < 2; round++) {
     const before = acked.length;
-    const writer = run('write', (line) => {
+    const writer = run(storage, 'write', (line) => {
       if (line.startsWith('ack ')) acked.push(line.slice(4));
     }, `r${round}-`);
     const deadline = Date.now() + 8000;
@@ -49,7 +49,7 @@ test('every acknowledged write survives a SIGKILL, twice over', async () => {
     expect(acked.length).toBeGreaterThan(before + 50);
   }
   let applied: string[] | undefined;
-  const verifier = run('verify', (line) => (applied = JSON.parse(line)));
+  const verifier = run(storage, 'verify', (line) => (applied = JSON.parse(line)));
   expect(await verifier.done).toBe(0);
   const present = new Set(applied);
   const missing = acked.filter((v) => !present.has(v));

@@ -1,9 +1,9 @@
-// The storages the storage tests run each case against (MemoryStorage and LevelStorage, the latter
-// in a fresh folder removed after the file's tests), and a way to reopen what was written.
+// The storages the storage tests run each case against (MemoryStorage, LevelStorage and WalStorage,
+// the latter two in a fresh folder removed after the file's tests), and a way to reopen what was written.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LevelStorage, MemoryStorage, type RaftStorage } from '@registry/raft';
+import { LevelStorage, MemoryStorage, WalStorage, type RaftStorage } from '@registry/raft';
 
 /** A maker of fresh temporary folders named `prefix…`, all removed after the calling file's tests. */
 export function tempDirs(prefix: string): () => string {
@@ -22,7 +22,12 @@ export interface StorageFactory {
   open: () => { storage: RaftStorage; reopen: () => Promise<RaftStorage> };
 }
 
-/** MemoryStorage, then LevelStorage in a folder from `tempDir`. */
+/** A WalStorage in `dir`: segments under wal/, snapshots in a LevelDB under snapshots/. */
+export function walStorage(dir: string, segmentBytes?: number): WalStorage {
+  return new WalStorage({ dir: join(dir, 'wal'), snapshots: new LevelStorage({ path: join(dir, 'snapshots') }), segmentBytes });
+}
+
+/** MemoryStorage, then LevelStorage and WalStorage in folders from `tempDir`. */
 export function storageFactories(tempDir: () => string): StorageFactory[] {
   return [
     {
@@ -42,6 +47,21 @@ export function storageFactories(tempDir: () => string): StorageFactory[] {
           reopen: async () => {
             await storage.close();
             return new LevelStorage({ path });
+          },
+        };
+      },
+    },
+    {
+      name: 'WalStorage',
+      open: () => {
+        const path = tempDir();
+        // Small segments, so that the cases also cross segment boundaries.
+        const storage = walStorage(path, 4096);
+        return {
+          storage,
+          reopen: async () => {
+            await storage.close();
+            return walStorage(path, 4096);
           },
         };
       },

@@ -1,0 +1,266 @@
+// RaftStorage with the log and hard state in a write-ahead log of plain files (wal/segments.ts) and
+// snapshots in LevelDB (LevelStorage, which keeps its pieces, head and streaming reads) — etcd's
+// split of WAL and snapshot files, hashicorp/raft's of LogStore/StableStore and SnapshotStore.
+//
+// Records (msgpack, one per append): the hard state as of the record, entries from an index (which
+// replace every stored entry from that index on, as a follower's overwrite of a conflicting suffix
+// does), a compaction point (entries at or below it are gone) or a reset (the whole log is gone: a
+// snapshot from the leader replaced it). Replaying the records in order gives the log and hard
+// state; the first record of every segment carries the hard state, so removing older segments
+// never loses it.
+//
+// A hard state that only moves the commit index rides with the next record, as in LevelStorage
+// (the commit index need not be durable: a restarted server re-learns it from the leader).
+//
+// Snapshots: the pieces and head go to LevelDB first; only once the head is durable is the
+// compaction point (or reset) written here, and only then are segments that hold nothing but
+// compacted entries removed. A crash between the two leaves entries the snapshot covers, which the
+// core drops when it restores (restoredEntries), as it drops a log that disagrees with the
+// snapshot at its index.
+//
+// A store whose log is still in LevelDB (written before this file existed) is moved here when it is
+// first opened: the log and hard state are written as the first record, synced, then removed from
+// LevelDB (again on the next open, if a crash came between).
+import { Packr } from 'msgpackr';
+import type { Entry, EntryType, HardState, SnapshotMeta } from '../core/types';
+import type { PersistedState, RaftStorage, SnapshotData, SnapshotReader, StorageSnapshotSink } from '../interfaces';
+import type { LevelStorage } from './level-storage';
+import { frame, SegmentFiles, type SegmentInfo } from './wal/segments';
+import { HardStateDeferral } from './hard-state-deferral';
+
+/** One entry as stored: its index is the record's first index plus its position. */
+type StoredEntry = [term: number, type: EntryType, data: Uint8Array];
+
+/** One record. Every field is optional; together they say what the append or compaction did. */
+interface WalRecord {
+  /** The hard state as of this record. */
+  h?: HardState;
+  /** The index of e[0]. */
+  f?: number;
+  e?: StoredEntry[];
+  /** Entries at or below this index are gone (a snapshot covers them). */
+  c?: number;
+  /** The whole log is gone (an installed snapshot replaced it). */
+  r?: true;
+}
+
+export interface WalStorageOptions {
+  /** The folder of the write-ahead log's segments (created if missing). */
+  dir: string;
+  /** Where snapshots are kept; a log it still holds is moved into the WAL on first load. */
+  snapshots: LevelStorage;
+  /** Each segment's preallocated size: a segment is closed once the next record would take it past this (default 4 MiB). */
+  segmentBytes?: number;
+}
+
+// Small enough to make quickly (it is zero-filled before use, and a server makes one at its first
+// write), large enough that a busy leader rolls every few seconds, not every few writes.
+const DEFAULT_SEGMENT_BYTES = 4 << 20;
+const NO_HARD_STATE: HardState = { term: 0, vote: null, commit: 0 };
+
+export class WalStorage implements RaftStorage {
+  private readonly packr = new Packr({ useRecords: false });
+  private readonly files: SegmentFiles;
+  private readonly snapshots: LevelStorage;
+  private opened = false;
+  /** Writes (and loads) are serialised: records reach the file in the order they were asked for. */
+  private tail: Promise<void> = Promise.resolve();
+  /** The hard state last written (what the first record of a new segment repeats). */
+  private hard: HardState = NO_HARD_STATE;
+  /** Commit-only hard states wait for the next record (hard-state-deferral.ts). */
+  private readonly hardStates = new HardStateDeferral();
+  /** Terms of the stored entries from `first` on: a compaction checks the snapshot against them. */
+  private first = 1;
+  private terms: number[] = [];
+  /** The highest entry index each segment holds (by seq): a segment goes once a snapshot covers it. */
+  private readonly highest = new Map<number, number>();
+  /** What the first open found, until load() hands it out. */
+  private openedWith: PersistedState | null = null;
+
+  constructor(options: WalStorageOptions) {
+    this.files = new SegmentFiles(options.dir, options.segmentBytes ?? DEFAULT_SEGMENT_BYTES);
+    this.snapshots = options.snapshots;
+  }
+
+  load(): Promise<PersistedState> {
+    return this.serialise(async () => {
+      // Opening (just now, by serialise) loaded everything once already: hand that over.
+      const opened = this.openedWith;
+      this.openedWith = null;
+      if (opened) return opened;
+      const inner = await this.snapshots.load();
+      return { hardState: { ...this.hard }, snapshot: inner.snapshot, entries: this.replay() };
+    });
+  }
+
+  append(hardState: HardState | undefined, entries: Entry[]): Promise<void> {
+    const plan = this.hardStates.plan(hardState, entries.length, this.hard);
+    if (!plan) return this.tail;
+    const hard = plan.hard;
+    return this.serialise(async () => {
+      const record: WalRecord = {};
+      if (hard) record.h = hard;
+      if (entries.length > 0) {
+        record.f = entries[0].index;
+        const stored: StoredEntry[] = new Array(entries.length);
+        for (let i = 0; i < entries.length; i++) stored[i] = [entries[i].term, entries[i].type, entries[i].data];
+        record.e = stored;
+      }
+      try {
+        await this.write(record);
+      } catch (err) {
+        plan.failed();
+        throw err;
+      }
+      if (entries.length > 0) this.noteEntries(entries[0].index, entries.map((e) => e.term));
+    });
+  }
+
+  async saveSnapshot(meta: SnapshotMeta, data: SnapshotData, compactTo: number): Promise<void> {
+    await this.snapshots.saveSnapshot(meta, data, compactTo);
+    await this.serialise(() => this.compact(meta, compactTo));
+  }
+
+  createSnapshot(meta: SnapshotMeta, compactTo: number): StorageSnapshotSink {
+    const inner = this.snapshots.createSnapshot(meta, compactTo);
+    return {
+      get size() {
+        return inner.size;
+      },
+      write: (chunk) => inner.write(chunk),
+      abort: () => inner.abort(),
+      commit: async () => {
+        await inner.commit();
+        await this.serialise(() => this.compact(meta, compactTo));
+      },
+    };
+  }
+
+  readSnapshot(): Promise<SnapshotReader | undefined> {
+    return this.snapshots.readSnapshot();
+  }
+
+  async close(): Promise<void> {
+    const hard = this.hardStates.take();
+    if (hard && this.opened) await this.serialise(() => this.write({ h: hard })).catch(() => undefined);
+    await this.tail.catch(() => undefined);
+    await this.files.close();
+    await this.snapshots.close();
+  }
+
+  /** First load: the segments replayed, or a log still in LevelDB moved into a first one. */
+  private async open(inner: PersistedState): Promise<Entry[]> {
+    const entries = this.replay();
+    const leftInLevel = inner.entries.length > 0 || inner.hardState.term > 0 || inner.hardState.commit > 0;
+    if (this.files.list().length === 0 && leftInLevel) {
+      const record: WalRecord = { h: inner.hardState };
+      if (inner.entries.length > 0) {
+        record.f = inner.entries[0].index;
+        record.e = inner.entries.map((e) => [e.term, e.type, e.data]);
+      }
+      await this.write(record);
+      this.opened = true;
+      await this.snapshots.dropLog();
+      return this.replay();
+    }
+    this.opened = true;
+    // Moved already; a crash came before LevelDB's copy was removed.
+    if (leftInLevel) await this.snapshots.dropLog();
+    return entries;
+  }
+
+  /** Reads every record from the segments: the hard state, the log, each segment's highest index. */
+  private replay(): Entry[] {
+    let entries: Entry[] = [];
+    let hard = NO_HARD_STATE;
+    this.highest.clear();
+    this.files.replay((body, seq) => {
+      const r = this.packr.unpack(body) as WalRecord;
+      if (r.h) hard = r.h;
+      if (r.r) entries = [];
+      if (r.c !== undefined) {
+        const drop = entries.findIndex((e) => e.index > r.c!);
+        entries = drop < 0 ? [] : entries.slice(drop);
+      }
+      if (r.e && r.e.length > 0) {
+        const f = r.f!;
+        const from = entries.length > 0 ? entries[0].index : f;
+        // From inside the log (or just past it): a suffix replaced. Anywhere else (a gap after a
+        // reset, below the log): the log starts again there.
+        if (f >= from && f <= from + entries.length) entries.length = f - from;
+        else entries = [];
+        for (let i = 0; i < r.e.length; i++) {
+          const [term, type, data] = r.e[i];
+          entries.push({ index: f + i, term, type, data });
+        }
+        this.highest.set(seq, Math.max(this.highest.get(seq) ?? 0, f + r.e.length - 1));
+      }
+    });
+    this.hard = hard;
+    this.first = entries.length > 0 ? entries[0].index : 1;
+    this.terms = entries.map((e) => e.term);
+    return entries;
+  }
+
+  /** After a snapshot's head is durable: its compaction point (or a reset) recorded, covered segments removed. */
+  private async compact(meta: SnapshotMeta, compactTo: number): Promise<void> {
+    // Raft §7 (as LevelStorage): a log that lacks the snapshot's last entry or disagrees with it
+    // there is discarded whole, as is every log when compactTo is Infinity (an installed snapshot).
+    const at = meta.index - this.first;
+    const agrees = at >= 0 && at < this.terms.length && this.terms[at] === meta.term;
+    const whole = compactTo === Infinity || !agrees;
+    await this.write(whole ? { r: true } : { c: compactTo });
+    if (whole) {
+      this.first = meta.index + 1;
+      this.terms = [];
+    } else if (compactTo >= this.first) {
+      this.terms = this.terms.slice(compactTo + 1 - this.first);
+      this.first = compactTo + 1;
+    }
+    const covered = whole ? Infinity : compactTo;
+    const segments = this.files.list();
+    const gone: SegmentInfo[] = [];
+    for (const s of segments.slice(0, -1)) if ((this.highest.get(s.seq) ?? 0) <= covered) gone.push(s);
+    this.files.remove(gone);
+    for (const s of gone) this.highest.delete(s.seq);
+  }
+
+  /** Writes one record; the first in a new segment also carries the hard state. */
+  private async write(record: WalRecord): Promise<void> {
+    this.openedWith = null; // what the open found is no longer all there is
+    let body = this.packr.pack(record);
+    if (!record.h && this.files.wouldRoll(body.length + 8)) body = this.packr.pack({ ...record, h: this.hard });
+    await this.files.append(frame(body));
+    if (record.h) this.hard = record.h;
+    const seq = this.files.list()[this.files.list().length - 1].seq;
+    if (record.e && record.e.length > 0) this.highest.set(seq, Math.max(this.highest.get(seq) ?? 0, record.f! + record.e.length - 1));
+  }
+
+  /** The terms of entries written from `from` on, replacing what was stored from there. */
+  private noteEntries(from: number, terms: number[]): void {
+    if (this.terms.length === 0 || from < this.first || from > this.first + this.terms.length) {
+      this.first = from;
+      this.terms = terms;
+      return;
+    }
+    this.terms.length = from - this.first;
+    for (const t of terms) this.terms.push(t);
+  }
+
+  /** Runs `work` after every earlier write; a store written before it was loaded is opened first. */
+  private serialise<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(async () => {
+      if (!this.opened) {
+        const inner = await this.snapshots.load();
+        this.openedWith = { hardState: NO_HARD_STATE, snapshot: inner.snapshot, entries: await this.open(inner) };
+        this.openedWith.hardState = { ...this.hard };
+      }
+      return work();
+    });
+    this.tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+}
