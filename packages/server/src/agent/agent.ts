@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
-import { LevelStorage, RaftNode, TcpTransport, type RaftStorage, type ServerInfo, type Transport } from '@registry/raft';
+import { LevelStorage, RaftNode, TcpTransport, WalStorage, type RaftStorage, type ServerInfo, type Transport } from '@registry/raft';
 import { Store, type Command } from '@registry/store';
 import type { AgentConfig } from '../config/config';
 import { readEndpoints } from '../endpoints';
@@ -90,7 +90,8 @@ function testDialMap(): Record<string, string> | undefined {
 export interface AgentOptions {
   logger?: Logger;
   /**
-   * Makes the server's Raft storage from its LevelDB (default: the Raft log in that database).
+   * Makes the server's Raft storage from its LevelDB (default: the Raft log and hard state in a
+   * write-ahead log under `<data-dir>/raft/wal`, snapshots in that database).
    * Tests run agents on MemoryStorage (hashicorp/raft's LogStore seam).
    */
   storage?: (db: Level<string, unknown>) => RaftStorage;
@@ -188,7 +189,7 @@ export class Agent {
     metrics.start();
     const raft = await RaftNode.create({
       id: nodeId,
-      storage: options.storage ? options.storage(db) : new LevelStorage({ db, prefix: 'raft' }),
+      storage: options.storage ? options.storage(db) : new WalStorage({ dir: join(dataDir, 'raft', 'wal'), snapshots: new LevelStorage({ db, prefix: 'raft' }), segmentBytes: config.raft.walSegmentBytes }),
       transport,
       fsm: storeStateMachine(store, (type, ms) => metrics.fsmApplied(type, ms)),
       observer: metrics.raftObserver,

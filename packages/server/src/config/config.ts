@@ -87,7 +87,7 @@ export interface AgentConfig {
    */
   consulCompat: boolean;
   /** Raft timing, in ms (tests may shorten them). */
-  raft: { tickMs: number; electionTicks: number; snapshotThreshold: number; snapshotIntervalMs: number; trailingLogs: number };
+  raft: { tickMs: number; electionTicks: number; snapshotThreshold: number; snapshotIntervalMs: number; trailingLogs: number; walSegmentBytes: number };
   /** Smallest session TTL in ms: 10 s, lowered only by the test knob `session_ttl_min` (with -dev). */
   sessionTtlMinMs: number;
   /** Services and checks defined in config files (`service`, `services`, `check`, `checks`). */
@@ -158,7 +158,8 @@ export function defaultConfig(): AgentConfig {
     consulCompat: false,
     // snapshotIntervalMs: Consul's raft_snapshot_interval (30 s): snapshots at most every 30–60 s per
     // server, randomised, except when the log reaches its bound (issue #14, docs/raft.md).
-    raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, snapshotIntervalMs: 30_000, trailingLogs: 10240 },
+    // walSegmentBytes: the size each write-ahead-log segment is zero-filled to before use (docs/raft.md).
+    raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, snapshotIntervalMs: 30_000, trailingLogs: 10240, walSegmentBytes: 4 << 20 },
     sessionTtlMinMs: 10_000,
     definitions: { services: [], checks: [] },
     checks: { updateIntervalMs: 300_000, intervalMinMs: 1_000, deregisterMinMs: 60_000 },
@@ -332,6 +333,7 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
       ['snapshot_threshold', 'snapshotThreshold'],
       ['snapshot_interval_ms', 'snapshotIntervalMs'],
       ['trailing_logs', 'trailingLogs'],
+      ['wal_segment_bytes', 'walSegmentBytes'],
     ] as const) {
       if (typeof raft[k] === 'number') out.raft[key] = raft[k];
     }

@@ -1,5 +1,6 @@
 // raft.snapshot_interval_ms (issue #14): servers snapshot on Consul's 30 s interval by default; a
-// config file may change it (0: every snapshot_threshold entries), and nonsense is refused.
+// config file may change it (0: every snapshot_threshold entries), and nonsense is refused. And
+// raft.wal_segment_bytes: the size each write-ahead-log segment is allocated at (4 MiB by default).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,4 +35,13 @@ test.each(['30s', -1, 1.5])('%p, not a whole number of milliseconds ≥ 0, is re
   }
   expect(caught).toBeInstanceOf(ConfigError);
   expect((caught as ConfigError).errors.join()).toContain('snapshot_interval_ms');
+});
+
+test('WAL segments of 4 MiB by default, as a config file sets them otherwise; below 4 KiB or not whole is refused', () => {
+  expect(buildConfig({ server: true, dataDir: dir, bootstrapExpect: 1 }).raft.walSegmentBytes).toBe(4 << 20);
+  expect(withFile({ wal_segment_bytes: 65536 }).raft.walSegmentBytes).toBe(65536);
+  for (const bad of ['4MB', 100, 8192.5]) {
+    expect(() => withFile({ wal_segment_bytes: bad })).toThrow(ConfigError);
+    expect(() => withFile({ wal_segment_bytes: bad })).toThrow(/wal_segment_bytes/);
+  }
 });
