@@ -8,8 +8,8 @@
 // current one is half full, as etcd's WAL keeps a preallocated file ready.
 //
 // Why not LevelDB, which held the log before: a synced LevelDB batch of one small record cost
-// 0.53–0.55 ms with three processes syncing at once on this machine's disk, a positioned O_DSYNC
-// write into a zero-filled file 0.35–0.38 ms (bench/storage/sync-cost.js); LevelDB also writes the
+// 0.52–0.86 ms with three processes syncing at once on this machine's disk, a positioned O_DSYNC
+// write into a zero-filled file 0.35–0.68 ms side by side (bench/storage/sync-cost.js); LevelDB also writes the
 // log a second time and more (memtable flushes, compactions). A leader's and a follower's sync sit
 // on every write's path (docs/benchmarks.md, "Latency").
 //
