@@ -219,8 +219,13 @@ export class WalStorage implements RaftStorage {
     }
     const covered = whole ? Infinity : compactTo;
     const segments = this.files.list();
+    // Only a run of the oldest: a reset or overwrite in a removed segment must not leave entries
+    // it discarded, in an older segment still kept, to come back on the next replay.
     const gone: SegmentInfo[] = [];
-    for (const s of segments.slice(0, -1)) if ((this.highest.get(s.seq) ?? 0) <= covered) gone.push(s);
+    for (const s of segments.slice(0, -1)) {
+      if ((this.highest.get(s.seq) ?? 0) > covered) break;
+      gone.push(s);
+    }
     this.files.remove(gone);
     for (const s of gone) this.highest.delete(s.seq);
   }

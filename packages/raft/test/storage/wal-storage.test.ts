@@ -140,3 +140,26 @@ test('a log that LevelStorage holds is moved into the WAL on first open, and Lev
   expect(indexes(again.entries)).toEqual(indexes(range(9, 22, 2)));
   await storage.close();
 });
+
+test('segments go only from the oldest: an overwrite in a removed segment never lets the entries it replaced come back', async () => {
+  const dir = tempDir();
+  let storage = walStorage(dir, 1000);
+  await storage.load();
+  await storage.append({ term: 1, vote: 'a', commit: 0 }, range(1, 30, 1)); // one record larger than a segment: all of S1
+  await storage.append(undefined, range(10, 12, 2)); // S2: a new leader's entries overwrite from 10
+  await storage.append(undefined, range(13, 17, 2));
+  expect(segments(dir)).toHaveLength(2);
+  // Records without entries (term changes) until one opens S3.
+  let term = 2;
+  while (segments(dir).length < 3 && term < 100) await storage.append({ term: ++term, vote: 'c', commit: 0 }, []);
+  expect(segments(dir)).toHaveLength(3);
+  // S2 holds nothing above 17, S1 does (its old 18..30): S1 must stay, and so must S2 after it.
+  await storage.saveSnapshot(meta(17, 2), bytes('state@17'), 17);
+  await storage.close();
+
+  storage = walStorage(dir, 1000);
+  const state = await storage.load();
+  await storage.close();
+  expect(state.entries).toEqual([]);
+  expect(state.hardState).toEqual({ term, vote: 'c', commit: 0 });
+});
