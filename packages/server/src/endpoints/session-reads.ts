@@ -1,6 +1,7 @@
 // Session reads (spec "Sessions"; consul-behaviour §3.2, §2.10): sessions on nodes the token may not
 // read are left out (info of such a session answers null, as for an unknown one).
 import type { SessionRecord } from '@registry/store';
+import type { Authorizer } from '@registry/acl';
 import { forbidden } from '../errors';
 import { read, type ReadEndpoint } from './read-context';
 
@@ -35,9 +36,17 @@ export const sessionReads = {
     blocking: false,
     run: ({ store, authz }, a: { id: string }) => {
       const r = store.sessionInfo(a.id);
-      const s: SessionRecord | undefined = r.value?.[0];
-      if (s && !authz.sessionWrite(s.Node)) throw forbidden();
+      if (!mayRenew(authz, r.value?.[0])) throw forbidden();
       return r;
     },
   }),
 } satisfies Record<string, ReadEndpoint>;
+
+/**
+ * Whether `authz` may renew `session` (session:write on its node); an unknown session is not refused
+ * here (it answers 404 or nothing). Shared by the renew read and the leader call Session.Renew
+ * (leader-call-acl.ts), so a renewal is checked alike however it arrives.
+ */
+export function mayRenew(authz: Authorizer, session: SessionRecord | undefined): boolean {
+  return !session || authz.sessionWrite(session.Node);
+}

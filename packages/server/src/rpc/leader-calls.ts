@@ -18,7 +18,8 @@ import { noRpcObserver, type RpcObserver } from './observer';
 export interface LeaderMethods {}
 
 export type LeaderMethod = keyof LeaderMethods;
-type Args<M extends LeaderMethod> = LeaderMethods[M] extends { args: infer A } ? A : never;
+export type LeaderArgs<M extends LeaderMethod> = LeaderMethods[M] extends { args: infer A } ? A : never;
+type Args<M extends LeaderMethod> = LeaderArgs<M>;
 type Reply<M extends LeaderMethod> = LeaderMethods[M] extends { reply: infer R } ? R : never;
 
 /** How long a call waits for a leader to exist (Consul's RPCHoldTimeout). */
@@ -67,8 +68,10 @@ export class LeaderCalls {
   /**
    * Run `method` on the leader, here when this server leads. Only "not the leader" (surely not run)
    * is retried, after the next leader appears; any other answer is final.
+   * `token` is the caller's: unused here, since a server's callers (its routes) have checked it
+   * already; a client agent's ForwardingRpc sends it, for the server's gateway to check.
    */
-  async call<M extends LeaderMethod>(method: M, args: Args<M>, timeoutMs = CALL_TIMEOUT_MS): Promise<Reply<M>> {
+  async call<M extends LeaderMethod>(method: M, args: Args<M>, timeoutMs = CALL_TIMEOUT_MS, token?: string): Promise<Reply<M>> {
     const run = this.local.get(method);
     if (!run) throw serverError(`no leader method ${method}`);
     const deadline = Date.now() + LEADER_WAIT_MS;
