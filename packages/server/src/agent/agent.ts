@@ -229,7 +229,7 @@ export class Agent {
     agent.metrics = metrics;
     agent.registerRpc();
     installClientGateway({
-      transport, rpc,
+      transport, rpc, store,
       servers: () => raft.configuration().map((s) => s.address),
       leader: () => raft.leader()?.address ?? '',
       heartbeatIntervalMs: () => clients.heartbeatIntervalMs,

@@ -37,6 +37,7 @@ import { Heartbeats } from '../client/heartbeats';
 import { NodeMirror } from '../client/node-mirror';
 import { AntiEntropy } from '../client/anti-entropy';
 import { tokenFetcher } from '../client/token-fetch';
+import type { LeaderCallsApi } from '../rpc/rpc-api';
 import { clientClusterOps, clientForceLeave } from './client-cluster-ops';
 import { addLogSecret, createLogger, type Logger } from './logger';
 import { loadOrCreateNodeId } from './node-id';
@@ -105,7 +106,7 @@ export class ClientAgent {
     // The agent's own reads and writes of its node (anti-entropy, the mirror, service and check
     // sync, maintenance) go with its agent token, as Consul's acl_agent_token (else acl_token): the
     // servers check them like any other (cluster/client-gateway.ts no longer trusts `internal`).
-    const agentToken = () => config.acl.tokens.agent || config.acl.tokens.default;
+    const agentToken = () => agentTokenOf(config);
     const mirror = new NodeMirror(rpc, config.nodeName, config.datacenter, agentToken);
     const agent = new ClientAgent(config, logger, nodeId, dataDir, tempDataDir, transport, link, rpc, mirror, logTap);
     made.agent = agent;
@@ -121,7 +122,10 @@ export class ClientAgent {
       agent.mirrorSoon();
       return result;
     };
-    const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress });
+    // The mesh's leader call (Connect.Sign of a leaf for a service of this agent, refreshed in the
+    // background, not per request) is the agent's own: its agent token, which the servers check.
+    const meshLeader: LeaderCallsApi = { call: (method, args, timeoutMs) => rpc.leader.call(method, args, timeoutMs, agentToken()), handle: rpc.leader.handle };
+    const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), leader: meshLeader, apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress });
     agent.mesh = mesh;
     agent.checks = installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }) });
     agent.maintenance = new Maintenance({ node: config.nodeName, mesh, store: mirror.store, apply, files: new LocalStateFiles(dataDir), logger: logger.child({ module: 'agent.checks' }) });
@@ -209,7 +213,8 @@ export class ClientAgent {
   private async leave(): Promise<void> {
     this.heartbeats.stop();
     this.antiEntropy?.stop();
-    await this.rpc.leader.call('Cluster.ClientLeave', { node: this.config.nodeName });
+    // The client's own operation: its agent token, which holds node:write on its node.
+    await this.rpc.leader.call('Cluster.ClientLeave', { node: this.config.nodeName }, undefined, agentTokenOf(this.config));
     setTimeout(() => void this.stop(), 50);
   }
 
@@ -221,7 +226,7 @@ export class ClientAgent {
       maintenance: this.maintenance!,
       monitor: (minRank, listener) => this.logTap.attach(minRank, listener),
       host: () => hostFacts(this.dataDir),
-      forceLeave: (node) => clientForceLeave(this.rpc, node),
+      forceLeave: (node, token) => clientForceLeave(this.rpc, node, token),
       wanMembers: () => [],
       wanJoin: async () => {
         throw badRequest('WAN join is done on servers: this is a client agent');
@@ -252,7 +257,7 @@ export class ClientAgent {
         }),
       }),
       mesh: this.mesh,
-      sessions: { ttlMinMs: config.sessionTtlMinMs, renew: (id) => this.rpc.leader.call('Session.Renew', { id }) },
+      sessions: { ttlMinMs: config.sessionTtlMinMs, renew: (id: string, token?: string) => this.rpc.leader.call('Session.Renew', { id }, undefined, token) },
       checks: this.checks,
       metrics: this.metrics,
       lifecycle: this.lifecycle(),
@@ -305,6 +310,11 @@ function dnsRpc(rpc: ForwardingRpc): DnsRpc {
 }
 
 /** The RpcApi members of a ForwardingRpc as a plain object (to override one of them). */
+/** The token of the agent's own requests: acl.tokens.agent, else acl.tokens.default (Consul's acl_agent_token). */
+function agentTokenOf(config: AgentConfig): string | undefined {
+  return config.acl.tokens.agent || config.acl.tokens.default;
+}
+
 function rpcFacade(rpc: ForwardingRpc) {
   return {
     read: rpc.read.bind(rpc) as ForwardingRpc['read'],

@@ -24,11 +24,11 @@ export function clientClusterOps(p: ClientClusterParts): ClusterOps {
     leaderAddress: () => p.heartbeats.leader,
     peers: () => [...p.link.known],
     raftConfiguration: async () => fromEnvelope(await p.link.call('client.raft-configuration', null, CALL_MS, CALL_MS * 2)),
-    removePeer: async (by) => {
-      await p.rpc.leader.call('Operator.RemovePeer', by);
+    removePeer: async (by, token) => {
+      await p.rpc.leader.call('Operator.RemovePeer', by, undefined, token);
     },
-    transferLeader: async (id) => {
-      await p.rpc.leader.call('Operator.TransferLeader', { id });
+    transferLeader: async (id, token) => {
+      await p.rpc.leader.call('Operator.TransferLeader', { id }, undefined, token);
     },
     members: async () => fromEnvelope(await p.link.call<unknown[]>('client.members', null, CALL_MS, CALL_MS * 2)),
     join: async (address) => {
@@ -46,7 +46,7 @@ export function clientClusterOps(p: ClientClusterParts): ClusterOps {
 }
 
 /** `force-leave` from a client: the leader removes a client node (servers are removed from a server). */
-export async function clientForceLeave(rpc: RpcApi, node: string): Promise<boolean> {
+export async function clientForceLeave(rpc: RpcApi, node: string, token: string | undefined): Promise<boolean> {
   if (!node) throw badRequest('node name required');
-  return rpc.leader.call('Cluster.ClientLeave', { node });
+  return rpc.leader.call('Cluster.ClientLeave', { node }, undefined, token);
 }

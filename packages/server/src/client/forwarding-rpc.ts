@@ -31,8 +31,9 @@ export class ForwardingRpc implements RpcApi {
     private readonly link: ServerLink,
     readonly aclResolver: AclResolver,
   ) {
-    const call = async <M extends LeaderMethod>(method: M, args: Args<M>, timeoutMs = ATTEMPT_MS): Promise<Reply<M>> => {
-      const req: ClientLeaderCall = { method, args };
+    // The token goes along: the server checks the method's rule against it (cluster/client-gateway.ts).
+    const call = async <M extends LeaderMethod>(method: M, args: Args<M>, timeoutMs = ATTEMPT_MS, token?: string): Promise<Reply<M>> => {
+      const req: ClientLeaderCall = { method, args, token };
       return fromEnvelope(await this.link.call<Reply<M>>('client.call', req, timeoutMs + 1_000, Math.max(BUDGET_MS, timeoutMs)));
     };
     // Nothing runs "on the leader" on a client: its parts that serve leader methods (the CA

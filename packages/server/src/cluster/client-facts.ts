@@ -46,9 +46,14 @@ export interface ClientRead {
   opts: QueryOptions;
 }
 
+/**
+ * A leader call a client forwards. `token` is the request's (or, for the client's own calls, its
+ * agent token): with ACLs on the server checks the method's rule against it before running it.
+ */
 export interface ClientLeaderCall {
   method: string;
   args: unknown;
+  token: string | undefined;
 }
 
 /** The node-level check the servers keep for every agent (Consul's serf health check). */

@@ -3,7 +3,10 @@
 // request is forwarded, checked and answered exactly as one that entered this server over HTTP.
 // Answers are envelopes (rpc/envelope.ts): errors cross with their kind intact.
 import type { Transport } from '@registry/raft';
-import type { LeaderMethod } from '../rpc/leader-calls';
+import type { Store } from '@registry/store';
+import { resolveToken } from '../acl/authorization';
+import { authorizeLeaderCall } from '../endpoints/leader-call-acl';
+import type { LeaderArgs, LeaderMethod } from '../rpc/leader-calls';
 import { toEnvelope, type Envelope } from '../rpc/envelope';
 import type { RpcApi } from '../rpc/rpc-api';
 import type { ClientApply, ClientFacts, ClientLeaderCall, ClientRead, HeartbeatReply } from './client-facts';
@@ -11,6 +14,8 @@ import type { ClientApply, ClientFacts, ClientLeaderCall, ClientRead, HeartbeatR
 export interface ClientGatewayDeps {
   transport: Transport;
   rpc: RpcApi;
+  /** This server's state: what a leader call's rule reads (a session's node). */
+  store: Store;
   /** Server RPC addresses of the Raft configuration, and the leader's ('' when unknown). */
   servers(): string[];
   leader(): string;
@@ -44,7 +49,14 @@ export function installClientGateway(d: ClientGatewayDeps): void {
   });
   transport.handle('client.call', (body) => {
     const req = body as ClientLeaderCall;
-    return enveloped(() => rpc.leader.call(req.method as LeaderMethod, req.args as never));
+    const method = req.method as LeaderMethod;
+    const args = req.args as LeaderArgs<LeaderMethod>;
+    return enveloped(async () => {
+      // The client checked its route, but anyone can send this: with ACLs on, the call's token must
+      // hold what the method needs (an unknown token is 403 `ACL not found`, as at the HTTP edge).
+      if (rpc.aclResolver.enabled) authorizeLeaderCall(method, await resolveToken(rpc.aclResolver, req.token), args, d.store);
+      return rpc.leader.call(method, args as never);
+    });
   });
   transport.handle('client.heartbeat', (body) =>
     enveloped(async (): Promise<HeartbeatReply> => {

@@ -1,7 +1,8 @@
 // ACLs on client agents: three real ACL-enabled servers (default deny, a master token) and a
 // client agent that resolves tokens by asking them (acl/cached-resolver.ts, a short token_ttl
 // here), checks its agent endpoints locally, forwards everything else with the token, and makes
-// its own writes with its agent token. A forged `internal` write over the RPC port is refused.
+// its own writes with its agent token. A forged `internal` write over the RPC port is refused, and
+// so is a forged leader call (`client.call`) whose token may not make it.
 // The last test stops every server: the client then answers from its cache (extend-cache).
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -189,6 +190,65 @@ test('the RPC port: a forged `internal` client.apply is refused by an ACL-enable
   } finally {
     await transport.close();
   }
+});
+
+/** A leader call as a client agent forwards it (client/forwarding-rpc.ts), sent by hand to `server`. */
+async function forgedCall(transport: TcpTransport, server: string, method: string, args: unknown, tok: string | undefined) {
+  return (await transport.call(server, 'client.call', { method, args, token: tok }, 15_000)) as
+    { ok: true; value: unknown } | { ok: false; kind?: string; message: string };
+}
+
+/** The leader's index once the cluster has one again (a transfer leaves a short gap). */
+async function settledLeader(): Promise<number> {
+  await cluster.waitForLeader(20_000);
+  return (await cluster.leader()) ?? leader;
+}
+
+test('the RPC port: a forged `client.call` of an operator:write leader call is refused without a token, with an unknown one and with operator:read; the master token runs it', async () => {
+  const operatorReader = (await token(await policy('operator-reader', 'operator = "read"'))).SecretID;
+  const transport = await TcpTransport.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    // A follower: the check is the gateway's, whichever server the call reaches first.
+    const server = cluster.servers[(leader + 1) % cluster.servers.length]!.serverAddress;
+    const before = leader;
+    for (const tok of [undefined, operatorReader, secret.agent]) {
+      const refused = await forgedCall(transport, server, 'Operator.TransferLeader', {}, tok);
+      expect(refused).toMatchObject({ ok: false, kind: 'PermissionDenied', message: 'Permission denied' });
+    }
+    const unknown = await forgedCall(transport, server, 'Operator.TransferLeader', {}, '00000000-1111-4222-8333-444444444444');
+    expect(unknown).toMatchObject({ ok: false, kind: 'PermissionDenied', message: 'ACL not found' });
+    // A method no rule names (or args its rule cannot read) is refused too, not run.
+    expect(await forgedCall(transport, server, 'Cluster.ClientHeartbeat', null, undefined)).toMatchObject({ ok: false, kind: 'PermissionDenied' });
+    // Nothing moved: the same server still leads.
+    expect(await settledLeader()).toBe(before);
+
+    const ran = await forgedCall(transport, server, 'Operator.TransferLeader', {}, MASTER);
+    expect(ran).toMatchObject({ ok: true });
+    leader = await settledLeader();
+    expect(leader).not.toBe(before);
+  } finally {
+    await transport.close();
+  }
+});
+
+test('operator endpoints through the client: 403 without a token, 200 with the master token (the token crosses to the server)', async () => {
+  const anonymous = await viaClient('POST', '/v1/operator/raft/transfer-leader');
+  expect(anonymous.status).toBe(403);
+  expect(anonymous.body).toContain('Permission denied');
+  const before = await settledLeader();
+  const ok = await viaClient('POST', '/v1/operator/raft/transfer-leader', MASTER);
+  expect(ok.status).toBe(200);
+  leader = await settledLeader();
+  expect(leader).not.toBe(before);
+  // operator:read, forwarded as a leader call the server checks with the request's token.
+  expect((await viaClient('GET', '/v1/operator/autopilot/health')).status).toBe(403);
+  expect((await viaClient('GET', '/v1/operator/autopilot/health', MASTER)).status).toBe(200);
+});
+
+test("the client's own leader call (Connect.Sign of a leaf for its service) goes with its agent token and is signed", async () => {
+  const r = await viaClient('GET', '/v1/agent/connect/ca/leaf/web', secret.webWriter, undefined, 30_000);
+  expect(r.status).toBe(200);
+  expect(r.json<{ Service: string; CertPEM: string }>()).toMatchObject({ Service: 'web' });
 });
 
 // Last: it stops every server.

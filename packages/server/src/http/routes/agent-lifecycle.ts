@@ -66,7 +66,7 @@ export function agentLifecycleRoutes(deps: RouteDeps): Route<any>[] {
         demand(deps, ctx, (a) => a.operatorWrite());
         const target = ctx.params.node;
         if (!target) throw badRequest('Missing node name');
-        if (!(await lifecycle().forceLeave(target))) throw notFound(`Unknown member ${JSON.stringify(target)}`);
+        if (!(await lifecycle().forceLeave(target, ctx.opts.token))) throw notFound(`Unknown member ${JSON.stringify(target)}`);
         return undefined;
       },
     }),

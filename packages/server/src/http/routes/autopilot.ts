@@ -7,6 +7,7 @@ import { badRequest } from '../../errors';
 import { autopilotConfigSchema, type AutopilotConfigBody } from '../../schemas/agent-lifecycle';
 import { compileBody } from '../../schemas/validator';
 import { demand } from '../request-authorizer';
+import { leaderCallAllowed } from '../../endpoints/leader-call-acl';
 import { route, type Route } from '../route';
 import { writeQuery } from '../../schemas/query-options';
 import { Uint } from '../../schemas/query-fields';
@@ -74,8 +75,8 @@ export function autopilotRoutes(deps: RouteDeps): Route<any>[] {
       method: 'GET',
       path: '/v1/operator/autopilot/health',
       async handle(ctx) {
-        demand(deps, ctx, (a) => a.operatorRead());
-        const health: AutopilotHealthReply = await deps.rpc.leader.call('Operator.AutopilotHealth', {});
+        demand(deps, ctx, (a) => leaderCallAllowed('Operator.AutopilotHealth', a, {}));
+        const health: AutopilotHealthReply = await deps.rpc.leader.call('Operator.AutopilotHealth', {}, undefined, ctx.opts.token);
         if (!health.Healthy) ctx.meta.status = 429;
         return health;
       },

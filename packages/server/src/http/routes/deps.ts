@@ -25,8 +25,9 @@ export interface ClusterOps {
   leaderAddress(): string;
   peers(): string[];
   raftConfiguration(): Promise<unknown>;
-  removePeer(by: { id?: string; address?: string }): Promise<void>;
-  transferLeader(id?: string): Promise<void>;
+  /** `token` is the request's: a client agent sends it with the leader call for the server to check. */
+  removePeer(by: { id?: string; address?: string }, token?: string): Promise<void>;
+  transferLeader(id: string | undefined, token?: string): Promise<void>;
   /** Make a non-voting server (Raft learner) a voter; servers only (absent on a client agent). */
   promotePeer?(by: { id?: string; address?: string }): Promise<void>;
   members(): Promise<unknown[]>;
@@ -46,7 +47,7 @@ export interface AgentLifecycle {
   /** Facts about the host (GET /v1/agent/host). */
   host(): Promise<unknown>;
   /** Remove a failed server from the cluster (it stays in members as left); false when no member has that name. */
-  forceLeave(node: string): Promise<boolean>;
+  forceLeave(node: string, token?: string): Promise<boolean>;
   /** Every server this agent knows in every datacenter, names `<node>.<dc>` (members?wan=1). */
   wanMembers(): unknown[];
   /** Link this datacenter to the one of the server at `address` (join?wan=1: a network area). */
@@ -61,7 +62,7 @@ export interface RouteDeps {
   /** The service-mesh side (intention defaults, CA, agent cache, local services). */
   mesh?: Mesh;
   /** Session TTL renewals (restarted on the leader) and the TTL floor. */
-  sessions?: SessionRenewer;
+  sessions?: SessionRenewer & { renew(id: string, token?: string): Promise<void> };
   /** This agent's checks (runners, TTL updates) and the persistence of its services and checks. */
   checks?: AgentChecks;
   /** This agent's metrics (GET /v1/agent/metrics). */

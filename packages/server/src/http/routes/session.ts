@@ -94,7 +94,7 @@ export function sessionRoutes(deps: RouteDeps): Route<any>[] {
         // Checked with the leader's state (the endpoint's policy), whose timer is the one to restart.
         const reply = await deps.rpc.read('session.renew', { id }, ctx.opts, waitSignal(ctx));
         if (!reply.result.value) throw notFound(`Session id '${id}' not found`);
-        await sessions().renew(id);
+        await sessions().renew(id, ctx.opts.token);
         return reply.result.value;
       },
     }),

@@ -3,6 +3,7 @@
 import type { Authorizer } from '@registry/acl';
 import { serverError } from '../../errors';
 import { demand } from '../request-authorizer';
+import { leaderCallAllowed } from '../../endpoints/leader-call-acl';
 import { route, type Route } from '../route';
 import type { RouteDeps } from './deps';
 
@@ -16,12 +17,14 @@ export function snapshotRoutes(deps: RouteDeps): Route<any>[] {
   };
   // Management only; with ACLs off anyone may (Consul checks nothing without an authorizer).
   const allowed = (a: Authorizer) => !deps.rpc.aclResolver.enabled || a.snapshot();
+  // A save runs as the leader call Snapshot.Save: its rule (endpoints/leader-call-acl.ts).
+  const mayRead = (a: Authorizer) => !deps.rpc.aclResolver.enabled || leaderCallAllowed('Snapshot.Save', a, null);
   return [
     route({
       method: 'GET',
       path: '/v1/snapshot',
       async handle(ctx) {
-        demand(deps, ctx, allowed);
+        demand(deps, ctx, mayRead);
         const { archive, meta } = await snapshots().save(ctx.opts.consistency === 'stale');
         ctx.meta.index = meta.index;
         ctx.meta.knownLeader = true;

@@ -6,6 +6,7 @@ import { readQuery, writeQuery } from '../../schemas/query-options';
 import { Flag, Text } from '../../schemas/query-fields';
 import type { RouteDeps } from './deps';
 import { demand } from '../request-authorizer';
+import { leaderCallAllowed } from '../../endpoints/leader-call-acl';
 import { filterMembers } from '../../acl/read-filters';
 
 /** A server named by its Raft ID or its address (one of them; the handlers say which is missing). */
@@ -40,8 +41,8 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/operator/raft/peer',
       query: PEER_QUERY,
       async handle(ctx) {
-        demand(deps, ctx, (a) => a.operatorWrite());
-        await cluster.removePeer(onePeer(ctx.query, 'peer to remove'));
+        demand(deps, ctx, (a) => leaderCallAllowed('Operator.RemovePeer', a, { id: ctx.query.id, address: ctx.query.address }));
+        await cluster.removePeer(onePeer(ctx.query, 'peer to remove'), ctx.opts.token);
         return undefined;
       },
     }),
@@ -51,7 +52,7 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/operator/raft/promote',
       query: PEER_QUERY,
       async handle(ctx) {
-        demand(deps, ctx, (a) => a.operatorWrite());
+        demand(deps, ctx, (a) => leaderCallAllowed('Operator.PromotePeer', a, { id: ctx.query.id, address: ctx.query.address }));
         const peer = onePeer(ctx.query, 'the non-voter to promote');
         if (!cluster.promotePeer) throw badRequest('promote is served by servers: ask a server agent');
         await cluster.promotePeer(peer);
@@ -63,8 +64,9 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/operator/raft/transfer-leader',
       query: PEER_QUERY,
       async handle(ctx) {
-        demand(deps, ctx, (a) => a.operatorWrite());
-        await cluster.transferLeader(ctx.query.id || undefined);
+        const id = ctx.query.id || undefined;
+        demand(deps, ctx, (a) => leaderCallAllowed('Operator.TransferLeader', a, { id }));
+        await cluster.transferLeader(id, ctx.opts.token);
         return { Success: true };
       },
     }),
