@@ -5,7 +5,8 @@
 // each record is one positioned write that returns once the bytes are on the disk — one trip through
 // libuv's pool, and, since the blocks already exist, no file-size or block-allocation metadata for
 // the file system to commit with it. The next segment is prepared in the background once the
-// current one is half full, as etcd's WAL keeps a preallocated file ready.
+// current one is half full (the first as soon as an empty log is opened), as etcd's WAL keeps a
+// preallocated file ready.
 //
 // Why not LevelDB, which held the log before: a synced LevelDB batch of one small record cost
 // 0.52–0.86 ms with three processes syncing at once on this machine's disk, a positioned O_DSYNC
@@ -159,6 +160,9 @@ export class SegmentFiles {
         this.size = end;
       }
     }
+    // A new log: make its first segment now, while the server starts, rather than at its first
+    // write (a bootstrap or the first append from a leader would wait for the zero-fill).
+    if (this.segments.length === 0 && !this.spare) this.prepareSpare();
   }
 
   /** The segments on disk, oldest first (the last takes the writes). */
