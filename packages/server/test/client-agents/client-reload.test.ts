@@ -92,7 +92,8 @@ test('SIGHUP applies a changed default token and a new service definition from t
   expect(await eventually(async () => (await anonymousSelf()).status === 200, 15_000, 250)).toBe(true);
   // The new definition is registered, with the agent token.
   expect(await eventually(async () => (await catalogServices()).includes('db'), 15_000, 250)).toBe(true);
-  expect(clients.logs(0)).toMatch(/configuration reloaded.*acl\.tokens\.default/);
+  // The log is written asynchronously: the line may reach the file a moment after the change took effect.
+  expect(await eventually(() => /configuration reloaded.*acl\.tokens\.default/.test(clients.logs(0)), 10_000, 200)).toBe(true);
   expect(clients.logs(0)).toMatch(/configuration reloaded.*services: \+db/);
   expect(clients.running(0)).toBe(true);
 });
