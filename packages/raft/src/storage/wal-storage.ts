@@ -49,13 +49,14 @@ export interface WalStorageOptions {
   dir: string;
   /** Where snapshots are kept; a log it still holds is moved into the WAL on first load. */
   snapshots: LevelStorage;
-  /** Each segment's preallocated size: a segment is closed once the next record would take it past this (default 4 MiB). */
+  /** Each segment's preallocated size: a segment is closed once the next record would take it past this (default 1 MiB). */
   segmentBytes?: number;
 }
 
-// Small enough to make quickly (it is zero-filled before use, and a server makes one at its first
-// write), large enough that a busy leader rolls every few seconds, not every few writes.
-const DEFAULT_SEGMENT_BYTES = 4 << 20;
+// Small enough to make quickly (it is zero-filled and synced before use; every server makes one as
+// it starts, and a test suite starts hundreds), large enough that a busy leader rolls about twice a
+// second at 64 clients, not every few writes.
+const DEFAULT_SEGMENT_BYTES = 1 << 20;
 const NO_HARD_STATE: HardState = { term: 0, vote: null, commit: 0 };
 
 export class WalStorage implements RaftStorage {

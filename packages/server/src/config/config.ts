@@ -159,7 +159,7 @@ export function defaultConfig(): AgentConfig {
     // snapshotIntervalMs: Consul's raft_snapshot_interval (30 s): snapshots at most every 30–60 s per
     // server, randomised, except when the log reaches its bound (issue #14, docs/raft.md).
     // walSegmentBytes: the size each write-ahead-log segment is zero-filled to before use (docs/raft.md).
-    raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, snapshotIntervalMs: 30_000, trailingLogs: 10240, walSegmentBytes: 4 << 20 },
+    raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, snapshotIntervalMs: 30_000, trailingLogs: 10240, walSegmentBytes: 1 << 20 },
     sessionTtlMinMs: 10_000,
     definitions: { services: [], checks: [] },
     checks: { updateIntervalMs: 300_000, intervalMinMs: 1_000, deregisterMinMs: 60_000 },

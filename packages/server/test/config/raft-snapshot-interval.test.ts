@@ -1,6 +1,6 @@
 // raft.snapshot_interval_ms (issue #14): servers snapshot on Consul's 30 s interval by default; a
 // config file may change it (0: every snapshot_threshold entries), and nonsense is refused. And
-// raft.wal_segment_bytes: the size each write-ahead-log segment is allocated at (4 MiB by default).
+// raft.wal_segment_bytes: the size each write-ahead-log segment is allocated at (1 MiB by default).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,8 +37,8 @@ test.each(['30s', -1, 1.5])('%p, not a whole number of milliseconds ≥ 0, is re
   expect((caught as ConfigError).errors.join()).toContain('snapshot_interval_ms');
 });
 
-test('WAL segments of 4 MiB by default, as a config file sets them otherwise; below 4 KiB or not whole is refused', () => {
-  expect(buildConfig({ server: true, dataDir: dir, bootstrapExpect: 1 }).raft.walSegmentBytes).toBe(4 << 20);
+test('WAL segments of 1 MiB by default, as a config file sets them otherwise; below 4 KiB or not whole is refused', () => {
+  expect(buildConfig({ server: true, dataDir: dir, bootstrapExpect: 1 }).raft.walSegmentBytes).toBe(1 << 20);
   expect(withFile({ wal_segment_bytes: 65536 }).raft.walSegmentBytes).toBe(65536);
   for (const bad of ['4MB', 100, 8192.5]) {
     expect(() => withFile({ wal_segment_bytes: bad })).toThrow(ConfigError);
