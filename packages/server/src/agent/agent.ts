@@ -90,8 +90,8 @@ function testDialMap(): Record<string, string> | undefined {
 export interface AgentOptions {
   logger?: Logger;
   /**
-   * Makes the server's Raft storage from its LevelDB (default: the Raft log and hard state in a
-   * write-ahead log under `<data-dir>/raft/wal`, snapshots in that database).
+   * Makes the server's Raft storage from its LevelDB (default: the Raft log in that database, or with
+   * `raft.log_store = "wal"` in a write-ahead log under `<data-dir>/raft/wal`, snapshots in that database).
    * Tests run agents on MemoryStorage (hashicorp/raft's LogStore seam).
    */
   storage?: (db: Level<string, unknown>) => RaftStorage;
@@ -189,7 +189,11 @@ export class Agent {
     metrics.start();
     const raft = await RaftNode.create({
       id: nodeId,
-      storage: options.storage ? options.storage(db) : new WalStorage({ dir: join(dataDir, 'raft', 'wal'), snapshots: new LevelStorage({ db, prefix: 'raft' }), segmentBytes: config.raft.walSegmentBytes }),
+      storage: options.storage
+        ? options.storage(db)
+        : config.raft.logStore === 'wal'
+          ? new WalStorage({ dir: join(dataDir, 'raft', 'wal'), snapshots: new LevelStorage({ db, prefix: 'raft' }), segmentBytes: config.raft.walSegmentBytes })
+          : new LevelStorage({ db, prefix: 'raft' }),
       transport,
       fsm: storeStateMachine(store, (type, ms) => metrics.fsmApplied(type, ms)),
       observer: metrics.raftObserver,

@@ -115,7 +115,7 @@ export const configFileSchema: SchemaNode = section({
     response_headers: strMap,
   }),
   limits: section({ http_max_conns: int, http_max_conns_per_client: int }),
-  raft: section({ tick_ms: int, election_ticks: int, snapshot_threshold: int, snapshot_interval_ms: { type: 'integer', minimum: 0 }, trailing_logs: int, wal_segment_bytes: { type: 'integer', minimum: 4096 } }),
+  raft: section({ tick_ms: int, election_ticks: int, snapshot_threshold: int, snapshot_interval_ms: { type: 'integer', minimum: 0 }, trailing_logs: int, wal_segment_bytes: { type: 'integer', minimum: 4096 }, log_store: { type: 'string', enum: ['leveldb', 'wal'] } }),
   // TLS (issue 11, TLS section).
   cert_file: str,
   key_file: str,

@@ -87,7 +87,7 @@ export interface AgentConfig {
    */
   consulCompat: boolean;
   /** Raft timing, in ms (tests may shorten them). */
-  raft: { tickMs: number; electionTicks: number; snapshotThreshold: number; snapshotIntervalMs: number; trailingLogs: number; walSegmentBytes: number };
+  raft: { tickMs: number; electionTicks: number; snapshotThreshold: number; snapshotIntervalMs: number; trailingLogs: number; walSegmentBytes: number; logStore: 'leveldb' | 'wal' };
   /** Smallest session TTL in ms: 10 s, lowered only by the test knob `session_ttl_min` (with -dev). */
   sessionTtlMinMs: number;
   /** Services and checks defined in config files (`service`, `services`, `check`, `checks`). */
@@ -158,8 +158,11 @@ export function defaultConfig(): AgentConfig {
     consulCompat: false,
     // snapshotIntervalMs: Consul's raft_snapshot_interval (30 s): snapshots at most every 30–60 s per
     // server, randomised, except when the log reaches its bound (issue #14, docs/raft.md).
-    // walSegmentBytes: the size each write-ahead-log segment is zero-filled to before use (docs/raft.md).
-    raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, snapshotIntervalMs: 30_000, trailingLogs: 10240, walSegmentBytes: 1 << 20 },
+    // logStore: where the Raft log lives — 'leveldb' (the default) or 'wal', the write-ahead log of
+    // preallocated segments (docs/raft.md), whose segments are walSegmentBytes each. The WAL is
+    // faster at one client (docs/benchmarks.md) but stays opt-in until a race seen under CI load —
+    // a remaining server still listing a server whose graceful leave had answered — is understood.
+    raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, snapshotIntervalMs: 30_000, trailingLogs: 10240, walSegmentBytes: 1 << 20, logStore: 'leveldb' },
     sessionTtlMinMs: 10_000,
     definitions: { services: [], checks: [] },
     checks: { updateIntervalMs: 300_000, intervalMinMs: 1_000, deregisterMinMs: 60_000 },
@@ -337,6 +340,7 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
     ] as const) {
       if (typeof raft[k] === 'number') out.raft[key] = raft[k];
     }
+    if (raft.log_store === 'leveldb' || raft.log_store === 'wal') out.raft.logStore = raft.log_store;
   }
   return out;
 }

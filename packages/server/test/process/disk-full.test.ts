@@ -2,11 +2,7 @@
 // critical with the reason, /v1/agent/self and its log say so), the cluster keeps accepting writes
 // (through a new leader when the full disk was the leader's), and once space is freed the server
 // takes part again and catches up — without a restart. Three real `registry agent -server`
-// processes; server s0's data dir is a small tmpfs that the test fills with a file. The Raft log's
-// segments are allocated whole before use, so a full disk shows when the next segment is needed:
-// the servers run with 256 KiB segments, which a few dozen of the test's 8 KiB writes fill.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// processes; server s0's data dir is a small tmpfs that the test fills with a file.
 import { join } from 'node:path';
 import { ClusterHarness, type HttpAnswer } from '../cluster/support/cluster-harness';
 import { Tmpfs } from '../../../raft/test/support/tmpfs';
@@ -17,12 +13,9 @@ const disk = Tmpfs.mount('registry-disk-full-', 8);
 const mnt = disk.dir;
 let cluster: ClusterHarness | undefined;
 
-let configDir: string | undefined;
-
 afterAll(async () => {
   await cluster?.stop();
   disk.unmount();
-  if (configDir) rmSync(configDir, { recursive: true, force: true });
 });
 
 interface Fault {
@@ -86,10 +79,7 @@ test('a full disk is reported, writes go on (through a new leader when it was th
     console.warn(disk.skipReason);
     return;
   }
-  configDir = mkdtempSync(join(tmpdir(), 'registry-disk-full-config-'));
-  const config = join(configDir, 'small-wal-segments.json');
-  writeFileSync(config, JSON.stringify({ raft: { wal_segment_bytes: 256 << 10 } }));
-  cluster = await ClusterHarness.start({ size: 3, dataDirs: { 0: mnt }, extraArgs: ['-config-file', config] });
+  cluster = await ClusterHarness.start({ size: 3, dataDirs: { 0: mnt } });
   let leader = await c().waitForLeader(20_000);
   const s0 = await self(0);
   const pid = c().pid(0);
