@@ -4,13 +4,14 @@
 // its own writes with its agent token. A forged `internal` write over the RPC port is refused, and
 // so is a forged leader call (`client.call`) whose token may not make it.
 // The last test stops every server: the client then answers from its cache (extend-cache).
-import { rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TcpTransport } from '@registry/raft';
 import { eventually, sleep } from '../support/wait';
 import { ClusterHarness, type HttpAnswer } from '../cluster/support/cluster-harness';
 import { ClientAgents } from '../cluster/support/client-agents';
+import { startAclCluster } from './acl-cluster';
 
 jest.setTimeout(240_000);
 
@@ -53,13 +54,7 @@ async function catalogServices(node: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  writeFileSync(serverConfig, JSON.stringify({ acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MASTER } } }));
-  cluster = await ClusterHarness.start({ size: 3, extraArgs: ['-config-file', serverConfig, '-dns-port', '-1'] });
-  await cluster.waitForLeader(20_000);
-  leader = (await cluster.leader()) ?? 0;
-  // The master token is created by the leader duty shortly after the election.
-  const ready = await eventually(async () => (await master('GET', '/v1/acl/token/self')).status === 200, 20_000, 200);
-  if (!ready) throw new Error(`the master token never worked\n${cluster.diagnostics()}`);
+  ({ cluster, leader } = await startAclCluster(serverConfig, MASTER));
 
   agentPolicyId = await policy('client-agent', 'node_prefix "" { policy = "write" }\nservice_prefix "" { policy = "write" }');
   secret.agent = (await token(agentPolicyId)).SecretID;

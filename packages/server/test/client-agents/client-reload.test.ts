@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { eventually } from '../support/wait';
 import { ClusterHarness, type HttpAnswer } from '../cluster/support/cluster-harness';
 import { ClientAgents } from '../cluster/support/client-agents';
+import { startAclCluster } from './acl-cluster';
 
 jest.setTimeout(180_000);
 
@@ -61,12 +62,7 @@ async function catalogServices(): Promise<string[]> {
 const anonymousSelf = () => clients.http(0, 'GET', '/v1/agent/self', undefined, 20_000);
 
 beforeAll(async () => {
-  writeFileSync(serverConfig, JSON.stringify({ acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: MASTER } } }));
-  cluster = await ClusterHarness.start({ size: 3, extraArgs: ['-config-file', serverConfig, '-dns-port', '-1'] });
-  await cluster.waitForLeader(20_000);
-  leader = (await cluster.leader()) ?? 0;
-  const ready = await eventually(async () => (await master('GET', '/v1/acl/token/self')).status === 200, 20_000, 200);
-  if (!ready) throw new Error(`the master token never worked\n${cluster.diagnostics()}`);
+  ({ cluster, leader } = await startAclCluster(serverConfig, MASTER));
   agentSecret = await tokenFor('client-agent', 'node_prefix "" { policy = "write" }\nservice_prefix "" { policy = "write" }');
   readerSecret = await tokenFor('agent-reader', 'agent_prefix "" { policy = "read" }');
   clients = new ClientAgents(cluster.dir, cluster.servers.map((s) => s.serverAddress), clientConfig());
