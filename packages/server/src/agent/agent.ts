@@ -461,13 +461,16 @@ export class Agent {
       members: async () => this.members(),
       join: async (address) => this.joinHere(address),
       leave: async () => {
-        if (raft.configuration().length > 1) {
+        // A join or bootstrap still under way must not bring this server back in as it leaves.
+        this.joiner.stop();
+        if (!(await this.aloneForLeave())) {
           // Done only when a committed configuration lacks this server (cluster/graceful-leave.ts).
           const outcome = await leaveCluster({
             self: { id: this.nodeId, address: this.self.address },
             raft,
             transport: this.transport,
             logger: this.logger.child({ module: 'agent.leave' }),
+            alsoAsk: this.leaveContacts(),
           });
           // Not confirmed: keep running, as Consul does when a leave fails, so the operator can
           // retry (the request is idempotent) or remove the peer from the leader.
@@ -494,6 +497,29 @@ export class Agent {
         Stats: { raft: raft.stats() },
       }),
     };
+  }
+
+  /** Servers a leave may ask besides the configuration's: the leader heard from, and every server greeted. */
+  private leaveContacts(): string[] {
+    const leader = this.raft.leader()?.address;
+    return [...(leader ? [leader] : []), ...this.joiner.knownAddresses(), ...this.config.retryJoin];
+  }
+
+  /**
+   * Whether no cluster can hold this server, so that leaving needs nobody's consent: it is the only
+   * server of its configuration, or it has none and none of the servers it knows is in a cluster.
+   * A server with no configuration is not necessarily outside: one still catching up with the log,
+   * or whose cluster formed around it a moment ago, is named by the leader's configuration (a CI
+   * run saw such a server "leave" at once and stay listed by the other two).
+   */
+  private async aloneForLeave(): Promise<boolean> {
+    const servers = this.raft.configuration();
+    if (servers.length > 0) return servers.length === 1 && servers[0]!.id === this.nodeId;
+    if (this.raft.leader()) return false;
+    const contacts = this.leaveContacts();
+    if (contacts.length === 0) return true;
+    const replies = await this.joiner.greet(contacts);
+    return !replies.some((r) => r.inCluster);
   }
 
   /**

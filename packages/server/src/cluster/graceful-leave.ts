@@ -68,9 +68,12 @@ function appliedThrough(raft: RaftNode, index: number, term: number): Promise<vo
   return new Promise((resolve, reject) => {
     const check = (): boolean => {
       // Applied means committed, which no change of leader undoes (a leader that removed itself
-      // steps down right after this commit).
+      // steps down right after this commit) — provided the entry applied at `index` is this term's:
+      // had another leader replaced it, the index alone would say nothing about our removal.
       if (raft.appliedIndex() >= index) {
-        finish();
+        const at = raft.termAt(index);
+        if (at === term || (at === undefined && raft.isLeader() && raft.term() === term)) finish();
+        else finish(new NotLeaderError(raft.leader()));
         return true;
       }
       if (!raft.isLeader() || raft.term() !== term) {
@@ -102,6 +105,12 @@ export interface GracefulLeaveDeps {
   raft: RaftNode;
   transport: Transport;
   logger: Logger;
+  /**
+   * Servers to ask besides those of this server's own configuration: a server that has not yet
+   * received the log (it is still catching up, or its cluster has just formed around it) holds no
+   * configuration at all, while the leader's already names it.
+   */
+  alsoAsk?: string[];
   boundMs?: number;
 }
 
@@ -111,7 +120,7 @@ export async function leaveCluster(d: GracefulLeaveDeps): Promise<LeaveOutcome> 
   const args = { id: d.self.id, request: new RequestIds().next() };
   // Captured now: once the removal is in the leader's log nobody replicates to us, and our own view
   // of the configuration and of the leader goes stale.
-  const peers = d.raft.configuration().filter((s) => s.id !== d.self.id).map((s) => s.address);
+  const peers = [...new Set([...d.raft.configuration().filter((s) => s.id !== d.self.id).map((s) => s.address), ...(d.alsoAsk ?? [])])].filter((a) => a !== d.self.address);
   const deadline = Date.now() + boundMs;
   if (d.raft.isLeader()) {
     // A leader removing itself stops leading mid-change; handing over first keeps the cluster writable.

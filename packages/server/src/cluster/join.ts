@@ -55,6 +55,12 @@ export class Joiner {
     return this.known.get(id)?.node;
   }
 
+  /** The addresses of the other servers this one has greeted or been greeted by. */
+  knownAddresses(): string[] {
+    return [...this.known.values()].filter((s) => s.id !== this.self.id).map((s) => s.address);
+  }
+
+  /** No more joining or bootstrapping, including by a round already under way (a leaving server must not rejoin). */
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
@@ -83,7 +89,7 @@ export class Joiner {
   /** One round; true once nothing more needs doing. */
   async attempt(addresses: string[]): Promise<boolean> {
     const replies = await this.greet(addresses);
-    if (this.inCluster()) return true;
+    if (this.stopped || this.inCluster()) return true;
     const member = replies.find((r) => r.inCluster && r.leader);
     if (member?.leader) {
       await this.joinThrough(member.leader.address);
