@@ -26,15 +26,17 @@ async function voterNodes(c: ClusterHarness, i: number): Promise<string[]> {
 }
 
 /** Asks whoever answers to hand leadership on, over and over, until `stop()`; failures are part of the churn. */
-function churnLeadership(c: ClusterHarness, among: number[]): { stop(): Promise<number> } {
+function churnLeadership(c: ClusterHarness, among: number[]): { moved: Promise<void>; stop(): Promise<number> } {
   let stopped = false;
   let transfers = 0;
+  let moved!: () => void;
+  const firstMove = new Promise<void>((resolve) => (moved = resolve));
   const loop = (async () => {
     while (!stopped) {
       const i = among[Math.floor(Math.random() * among.length)] as number;
       try {
         const r = await c.http(i, 'POST', '/v1/operator/raft/transfer-leader', undefined, { timeoutMs: 6_000 });
-        if (r.status === 200) transfers++;
+        if (r.status === 200 && ++transfers === 1) moved();
       } catch {
         // A server mid-election or shutting down: try again.
       }
@@ -42,6 +44,7 @@ function churnLeadership(c: ClusterHarness, among: number[]): { stop(): Promise<
     }
   })();
   return {
+    moved: firstMove,
     stop: async () => {
       stopped = true;
       await loop;
@@ -58,7 +61,10 @@ test('a server that leaves while leadership keeps moving is out of the committed
     const leaving = round === 0 ? (leader + 1) % 3 : leader;
     const remaining = [0, 1, 2].filter((i) => i !== leaving);
     const churn = churnLeadership(c, [0, 1, 2]);
-    await sleep(300); // a transfer is under way when the leave arrives
+    // Leadership has moved at least once and keeps moving when the leave arrives (a fixed 300 ms
+    // was sometimes before the first transfer under CI load, and the leave then met no churn).
+    await Promise.race([churn.moved, sleep(15_000)]);
+    await sleep(150);
     const answer = await registry('leave', '-http-addr', `127.0.0.1:${c.servers[leaving]!.httpPort}`).then(
       (ok) => ({ code: 0, ...ok }),
       (e: { code: number; stdout: string; stderr: string }) => e,
