@@ -21,11 +21,12 @@
 // A store whose log is still in LevelDB (written before this file existed) is moved here when it is
 // first opened: the log and hard state are written as the first record, synced, then removed from
 // LevelDB (again on the next open, if a crash came between).
+import { readdirSync } from 'node:fs';
 import { Packr } from 'msgpackr';
 import type { Entry, EntryType, HardState, SnapshotMeta } from '../core/types';
 import type { PersistedState, RaftStorage, SnapshotData, SnapshotReader, StorageSnapshotSink } from '../interfaces';
 import type { LevelStorage } from './level-storage';
-import { frame, SegmentFiles, type SegmentInfo } from './wal/segments';
+import { frame, isSegmentName, SegmentFiles, type SegmentInfo } from './wal/segments';
 import { HardStateDeferral } from './hard-state-deferral';
 
 /** One entry as stored: its index is the record's first index plus its position. */
@@ -60,6 +61,19 @@ const DEFAULT_SEGMENT_BYTES = 1 << 20;
 const NO_HARD_STATE: HardState = { term: 0, vote: null, commit: 0 };
 
 export class WalStorage implements RaftStorage {
+  /**
+   * Whether `dir` holds a write-ahead log's segments. A data dir moved into the WAL keeps no log in
+   * LevelDB any more: opened there again, its server would come back with snapshots only, missing
+   * entries it acknowledged and the vote it cast. The agent checks this before opening LevelDB's log.
+   */
+  static holdsLog(dir: string): boolean {
+    try {
+      return readdirSync(dir).some(isSegmentName);
+    } catch {
+      return false;
+    }
+  }
+
   private readonly packr = new Packr({ useRecords: false });
   private readonly files: SegmentFiles;
   private readonly snapshots: LevelStorage;

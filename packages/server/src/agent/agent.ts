@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
-import { LevelStorage, RaftNode, TcpTransport, WalStorage, type RaftStorage, type ServerInfo, type Transport } from '@registry/raft';
+import { RaftNode, TcpTransport, type RaftStorage, type ServerInfo, type Transport } from '@registry/raft';
 import { Store, type Command } from '@registry/store';
 import type { AgentConfig } from '../config/config';
 import { readEndpoints } from '../endpoints';
@@ -20,6 +20,7 @@ import { allRoutes } from '../http/routes';
 import { serverError, badRequest } from '../errors';
 import { Joiner } from '../cluster/join';
 import { LeftMarker } from '../cluster/left-marker';
+import { raftStorage } from './raft-storage';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
 import { portOf, type ServerFacts } from '../cluster/server-info';
 import { ClientLiveness, clientsInCatalog } from '../cluster/client-liveness';
@@ -90,8 +91,9 @@ function testDialMap(): Record<string, string> | undefined {
 export interface AgentOptions {
   logger?: Logger;
   /**
-   * Makes the server's Raft storage from its LevelDB (default: the Raft log in that database, or with
-   * `raft.log_store = "wal"` in a write-ahead log under `<data-dir>/raft/wal`, snapshots in that database).
+   * Makes the server's Raft storage from its LevelDB (default: agent/raft-storage.ts — the Raft log in
+   * a write-ahead log under `<data-dir>/raft/wal`, or with `raft.log_store = "leveldb"` in that
+   * database; snapshots in that database).
    * Tests run agents on MemoryStorage (hashicorp/raft's LogStore seam).
    */
   storage?: (db: Level<string, unknown>) => RaftStorage;
@@ -189,11 +191,7 @@ export class Agent {
     metrics.start();
     const raft = await RaftNode.create({
       id: nodeId,
-      storage: options.storage
-        ? options.storage(db)
-        : config.raft.logStore === 'wal'
-          ? new WalStorage({ dir: join(dataDir, 'raft', 'wal'), snapshots: new LevelStorage({ db, prefix: 'raft' }), segmentBytes: config.raft.walSegmentBytes })
-          : new LevelStorage({ db, prefix: 'raft' }),
+      storage: options.storage ? options.storage(db) : raftStorage(config, dataDir, db),
       transport,
       fsm: storeStateMachine(store, (type, ms) => metrics.fsmApplied(type, ms)),
       observer: metrics.raftObserver,

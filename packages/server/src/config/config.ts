@@ -158,11 +158,10 @@ export function defaultConfig(): AgentConfig {
     consulCompat: false,
     // snapshotIntervalMs: Consul's raft_snapshot_interval (30 s): snapshots at most every 30–60 s per
     // server, randomised, except when the log reaches its bound (issue #14, docs/raft.md).
-    // logStore: where the Raft log lives — 'leveldb' (the default) or 'wal', the write-ahead log of
-    // preallocated segments (docs/raft.md), whose segments are walSegmentBytes each. The WAL is
-    // faster at one client (docs/benchmarks.md) but stays opt-in until a race seen under CI load —
-    // a remaining server still listing a server whose graceful leave had answered — is understood.
-    raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, snapshotIntervalMs: 30_000, trailingLogs: 10240, walSegmentBytes: 1 << 20, logStore: 'leveldb' },
+    // logStore: where the Raft log lives — 'wal' (the default), the write-ahead log of preallocated
+    // segments of walSegmentBytes each (docs/raft.md), or 'leveldb'. The WAL is what makes a write at
+    // one client as fast as etcd's (docs/benchmarks.md, Latency).
+    raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, snapshotIntervalMs: 30_000, trailingLogs: 10240, walSegmentBytes: 1 << 20, logStore: 'wal' },
     sessionTtlMinMs: 10_000,
     definitions: { services: [], checks: [] },
     checks: { updateIntervalMs: 300_000, intervalMinMs: 1_000, deregisterMinMs: 60_000 },

@@ -46,8 +46,9 @@ test('WAL segments of 1 MiB by default, as a config file sets them otherwise; be
   }
 });
 
-test('the Raft log in LevelDB by default; raft.log_store = "wal" puts it in the write-ahead log; anything else is refused', () => {
-  expect(buildConfig({ server: true, dataDir: dir, bootstrapExpect: 1 }).raft.logStore).toBe('leveldb');
+test('the Raft log in the write-ahead log by default; raft.log_store = "leveldb" keeps it in LevelDB; anything else is refused', () => {
+  expect(buildConfig({ server: true, dataDir: dir, bootstrapExpect: 1 }).raft.logStore).toBe('wal');
+  expect(withFile({ log_store: 'leveldb' }).raft.logStore).toBe('leveldb');
   expect(withFile({ log_store: 'wal' }).raft.logStore).toBe('wal');
   expect(() => withFile({ log_store: 'boltdb' })).toThrow(/log_store/);
 });

@@ -48,6 +48,11 @@ export class CorruptSegmentError extends Error {
   }
 }
 
+/** Whether a file name is a segment's (not one being made). */
+export function isSegmentName(name: string): boolean {
+  return /^[0-9a-f]{16}\.wal$/.test(name);
+}
+
 function segmentName(seq: number): string {
   return seq.toString(16).padStart(16, '0') + SUFFIX;
 }
@@ -135,7 +140,7 @@ export class SegmentFiles {
     const making = this.spare ? segmentName(this.spare.seq) + '.tmp' : '';
     for (const name of names) if (name.endsWith(TEMP) && name !== making) unlinkSync(join(this.dir, name));
     this.segments = names
-      .filter((name) => /^[0-9a-f]{16}\.wal$/.test(name))
+      .filter(isSegmentName)
       .map((name) => ({ seq: parseInt(name.slice(0, 16), 16), path: join(this.dir, name) }))
       .sort((a, b) => a.seq - b.seq);
     for (let i = 0; i < this.segments.length; i++) {

@@ -1,0 +1,18 @@
+// Where a server keeps its Raft log (`raft.log_store`): the write-ahead log under
+// `<data-dir>/raft/wal` (the default; snapshots stay in LevelDB), or LevelDB itself. A data dir
+// goes from LevelDB to the WAL on its first start with "wal"; the way back is refused, since the
+// LevelDB it would reopen holds snapshots only (docs/operations.md).
+import { join } from 'node:path';
+import type { Level } from 'level';
+import { LevelStorage, WalStorage, type RaftStorage } from '@registry/raft';
+import type { AgentConfig } from '../config/config';
+
+export function raftStorage(config: AgentConfig, dataDir: string, db: Level<string, unknown>): RaftStorage {
+  const snapshots = new LevelStorage({ db, prefix: 'raft' });
+  const walDir = join(dataDir, 'raft', 'wal');
+  if (config.raft.logStore === 'wal') return new WalStorage({ dir: walDir, snapshots, segmentBytes: config.raft.walSegmentBytes });
+  if (WalStorage.holdsLog(walDir)) {
+    throw new Error(`${walDir} holds this server's Raft log: start it with raft.log_store = "wal" (a log moved into the write-ahead log does not go back to LevelDB)`);
+  }
+  return snapshots;
+}
