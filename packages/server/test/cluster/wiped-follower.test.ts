@@ -2,7 +2,7 @@
 // node-id is put back: the same server, same id), and it is restarted while clients keep writing.
 // It must serve the full state within a bound, and until it has caught up it must not answer a
 // `?stale` read with X-Registry-KnownLeader: true — the bug was an empty store served as current.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually, sleep } from '../support/wait';
@@ -47,12 +47,8 @@ test('a wiped follower restarted with the same id under write load: never an emp
   );
 
   const victim = [0, 1, 2].find((i) => i !== leader)!;
-  const dir = dataDirs[victim as 0 | 1 | 2];
-  const nodeId = readFileSync(join(dir, 'node-id'), 'utf8');
   await c.kill(victim, 'SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'node-id'), nodeId);
+  c.wipe(victim);
 
   // Writes go on through the leader while the victim comes back.
   const acked: string[] = [];

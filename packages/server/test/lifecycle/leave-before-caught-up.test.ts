@@ -5,7 +5,7 @@
 // configuration all the same: its leave must go through the leader like any other. And a server
 // that no cluster holds (its -retry-join finds nobody in one) still leaves at once.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -35,20 +35,14 @@ async function voterNodes(c: ClusterHarness, i: number): Promise<string[]> {
 }
 
 test('a server in the configuration that has no log yet leaves through the leader, not on its own say-so', async () => {
-  root = mkdtempSync(join(tmpdir(), 'registry-leave-uncaught-'));
-  const dataDirs = { 0: join(root, 's0'), 1: join(root, 's1'), 2: join(root, 's2') };
-  const c = (cluster = await ClusterHarness.start({ size: 3, dataDirs, proxied: true }));
+  const c = (cluster = await ClusterHarness.start({ size: 3, proxied: true }));
   const leader = await c.waitForLeader(20_000);
   const f = (leader + 1) % 3;
   const other = (leader + 2) % 3;
 
   // The same server (same id, same address) with no Raft state: the leader still names it a voter.
-  const dir = dataDirs[f as 0 | 1 | 2];
-  const nodeId = readFileSync(join(dir, 'node-id'), 'utf8');
   await c.kill(f, 'SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'node-id'), nodeId);
+  c.wipe(f);
   // Nothing the others send it arrives (appends, heartbeats, snapshots); what it asks them is answered.
   for (const from of [leader, other]) c.link(from, f).blackhole();
   await c.restart(f);

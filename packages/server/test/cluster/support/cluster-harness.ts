@@ -7,7 +7,7 @@
  * Servers are numbered from 0; server i runs as node `s<i>`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -280,6 +280,19 @@ export class ClusterHarness {
       await this.exits[i];
       throw new Error(`s${i} did not exit within ${timeoutMs} ms of ${signal}\n${this.diagnostics()}`);
     }
+  }
+
+  /**
+   * Empties stopped server i's data dir except its node-id: the same server (same id, same
+   * address) comes back with no Raft state, as after a lost disk.
+   */
+  wipe(i: number): void {
+    if (this.running(i)) throw new Error(`s${i} is still running (pid ${this.children[i]?.pid})`);
+    const dir = this.server(i).dataDir;
+    const nodeId = readFileSync(join(dir, 'node-id'), 'utf8');
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'node-id'), nodeId);
   }
 
   /** Starts server i again on its data dir and ports (after `kill`). */
