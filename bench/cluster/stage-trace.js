@@ -15,6 +15,7 @@ function install() {
   const root = join(__dirname, '..', '..', 'packages', 'raft', 'dist');
   const { RaftNode } = require(join(root, 'node', 'raft-node.js'));
   const { LevelStorage } = require(join(root, 'storage', 'level-storage.js'));
+  const { WalStorage } = require(join(root, 'storage', 'wal-storage.js'));
   const { TcpTransport } = require(join(root, 'transport', 'tcp-transport.js'));
 
   const origin = performance.timeOrigin;
@@ -52,6 +53,7 @@ function install() {
   wrap(RaftNode.prototype, 'apply', (_n, [entries]) => `apply n=${entries.length}`);
   wrapAsync(RaftNode.prototype, 'handleReady', 'ready', ([r]) => `e=${r.entries.length} c=${r.committed.length} m=${r.messages.map((m) => m.type).join(',') || '-'}`);
   wrapAsync(LevelStorage.prototype, 'append', 'append', ([, entries]) => `e=${entries.length}`);
+  wrapAsync(WalStorage.prototype, 'append', 'append', ([, entries]) => `e=${entries.length}`);
   wrap(TcpTransport.prototype, 'send', (_t, [, m]) => `send.${m.type}`);
 
   // GC pauses, with their own start times, so a slow write can be matched to a collection.
