@@ -277,6 +277,7 @@ async function until(what, fn, ms) {
         `answers from other services ${others}; answered before any write ${before}; non-200 ${statusNot200}; watcher errors ${errors} load=${load1()}`,
     );
     record(`WAKE-ALL ${wakes.map((w) => w.toFixed(1)).join(' ')}`);
+    record(`ACK-ALL ${acks.map((w) => w.toFixed(1)).join(' ')}`);
     for (const [what, count] of [...problems.entries()].sort((a, b) => b[1] - a[1]).slice(0, 5)) record(`PROBLEM ×${count}: ${what}`);
   } finally {
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
