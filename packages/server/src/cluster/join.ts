@@ -40,7 +40,8 @@ export class Joiner {
     const tick = async () => {
       if (this.stopped) return;
       try {
-        const done = await this.attempt(addresses);
+        // A round under way when stop() is called must not join or bootstrap after it (a leaving server).
+        const done = await this.attempt(addresses, () => this.stopped);
         if (done) return;
       } catch (err) {
         this.logger.debug({ err: (err as Error).message }, 'join attempt failed');
@@ -60,7 +61,7 @@ export class Joiner {
     return [...this.known.values()].filter((s) => s.id !== this.self.id).map((s) => s.address);
   }
 
-  /** No more joining or bootstrapping, including by a round already under way (a leaving server must not rejoin). */
+  /** Stops the -retry-join rounds, including one under way (a leaving server must not rejoin); `registry join` still works. */
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
@@ -86,10 +87,10 @@ export class Joiner {
     return replies.filter((r): r is HelloReply => r !== null);
   }
 
-  /** One round; true once nothing more needs doing. */
-  async attempt(addresses: string[]): Promise<boolean> {
+  /** One round; true once nothing more needs doing (or `cancelled()` says so once the greetings are back). */
+  async attempt(addresses: string[], cancelled: () => boolean = () => false): Promise<boolean> {
     const replies = await this.greet(addresses);
-    if (this.stopped || this.inCluster()) return true;
+    if (cancelled() || this.inCluster()) return true;
     const member = replies.find((r) => r.inCluster && r.leader);
     if (member?.leader) {
       await this.joinThrough(member.leader.address);
