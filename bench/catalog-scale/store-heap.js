@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// How much of a server's heap at N catalog nodes is the store itself (issue #14: the 100,000-node
+// server runs a 600–760 MB heap, and the event-loop stalls left there are its collections). In
+// process, on the built store: N nodes with one service and one check each (run.js's shape), the
+// heap after a full GC before and after, then what the first listings a server builds keep.
+//
+//   npm run build && node --expose-gc bench/catalog-scale/store-heap.js [N=100000]
+'use strict';
+const { join } = require('node:path');
+
+if (typeof global.gc !== 'function') throw new Error('run with node --expose-gc');
+const ROOT = process.env.REGISTRY_ROOT || join(__dirname, '..', '..');
+const { Store } = require(join(ROOT, 'packages/store/dist'));
+
+const N = Number(process.argv[2] || 100000);
+const heapMiB = () => {
+  global.gc();
+  global.gc();
+  return process.memoryUsage().heapUsed / 2 ** 20;
+};
+const before = heapMiB();
+const store = new Store({ datacenter: 'dc1' });
+let index = 1;
+for (let i = 0; i < N; i++) {
+  const svc = i < 1000 ? 'big' : `app-${i % 1000}`;
+  store.apply(index++, { type: 'catalog.register', req: { Node: `node-${i}`, Address: '10.0.0.1', Service: { ID: svc, Service: svc, Port: 1 }, Check: { CheckID: `${svc}-alive`, Name: 'alive', Status: 'passing', ServiceID: svc } } });
+}
+let last = heapMiB();
+console.log(`N=${N} store: ${(last - before).toFixed(0)} MiB (${(((last - before) * 2 ** 20) / N).toFixed(0)} B per node)`);
+const kept = (what, fn) => {
+  fn();
+  const now = heapMiB();
+  console.log(`  + ${what}: ${(now - last).toFixed(0)} MiB kept`);
+  last = now;
+};
+kept('catalogNodes()', () => store.catalogNodes());
+kept("healthState('any')", () => store.healthState('any'));
+kept("healthService('big')", () => store.healthService('big'));
