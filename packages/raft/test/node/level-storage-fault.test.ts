@@ -1,10 +1,9 @@
-// LevelStorage and a RaftNode on a real full disk: a small tmpfs mounted for the test. LevelDB
-// after a failed write must be reopened before it is written again (else a later synced batch can
-// vanish when its log is replayed); the node must refuse work with the cause and carry on once
-// space is freed, without a restart, keeping every write it acknowledged.
+// A RaftNode on LevelStorage on a real full disk: a small tmpfs mounted for the test. The node must
+// refuse work with the cause and carry on once space is freed, without a restart, keeping every
+// write it acknowledged. (The storages themselves on a full disk: full-disk-storage.test.ts.)
 import { join } from 'node:path';
-import { describeStorageError, EntryType, LevelStorage, RaftNode, InMemoryNetwork, type Entry, type StorageFault } from '@registry/raft';
-import { bytes, ListFsm, text, waitFor } from './cluster-harness';
+import { LevelStorage, RaftNode, InMemoryNetwork, type StorageFault } from '@registry/raft';
+import { bytes, ListFsm, waitFor } from './cluster-harness';
 import { Tmpfs } from '../support/tmpfs';
 
 const disk = Tmpfs.mount('raft-enospc-', 3);
@@ -15,44 +14,6 @@ const skipReason = disk.skipReason;
 // The filler of the running test is removed after it whatever happens.
 afterEach(() => disk.free());
 afterAll(() => disk.unmount());
-
-const entry = (index: number, term = 1): Entry => ({ index, term, type: EntryType.Normal, data: bytes(`${index}:`.padEnd(16 << 10, 'x')) });
-
-test('LevelStorage: a write that failed on a full disk succeeds when retried after space is freed, and stays durable', async () => {
-  if (!mounted) return console.warn(skipReason);
-  const dir = join(mnt, 'store');
-  let storage = new LevelStorage({ path: dir });
-  await storage.load();
-  await storage.append({ term: 1, vote: 'a', commit: 0 }, [entry(1), entry(2)]);
-
-  const full = disk.fill();
-  // Entries of 16 KiB: the write-ahead log needs new pages, which a full tmpfs cannot give.
-  let index = 3;
-  let failure: Error | undefined;
-  for (; index < 50 && !failure; index++) {
-    await storage.append({ term: 1, vote: 'a', commit: index - 1 }, [entry(index)]).catch((err: Error) => (failure = err));
-  }
-  index--; // the one that failed
-  expect(describeStorageError(failure)).toMatch(/^ENOSPC: .*No space left on device/);
-  // Still full: the retry fails too (the store tries to reopen the database and cannot).
-  const again = await storage.append({ term: 2, vote: 'b', commit: index - 1 }, [entry(index, 2)]).catch((err: Error) => err);
-  expect(describeStorageError(again)).toMatch(/^ENOSPC: .*No space left on device/);
-
-  disk.free();
-  // The same write, retried: it succeeds and so does the next one.
-  await storage.append({ term: 2, vote: 'b', commit: index - 1 }, [entry(index, 2)]);
-  await storage.append(undefined, [entry(index + 1, 2)]);
-  await storage.close();
-
-  storage = new LevelStorage({ path: dir });
-  const loaded = await storage.load();
-  await storage.close();
-  expect(loaded.hardState).toEqual({ term: 2, vote: 'b', commit: index - 1 });
-  expect(loaded.entries.map((e) => `${e.index}:${e.term}`)).toEqual(
-    Array.from({ length: index + 1 }, (_, i) => `${i + 1}:${i + 1 >= index ? 2 : 1}`),
-  );
-  expect(text(loaded.entries.at(-1)!.data).startsWith(`${index + 1}:`)).toBe(true);
-});
 
 test('RaftNode on a full disk refuses writes with the cause, does not stop, and commits again once space is freed', async () => {
   if (!mounted) return console.warn(skipReason);
