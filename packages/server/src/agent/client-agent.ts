@@ -309,12 +309,12 @@ function dnsRpc(rpc: ForwardingRpc): DnsRpc {
   return { read, aclResolver: acl };
 }
 
-/** The RpcApi members of a ForwardingRpc as a plain object (to override one of them). */
 /** The token of the agent's own requests: acl.tokens.agent, else acl.tokens.default (Consul's acl_agent_token). */
 function agentTokenOf(config: AgentConfig): string | undefined {
   return config.acl.tokens.agent || config.acl.tokens.default;
 }
 
+/** The RpcApi members of a ForwardingRpc as a plain object (to override one of them). */
 function rpcFacade(rpc: ForwardingRpc) {
   return {
     read: rpc.read.bind(rpc) as ForwardingRpc['read'],

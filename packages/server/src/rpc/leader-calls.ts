@@ -19,7 +19,6 @@ export interface LeaderMethods {}
 
 export type LeaderMethod = keyof LeaderMethods;
 export type LeaderArgs<M extends LeaderMethod> = LeaderMethods[M] extends { args: infer A } ? A : never;
-type Args<M extends LeaderMethod> = LeaderArgs<M>;
 type Reply<M extends LeaderMethod> = LeaderMethods[M] extends { reply: infer R } ? R : never;
 
 /** How long a call waits for a leader to exist (Consul's RPCHoldTimeout). */
@@ -41,9 +40,9 @@ export class LeaderCalls {
   }
 
   /** Serve `method` whenever this server leads; while it does not, callers are told to find the leader. */
-  handle<M extends LeaderMethod>(method: M, serve: (args: Args<M>) => Promise<Reply<M>>): void {
+  handle<M extends LeaderMethod>(method: M, serve: (args: LeaderArgs<M>) => Promise<Reply<M>>): void {
     // Counted where it runs, whichever server the call came from.
-    const run = async (args: Args<M>): Promise<Reply<M>> => {
+    const run = async (args: LeaderArgs<M>): Promise<Reply<M>> => {
       let ok = false;
       try {
         const reply = await serve(args);
@@ -57,7 +56,7 @@ export class LeaderCalls {
     this.transport.handle(method, async (body): Promise<Envelope> => {
       if (!this.raft.isLeader()) return { ok: false, retry: true, message: NO_LEADER };
       try {
-        return { ok: true, value: await run(body as Args<M>) };
+        return { ok: true, value: await run(body as LeaderArgs<M>) };
       } catch (err) {
         if (err instanceof NotLeaderError) return { ok: false, retry: true, message: NO_LEADER };
         return toEnvelope(err);
@@ -71,7 +70,7 @@ export class LeaderCalls {
    * `token` is the caller's: unused here, since a server's callers (its routes) have checked it
    * already; a client agent's ForwardingRpc sends it, for the server's gateway to check.
    */
-  async call<M extends LeaderMethod>(method: M, args: Args<M>, timeoutMs = CALL_TIMEOUT_MS, token?: string): Promise<Reply<M>> {
+  async call<M extends LeaderMethod>(method: M, args: LeaderArgs<M>, timeoutMs = CALL_TIMEOUT_MS, token?: string): Promise<Reply<M>> {
     const run = this.local.get(method);
     if (!run) throw serverError(`no leader method ${method}`);
     const deadline = Date.now() + LEADER_WAIT_MS;

@@ -24,8 +24,11 @@ const RETRY_MS = 1_000;
 export interface SessionRenewer {
   /** The smallest TTL a session may ask for, in ms. */
   readonly ttlMinMs: number;
-  /** Restart the TTL timer of session `id` on the leader (wherever this server is). */
-  renew(id: string): Promise<void>;
+  /**
+   * Restart the TTL timer of session `id` on the leader (wherever this server is). `token` is the
+   * request's: a client agent sends it with the leader call, for the server to check.
+   */
+  renew(id: string, token?: string): Promise<void>;
 }
 
 /** A session's TTL in ms, or 0 for none / unparsable (the store refused unparsable ones). */

@@ -62,7 +62,7 @@ export interface RouteDeps {
   /** The service-mesh side (intention defaults, CA, agent cache, local services). */
   mesh?: Mesh;
   /** Session TTL renewals (restarted on the leader) and the TTL floor. */
-  sessions?: SessionRenewer & { renew(id: string, token?: string): Promise<void> };
+  sessions?: SessionRenewer;
   /** This agent's checks (runners, TTL updates) and the persistence of its services and checks. */
   checks?: AgentChecks;
   /** This agent's metrics (GET /v1/agent/metrics). */
