@@ -2,22 +2,12 @@
 // only by their own PIDs.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
 export const REPO = resolve(__dirname, '../../../..');
 export const CLI = join(REPO, 'packages/cli/bin/registry.js');
 
-export async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-  });
-}
+export { freePort } from './ports';
 
 export interface AgentProcess {
   child: ChildProcess;

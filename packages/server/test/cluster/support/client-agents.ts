@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../../support/ports';
 import { join, resolve } from 'node:path';
 import type { HttpAnswer } from './cluster-harness';
 
@@ -119,15 +119,4 @@ export class ClientAgents {
       req.end(payload);
     });
   }
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((done, fail) => {
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => done());
-  });
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise<void>((done) => srv.close(() => done()));
-  return port;
 }

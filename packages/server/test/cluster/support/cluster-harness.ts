@@ -9,11 +9,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { request, type IncomingHttpHeaders } from 'node:http';
-import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { agentArgs, dialMap, DIAL_MAP_ENV } from './agent-args';
 import { LinkProxy } from './link-proxy';
+import { freePorts } from '../../support/ports';
 
 const REPO_ROOT = resolve(__dirname, '../../../../..');
 const CLI_BIN = join(REPO_ROOT, 'packages/cli/bin/registry.js');
@@ -104,8 +104,8 @@ export class ClusterHarness {
   /** Spawns every server (without waiting for a leader: see `waitForLeader`). */
   static async start(options: ClusterOptions = {}): Promise<ClusterHarness> {
     if (options.bin === undefined && !existsSync(CLI_BUILD)) throw new Error(`${CLI_BUILD} is missing: run \`npm run build\` before cluster tests`);
-    // Free ports are asked of the OS, released, then bound by the servers: another test running in
-    // parallel can take one in between. A cluster that lost that race is started again on new ports.
+    // Free ports are checked, released, then bound by the servers: another jest worker can take one
+    // in between (support/ports.ts). A cluster that lost that race is started again on new ports.
     for (let attempt = 1; ; attempt++) {
       const cluster = await ClusterHarness.startOnce(options);
       if (attempt >= 3 || options.bin !== undefined || !(await cluster.lostAPortRace())) return cluster;
@@ -386,18 +386,5 @@ export class ClusterHarness {
   }
 }
 
-/** Ports the OS hands out, all held at once so none repeats, then released for the servers. */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<Server>((done, fail) => {
-      const srv = createServer();
-      srv.once('error', fail);
-      srv.listen(0, '127.0.0.1', () => done(srv));
-    })),
-  );
-  const ports = servers.map((srv) => (srv.address() as AddressInfo).port);
-  await Promise.all(servers.map((srv) => new Promise<void>((done) => srv.close(() => done()))));
-  return ports;
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));

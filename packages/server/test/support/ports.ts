@@ -1,0 +1,58 @@
+// Ports for the servers tests start. A port is checked free, released, then bound by a child
+// process a moment later, so something may take it in between. The usual taker is not another
+// test's listener but any outgoing connection on the machine: the kernel gives those their local
+// port from the ephemeral range, which is also where `listen(0)` picks from. So ports are chosen
+// below that range, where no outgoing connection lands; only another jest worker choosing the same
+// port in the same instant can still collide (the cluster harness retries that case).
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+
+const LOWEST = 10_000;
+
+/** The first port of the kernel's ephemeral range (Linux's default when it cannot be read). */
+function ephemeralStart(): number {
+  try {
+    const first = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(first) && first > LOWEST + 1000) return first;
+  } catch {
+    // Not Linux: fall through.
+  }
+  return 32_768;
+}
+
+const END = ephemeralStart();
+/** Ports this process has already handed out: never twice, even once released. */
+const handedOut = new Set<number>();
+
+function tryListen(port: number): Promise<Server | undefined> {
+  return new Promise((done) => {
+    const srv = createServer();
+    srv.once('error', () => done(undefined));
+    srv.listen(port, '127.0.0.1', () => done(srv));
+  });
+}
+
+/** `count` distinct loopback ports, all free at once, none handed out before by this process. */
+export async function freePorts(count: number): Promise<number[]> {
+  const held: Server[] = [];
+  const ports: number[] = [];
+  try {
+    for (let tries = 0; ports.length < count; tries++) {
+      if (tries > 10_000) throw new Error(`no ${count} free ports in ${LOWEST}..${END - 1}`);
+      const port = LOWEST + Math.floor(Math.random() * (END - LOWEST));
+      if (handedOut.has(port)) continue;
+      const srv = await tryListen(port);
+      if (!srv) continue;
+      held.push(srv);
+      ports.push(port);
+      handedOut.add(port);
+    }
+    return ports;
+  } finally {
+    await Promise.all(held.map((srv) => new Promise<void>((done) => srv.close(() => done()))));
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return (await freePorts(1))[0] as number;
+}
