@@ -20,6 +20,8 @@ const heapMiB = () => {
   global.gc();
   return process.memoryUsage().heapUsed / 2 ** 20;
 };
+const externalMiB = () => process.memoryUsage().arrayBuffers / 2 ** 20;
+const started = Date.now();
 const before = heapMiB();
 const store = new Store({ datacenter: 'dc1' });
 const VIA_TXN = process.argv[3] === 'txn';
@@ -46,7 +48,8 @@ if (VIA_TXN) {
   }
 }
 let last = heapMiB();
-console.log(`N=${N}${VIA_TXN ? ` via ${index - 1} txns` : ''} store: ${(last - before).toFixed(0)} MiB (${(((last - before) * 2 ** 20) / N).toFixed(0)} B per node)`);
+const loadMs = Date.now() - started;
+console.log(`N=${N}${VIA_TXN ? ` via ${index - 1} txns` : ''} store: ${(last - before).toFixed(0)} MiB (${(((last - before) * 2 ** 20) / N).toFixed(0)} B per node), buffers ${externalMiB().toFixed(0)} MiB, loaded in ${loadMs} ms`);
 const kept = (what, fn) => {
   fn();
   const now = heapMiB();

@@ -20,6 +20,25 @@ import { Packr } from 'msgpackr';
 
 const packr = new Packr({ useRecords: false });
 
+/**
+ * A value already encoded (by packPlain()), written as its bytes: something kept for a long time
+ * in encoded form — a buffer, not a tree of objects for every collection to trace — that a snapshot
+ * still holds as the value it encodes.
+ */
+export class EncodedValue {
+  constructor(readonly bytes: Uint8Array) {}
+}
+
+let scratch: MsgpackWriter | undefined;
+
+/** The msgpack bytes of a plain value, in a buffer of their own (one shared writer, no 64 KB block each). */
+export function packPlain(value: unknown): Buffer {
+  const w = (scratch ??= new MsgpackWriter());
+  w.value(value);
+  const pieces = w.drain();
+  return pieces.length === 1 ? Buffer.from(pieces[0] as Uint8Array) : Buffer.concat(pieces);
+}
+
 /** First block without a size hint, and the largest block the writer grows to (a value larger than
  * that gets a block of its own). */
 const MIN_BLOCK = 64 << 10;
@@ -77,6 +96,10 @@ export class MsgpackWriter {
         }
         if (Object.getPrototypeOf(v) === Object.prototype) {
           this.object(v as Record<string, unknown>);
+          return;
+        }
+        if (v instanceof EncodedValue) {
+          this.raw(v.bytes);
           return;
         }
         break;

@@ -105,6 +105,39 @@ describe('a request committed twice is applied once', () => {
     expect(copy.appliedRequest(`p.${(52).toString(36)}`)).toBeDefined();
   });
 
+  test("a transaction's rows are answered whole to a re-sent copy, before and after a snapshot, and snapshot as they were applied", () => {
+    const txn = (first: number): Command => ({
+      type: 'txn',
+      ops: [first, first + 1].flatMap((i) => [
+        { Node: { Verb: 'set', Node: { Node: `n${i}`, Address: `10.0.0.${i}`, Meta: { rack: 'r1' } } } },
+        { Service: { Verb: 'set', Node: `n${i}`, Service: { ID: 'web', Service: 'web', Port: 80, Tags: ['v1'] } } },
+        { Check: { Verb: 'set', Check: { Node: `n${i}`, CheckID: 'alive', Name: 'alive', Status: 'passing', ServiceID: 'web', Output: 'ok' } } },
+      ]),
+    } as Command);
+    const store = new Store();
+    const first = store.apply(1, txn(1), { id: 't.1', at: 1 }) as { Results: unknown[]; Errors: unknown };
+    expect(first.Errors).toBeNull();
+    expect(first.Results).toHaveLength(6);
+    const answered = JSON.parse(JSON.stringify(first));
+    // The first copy's rows (index 1), not a second application's (index 3).
+    store.apply(2, put('k'), { id: 't.2', at: 2 });
+    expect(JSON.parse(JSON.stringify(store.apply(3, txn(1), { id: 't.1', at: 3, resent: true })))).toEqual(answered);
+    expect(store.catalogNode('n1').value?.Node).toMatchObject({ CreateIndex: 1, ModifyIndex: 1 });
+    // A lookup hands out its own copy: changing one answer does not change the next.
+    (store.appliedRequest('t.1')!.result as { Results: unknown[] }).Results.length = 0;
+    expect(JSON.parse(JSON.stringify(store.appliedRequest('t.1')!.result))).toEqual(answered);
+
+    const bytes = store.snapshot();
+    const held = unpack(bytes) as { state: { requests: { outcomes: [number, { value: unknown }][] } } };
+    expect(JSON.parse(JSON.stringify(held.state.requests.outcomes[0]))).toEqual([1, { value: answered }]);
+    const copy = new Store();
+    copy.restore(bytes);
+    // The restored window writes the same bytes again.
+    expect(Buffer.from(copy.snapshot()).equals(Buffer.from(bytes))).toBe(true);
+    expect(JSON.parse(JSON.stringify(copy.apply(4, txn(1), { id: 't.1', at: 4, resent: true })))).toEqual(answered);
+    expect(copy.checkInvariants()).toEqual([]);
+  });
+
   test('a window snapshotted one row per request (before the columnar form) still restores', () => {
     const old = new Store();
     old.apply(1, create('k'), { id: 'r1', at: 1 });

@@ -7,7 +7,9 @@
 // The window is part of the replicated state (snapshotted and restored with the tables) and is
 // evicted deterministically: by the proposer's timestamp carried in the entry, never by this
 // server's clock, so every server keeps the same window.
+import { Packr } from 'msgpackr';
 import { CommandError } from '../command-error';
+import { EncodedValue, packPlain } from '../msgpack-writer';
 import { Fields, Lazy, runSync, Stream, type StreamOut } from '../snapshot-stream';
 import { OTHER_LANE, ProposerLanes, type FrozenIds } from './proposer-lanes';
 import { SlotIndex } from './slot-index';
@@ -41,6 +43,25 @@ type Outcome = { value: unknown } | { refused: string };
 const outcomeOf = (result: unknown): Outcome => (result instanceof CommandError ? { refused: result.message } : { value: result });
 const resultOf = (outcome: Outcome): unknown => ('refused' in outcome ? new CommandError(outcome.refused) : outcome.value);
 
+/** The snapshot's decoder options (snapshot.ts), so a kept result reads back as a restored one does. */
+const packr = new Packr({ useRecords: false });
+
+/**
+ * A result as the window keeps it. Most are `true` or a refusal; an object (a transaction's rows: a
+ * /v1/txn of 63 catalog ops answers ~11 KB of them) is kept as its msgpack bytes, the very bytes a
+ * snapshot writes for it. Kept live, the results of a catalog loaded by /v1/txn were ~90 MB of small
+ * objects at 100,000 nodes (bench/catalog-scale/store-heap.js), traced by every full collection for
+ * the two minutes they stay in the window, though only a re-sent write ever reads one.
+ */
+function keptOf(result: unknown): unknown {
+  return typeof result === 'object' && result !== null && !(result instanceof CommandError) ? new EncodedValue(packPlain(result)) : result;
+}
+
+/** The result a kept one stands for: decoded as a restored window would hold it. */
+function resultFrom(kept: unknown): unknown {
+  return kept instanceof EncodedValue ? packr.unpack(kept.bytes) : kept;
+}
+
 /**
  * The window as a snapshot holds it, column by column, in apply order: the ids joined by newlines,
  * the Raft indexes and stamps as little-endian float64s, and the outcomes run-length encoded (most
@@ -73,7 +94,8 @@ export class RequestTable {
    * The window as a ring of columns in apply order, oldest at `head`: each request's proposer lane
    * and sequence (its id as two numbers: proposer-lanes.ts), Raft index, stamp and result. Typed
    * arrays hold no pointers, so a full window (100,000 requests on every server) is nothing for the
-   * garbage collector to trace, and recording a request allocates nothing.
+   * garbage collector to trace, and recording a request allocates nothing (but the bytes of an object
+   * result: keptOf()).
    */
   private capacity: number;
   private lanes: Uint32Array;
@@ -104,14 +126,14 @@ export class RequestTable {
     const seq = this.ids.find(id);
     if (seq < 0) return undefined;
     const slot = this.slots.find(this.ids.lane, seq);
-    return slot < 0 ? undefined : { result: this.results[slot] };
+    return slot < 0 ? undefined : { result: resultFrom(this.results[slot]) };
   }
 
   /** Remember that `stamp` was applied at `index` with `result`, then age the window. */
   record(stamp: RequestStamp, index: number, result: unknown): void {
     // Deterministic on every server (the same entry), and never true of ids this cluster makes.
     if (stamp.id.includes(SEPARATOR)) return;
-    this.push(stamp.id, index, stamp.at, result);
+    this.push(stamp.id, index, stamp.at, keptOf(result));
     this.evict(stamp.at);
   }
 
@@ -216,7 +238,7 @@ export class RequestTable {
 
   dump(): RequestColumns {
     const order = this.inOrder();
-    return columnsOf(idsOf(order.lanes, order.seqs, this.ids.frozen()), order.indexes, order.ats, order.results);
+    return columnsOf(idsOf(order.lanes, order.seqs, this.ids.frozen()), order.indexes, order.ats, order.results.map(resultFrom));
   }
 
   /** dump() as of now, serialised later (the columns are copied now: a few memory copies). */
@@ -246,7 +268,7 @@ export class RequestTable {
     if (!dump) return new RequestTable();
     if (Array.isArray(dump)) {
       const rows = new RequestTable(dump.length);
-      for (const [id, index, at, outcome] of dump) rows.push(id, index, at, resultOf(outcome));
+      for (const [id, index, at, outcome] of dump) rows.push(id, index, at, keptOf(resultOf(outcome)));
       return rows;
     }
     const ids = dump.ids === '' ? [] : dump.ids.split(SEPARATOR);
@@ -257,7 +279,7 @@ export class RequestTable {
     yield;
     let i = 0;
     for (const [run, outcome] of dump.outcomes) {
-      const result = resultOf(outcome);
+      const result = keptOf(resultOf(outcome));
       for (let k = 0; k < run; k++, i++) {
         table.push(ids[i], indexes[i], ats[i], result);
         if ((i + 1) % step === 0) yield;
