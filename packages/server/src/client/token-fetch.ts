@@ -3,20 +3,43 @@
 // asks (AllowStale: any server answers from its own replicated tables, no leader needed). Its own
 // short budget, shorter than an ordinary forwarded read's: while no server answers, the down policy
 // should answer the request soon rather than after the usual 15 s.
+//
+// Unlike Consul's client, a token the server does not know is asked about once more in default
+// mode: that server first learns the leader's commit index and applies up to it. A token made a
+// moment ago on the leader — the usual "create a token, then use it" of a deploy script — is then
+// found even when the client's server has not applied it yet, instead of being refused and the
+// refusal cached for acl.token_ttl. Only unknown tokens pay the extra round, and when it cannot
+// be had (no leader) the server's own answer stands.
+import { RegistryError } from '../errors';
 import { fromEnvelope } from '../rpc/envelope';
-import type { QueryOptions } from '../rpc/query-options';
+import type { Consistency, QueryOptions } from '../rpc/query-options';
 import type { ClientRead } from '../cluster/client-facts';
+import { ACL_NOT_FOUND } from '../acl/store-resolver';
 import type { TokenGrant } from '../acl/token-grant';
 import type { ServerLink } from './server-link';
 
 const ATTEMPT_MS = 2_000;
 const BUDGET_MS = 5_000;
 
+const notFound = (err: unknown): boolean => err instanceof RegistryError && err.kind === 'PermissionDenied' && err.message === ACL_NOT_FOUND;
+
 export function tokenFetcher(link: ServerLink, datacenter: string): (secret: string | undefined) => Promise<TokenGrant> {
-  return async (secret) => {
-    const opts: QueryOptions = { datacenter, token: secret, consistency: 'stale', cached: false, minIndex: 0, waitMs: undefined, cacheControl: { mustRevalidate: false } };
+  const ask = async (secret: string | undefined, consistency: Consistency): Promise<TokenGrant> => {
+    const opts: QueryOptions = { datacenter, token: secret, consistency, cached: false, minIndex: 0, waitMs: undefined, cacheControl: { mustRevalidate: false } };
     const req: ClientRead = { endpoint: 'acl.token-resolve', args: {}, opts };
     const reply = fromEnvelope(await link.call<{ result: { value: TokenGrant } }>('client.read', req, ATTEMPT_MS, BUDGET_MS));
     return reply.result.value;
+  };
+  return async (secret) => {
+    try {
+      return await ask(secret, 'stale');
+    } catch (err) {
+      if (secret === undefined || !notFound(err)) throw err;
+      try {
+        return await ask(secret, 'default');
+      } catch (again) {
+        throw notFound(again) ? again : err;
+      }
+    }
   };
 }

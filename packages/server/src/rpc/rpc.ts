@@ -7,6 +7,7 @@
 // out and names no endpoint.
 import { CommandError, encodeStamped, type Command, type Store } from '@registry/store';
 import { NotLeaderError, RemoteError, RpcConnectionError, StorageFaultError, type RaftNode, type Transport } from '@registry/raft';
+import type { Authorizer } from '@registry/acl';
 import { blockingQuery, effectiveWait, type QueryResult } from './blocking';
 import { settledRead } from './settled-read';
 import { NO_LEADER, badRequest, noLeader, outcomeUnknown, serverError } from '../errors';
@@ -420,10 +421,15 @@ export class Rpc {
     return endpoint;
   }
 
-  /** The blocking closure: the endpoint's run with this store and the token's Authorizer, resolved once. */
+  /**
+   * The blocking closure: the endpoint's run with this store and the token's Authorizer, resolved
+   * once — at the first run, not before: a default or consistent read first waits until this server
+   * has applied what the leader had committed, and a token made just before the read is among that.
+   * Resolved before the wait, a follower refused a token the leader already held ("ACL not found").
+   */
   private runner(endpoint: ReadEndpoint, args: unknown, token: string | undefined): () => QueryResult {
-    const authz = this.acl.resolve(token);
-    return () => endpoint.run({ store: this.store, token, authz }, args);
+    let authz: Authorizer | undefined;
+    return () => endpoint.run({ store: this.store, token, authz: (authz ??= this.acl.resolve(token)) }, args);
   }
 
   private localMeta(): ReadMeta {

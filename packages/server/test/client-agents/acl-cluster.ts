@@ -4,9 +4,15 @@ import { writeFileSync } from 'node:fs';
 import { eventually } from '../support/wait';
 import { ClusterHarness } from '../cluster/support/cluster-harness';
 
-export async function startAclCluster(configPath: string, masterSecret: string): Promise<{ cluster: ClusterHarness; leader: number }> {
-  writeFileSync(configPath, JSON.stringify({ acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: masterSecret } } }));
-  const cluster = await ClusterHarness.start({ size: 3, extraArgs: ['-config-file', configPath, '-dns-port', '-1'] });
+/** `proxied`: a proxy on every server link; `raft`: the servers' raft config section. */
+export interface AclClusterOptions {
+  proxied?: boolean;
+  raft?: Record<string, unknown>;
+}
+
+export async function startAclCluster(configPath: string, masterSecret: string, options: AclClusterOptions = {}): Promise<{ cluster: ClusterHarness; leader: number }> {
+  writeFileSync(configPath, JSON.stringify({ acl: { enabled: true, default_policy: 'deny', tokens: { initial_management: masterSecret } }, ...(options.raft ? { raft: options.raft } : {}) }));
+  const cluster = await ClusterHarness.start({ size: 3, extraArgs: ['-config-file', configPath, '-dns-port', '-1'], proxied: options.proxied });
   await cluster.waitForLeader(20_000);
   const leader = (await cluster.leader()) ?? 0;
   // The master token is created by the leader duty shortly after the election.
