@@ -4,14 +4,13 @@
 // its own writes with its agent token. A forged `internal` write over the RPC port is refused, and
 // so is a forged leader call (`client.call`) whose token may not make it.
 // The last test stops every server: the client then answers from its cache (extend-cache).
-import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TcpTransport } from '@registry/raft';
 import { eventually, sleep } from '../support/wait';
 import { ClusterHarness, type HttpAnswer } from '../cluster/support/cluster-harness';
-import { ClientAgents } from '../cluster/support/client-agents';
-import { startAclCluster } from './acl-cluster';
+import type { ClientAgents } from '../cluster/support/client-agents';
+import { startAclCluster, startJoinedClient, stopAclCluster } from './acl-cluster';
 
 jest.setTimeout(240_000);
 
@@ -63,23 +62,13 @@ beforeAll(async () => {
   agentReaderPolicyId = await policy('agent-reader', 'agent_prefix "" { policy = "read" }');
   secret.agentReader = (await token(agentReaderPolicyId)).SecretID;
 
-  clients = new ClientAgents(cluster.dir, cluster.servers.map((s) => s.serverAddress), {
+  clients = await startJoinedClient(cluster, leader, MASTER, cluster.servers.map((s) => s.serverAddress), {
     acl: { enabled: true, default_policy: 'deny', down_policy: 'extend-cache', token_ttl: `${TOKEN_TTL_MS}ms`, tokens: { agent: secret.agent } },
     anti_entropy_interval: '1s',
   });
-  await clients.start(1);
-  const joined = await eventually(async () => {
-    const r = await master('GET', '/v1/catalog/node/c0');
-    return r.status === 200 && r.json<unknown>() !== null;
-  }, 30_000, 250);
-  if (!joined) throw new Error(`the client did not join\n${clients.diagnostics()}\n${cluster.diagnostics()}`);
 });
 
-afterAll(async () => {
-  await clients?.stop();
-  await cluster?.stop();
-  rmSync(serverConfig, { force: true });
-});
+afterAll(() => stopAclCluster(clients, cluster, serverConfig));
 
 test('agent endpoints on the client: anonymous and insufficient tokens get 403, an unknown one "ACL not found", a token with agent:read 200', async () => {
   const anonymous = await viaClient('GET', '/v1/agent/self');

@@ -1,8 +1,10 @@
 // Three ACL-enabled servers (default deny, `masterSecret` as the initial management token), started
-// and waited on until that token works: what the client-agent ACL tests start from.
-import { writeFileSync } from 'node:fs';
+// and waited on until that token works, and a client agent joined to them: what the client-agent ACL
+// tests start from.
+import { rmSync, writeFileSync } from 'node:fs';
 import { eventually } from '../support/wait';
 import { ClusterHarness } from '../cluster/support/cluster-harness';
+import { ClientAgents } from '../cluster/support/client-agents';
 
 /** `proxied`: a proxy on every server link; `raft`: the servers' raft config section. */
 export interface AclClusterOptions {
@@ -27,4 +29,23 @@ export async function startAclCluster(configPath: string, masterSecret: string, 
     throw new Error(`the master token never worked\n${diagnostics}`);
   }
   return { cluster, leader };
+}
+
+/** Client agent c0 with `config`, joining through `servers`, once the catalog (read on `leader`) lists it. */
+export async function startJoinedClient(cluster: ClusterHarness, leader: number, masterSecret: string, servers: string[], config: Record<string, unknown>): Promise<ClientAgents> {
+  const clients = new ClientAgents(cluster.dir, servers, config);
+  await clients.start(1);
+  const joined = await eventually(async () => {
+    const r = await cluster.http(leader, 'GET', '/v1/catalog/node/c0', undefined, { headers: { 'X-Registry-Token': masterSecret }, timeoutMs: 10_000 });
+    return r.status === 200 && r.json<unknown>() !== null;
+  }, 30_000, 250);
+  if (!joined) throw new Error(`the client did not join\n${clients.diagnostics()}\n${cluster.diagnostics()}`);
+  return clients;
+}
+
+/** Stops what startAclCluster and startJoinedClient started (either may be missing) and removes the config. */
+export async function stopAclCluster(clients: ClientAgents | undefined, cluster: ClusterHarness | undefined, configPath: string): Promise<void> {
+  await clients?.stop();
+  await cluster?.stop();
+  rmSync(configPath, { force: true });
 }

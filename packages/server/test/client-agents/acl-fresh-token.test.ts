@@ -6,13 +6,11 @@
 // Three ACL-enabled servers with a proxy on each link; the client knows only one follower, and
 // what the leader sends that follower arrives late. The election timeout is raised to 5 s so that
 // the pause when the delay starts does not make that follower stand for election.
-import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually } from '../support/wait';
 import type { ClusterHarness, HttpAnswer } from '../cluster/support/cluster-harness';
-import { ClientAgents } from '../cluster/support/client-agents';
-import { startAclCluster } from './acl-cluster';
+import type { ClientAgents } from '../cluster/support/client-agents';
+import { startAclCluster, startJoinedClient, stopAclCluster } from './acl-cluster';
 
 jest.setTimeout(180_000);
 
@@ -40,19 +38,12 @@ beforeAll(async () => {
   follower = (leader + 1) % 3;
   const agentToken = await tokenFor('node_prefix "" { policy = "write" }\nservice_prefix "" { policy = "write" }');
   // Only the follower: a client keeps using the server it reached while that one answers.
-  clients = new ClientAgents(cluster.dir, [cluster.servers[follower]!.serverAddress], {
+  clients = await startJoinedClient(cluster, leader, MASTER, [cluster.servers[follower]!.serverAddress], {
     acl: { enabled: true, default_policy: 'deny', down_policy: 'extend-cache', token_ttl: '30s', tokens: { agent: agentToken } },
   });
-  await clients.start(1);
-  const joined = await eventually(async () => (await master('GET', '/v1/catalog/node/c0')).json<unknown>() !== null, 30_000, 250);
-  if (!joined) throw new Error(`the client did not join\n${clients.diagnostics()}\n${cluster.diagnostics()}`);
 });
 
-afterAll(async () => {
-  await clients?.stop();
-  await cluster?.stop();
-  rmSync(serverConfig, { force: true });
-});
+afterAll(() => stopAclCluster(clients, cluster, serverConfig));
 
 test("a token made on the leader works at once through a client whose server has not applied it yet; an unknown one is still 'ACL not found'", async () => {
   cluster.link(leader, follower).delay(LAG_MS);

@@ -1,13 +1,13 @@
 // SIGHUP on a client agent applies what a server's reload applies (agent/reload.ts): tokens from
 // the config files, service definitions, the log level. Three real ACL-enabled servers and one
 // client; the client's config file is rewritten and the client signalled.
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually } from '../support/wait';
 import { ClusterHarness, type HttpAnswer } from '../cluster/support/cluster-harness';
-import { ClientAgents } from '../cluster/support/client-agents';
-import { startAclCluster } from './acl-cluster';
+import type { ClientAgents } from '../cluster/support/client-agents';
+import { startAclCluster, startJoinedClient, stopAclCluster } from './acl-cluster';
 
 jest.setTimeout(180_000);
 
@@ -65,17 +65,10 @@ beforeAll(async () => {
   ({ cluster, leader } = await startAclCluster(serverConfig, MASTER));
   agentSecret = await tokenFor('client-agent', 'node_prefix "" { policy = "write" }\nservice_prefix "" { policy = "write" }');
   readerSecret = await tokenFor('agent-reader', 'agent_prefix "" { policy = "read" }');
-  clients = new ClientAgents(cluster.dir, cluster.servers.map((s) => s.serverAddress), clientConfig());
-  await clients.start(1);
-  const joined = await eventually(async () => (await master('GET', '/v1/catalog/node/c0')).json<unknown>() !== null, 30_000, 250);
-  if (!joined) throw new Error(`the client did not join\n${clients.diagnostics()}\n${cluster.diagnostics()}`);
+  clients = await startJoinedClient(cluster, leader, MASTER, cluster.servers.map((s) => s.serverAddress), clientConfig());
 });
 
-afterAll(async () => {
-  await clients?.stop();
-  await cluster?.stop();
-  rmSync(serverConfig, { force: true });
-});
+afterAll(() => stopAclCluster(clients, cluster, serverConfig));
 
 test('SIGHUP applies a changed default token and a new service definition from the config file', async () => {
   expect((await anonymousSelf()).status).toBe(403);
