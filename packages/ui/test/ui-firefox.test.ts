@@ -200,6 +200,8 @@ describeInFirefox('web UI in Firefox against a dev agent', () => {
     await fill('Rules', 'key_prefix "app/" { policy = "write" }');
     await click('button', 'Create');
     await heading('ACL policy');
+    // The heading is drawn at once, the policy when its read answers.
+    await css('pre.rules');
     expect(await page.$eval('pre.rules', (el) => el.textContent)).toContain('key_prefix "app/"');
     const policies = await http(agent.url, 'GET', '/v1/acl/policies', undefined, { 'X-Registry-Token': MANAGEMENT });
     expect(policies.json.map((p: { Name: string }) => p.Name)).toContain('kv-app');
