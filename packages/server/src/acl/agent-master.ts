@@ -34,6 +34,6 @@ export function withAgentMaster(inner: AclResolver, nodeName: string, agentMaste
   };
   // A client agent's resolver asks the servers; the agent master token is never sent to them.
   const prepare = inner.prepare?.bind(inner);
-  if (prepare) resolver.prepare = (secret) => (isMaster(secret) ? Promise.resolve() : prepare(secret));
+  if (prepare) resolver.prepare = (secret, stale) => (isMaster(secret) ? undefined : prepare(secret, stale));
   return resolver;
 }

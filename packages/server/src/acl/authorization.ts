@@ -8,12 +8,15 @@ export interface AclResolver {
   resolve(secret: string | undefined): Authorizer;
   readonly enabled: boolean;
   /**
-   * Only where tokens live elsewhere (a client agent asks the servers, acl/cached-resolver.ts):
-   * make `resolve(secret)` answerable, fetching the token when it is not cached or has expired.
-   * Never throws: what the servers said (or the down policy) is what `resolve` then answers. The
-   * HTTP edge awaits it once per request before the route runs; other callers use resolveToken.
+   * Make `resolve(secret)` answer as it should, before it is asked: on a client agent, whose tokens
+   * live on the servers, fetch the token when it is not cached or has expired (acl/cached-resolver.ts);
+   * on a follower, catch up with the leader first when the secret is unknown here (store-resolver.ts).
+   * Never throws: what the servers said (or the down policy) is what `resolve` then answers.
+   * Undefined when there is nothing to wait for. The HTTP edge calls it once per request before the
+   * route runs; other callers use resolveToken. `stale`: the request asked for this server's state
+   * as it is (`?stale`), so a follower does not wait for the leader.
    */
-  prepare?(secret: string | undefined): Promise<void>;
+  prepare?(secret: string | undefined, stale?: boolean): Promise<void> | undefined;
 }
 
 /** ACLs disabled: everything is allowed. */
@@ -24,6 +27,7 @@ export const allowAllResolver: AclResolver = {
 
 /** `resolve` for a secret the HTTP edge did not prepare (a prepared query's own token, say). */
 export async function resolveToken(resolver: AclResolver, secret: string | undefined): Promise<Authorizer> {
-  if (resolver.prepare) await resolver.prepare(secret);
+  const prepared = resolver.prepare?.(secret);
+  if (prepared) await prepared;
   return resolver.resolve(secret);
 }

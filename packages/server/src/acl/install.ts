@@ -15,7 +15,7 @@ export function installAcl(
   parts: { datacenter: string; store: Store; rpc: Rpc; leaderDuties: LeaderDuties; logger: Logger; timed?: (ms: number, cacheHit: boolean) => void; nodeName?: string },
 ): StoreAclResolver | undefined {
   if (!acl.enabled) return undefined;
-  const resolver = new StoreAclResolver(parts.store, { datacenter: parts.datacenter, defaultPolicy: acl.defaultPolicy, timed: parts.timed });
+  const resolver = new StoreAclResolver(parts.store, { datacenter: parts.datacenter, defaultPolicy: acl.defaultPolicy, timed: parts.timed, catchUp: () => parts.rpc.caughtUpWithLeader() });
   // The agent master token is this agent's own (acl/agent-master.ts); its value is read live.
   parts.rpc.setAclResolver(parts.nodeName === undefined ? resolver : withAgentMaster(resolver, parts.nodeName, () => acl.tokens.agentMaster));
   const apply = (cmd: Command) => parts.rpc.apply(cmd, { internal: true });

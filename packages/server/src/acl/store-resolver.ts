@@ -14,6 +14,8 @@ export interface StoreAclResolverOptions {
   defaultPolicy: DefaultPolicy;
   /** Told how long each resolution took and whether the cache answered it (metrics). */
   timed?: (ms: number, cacheHit: boolean) => void;
+  /** Apply what the leader has committed (rpc.ts caughtUpWithLeader); settles either way. */
+  catchUp?: () => Promise<unknown>;
 }
 
 export class StoreAclResolver implements AclResolver {
@@ -24,12 +26,17 @@ export class StoreAclResolver implements AclResolver {
   /** Set when the resolver had to read a token (a cache miss): the cache itself says nothing. */
   private lookedUp = false;
 
+  private readonly catchUp: (() => Promise<unknown>) | undefined;
+  private readonly lookup: TokenLookup;
+
   constructor(
     private readonly store: Store,
     options: StoreAclResolverOptions,
   ) {
     this.timed = options.timed;
-    this.tokens = new TokenResolver(this.timed ? this.noticingLookups(store.aclLookup()) : store.aclLookup(), options);
+    this.catchUp = options.catchUp;
+    this.lookup = store.aclLookup();
+    this.tokens = new TokenResolver(this.timed ? this.noticingLookups(this.lookup) : this.lookup, options);
     this.watchTables();
   }
 
@@ -39,6 +46,21 @@ export class StoreAclResolver implements AclResolver {
     const authz = this.timed ? this.timedResolve(secret) : this.tokens.resolve(secret);
     if (authz === 'not-found') throw forbidden(ACL_NOT_FOUND);
     return authz;
+  }
+
+  /**
+   * A secret unknown here may be a token the leader has just committed (a script makes a token,
+   * then uses it on whichever server it reaches): this server first applies what the leader had
+   * committed, so that the request is answered as the leader would answer it. Known secrets, the
+   * anonymous token, `?stale` requests and the leader itself have nothing to wait for.
+   */
+  prepare(secret: string | undefined, stale = false): Promise<void> | undefined {
+    // The table itself, not the resolver: its cache and its metrics are the route's resolution's.
+    if (!this.catchUp || stale || !secret || isRootSecret(secret) || this.lookup.tokenBySecret(secret) != null) return undefined;
+    return this.catchUp().then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   private timedResolve(secret: string | undefined): Authorizer | 'not-found' {

@@ -360,6 +360,7 @@ export class Agent {
     const app = createApp(routes, {
       datacenter: this.config.datacenter,
       defaultToken: () => this.config.acl.tokens.default,
+      acl: this.rpc.aclResolver,
       logger: this.logger.child({ module: 'agent.http' }),
       consulCompat: this.config.consulCompat,
       translateAddresses: this.config.translateWanAddrs,

@@ -35,8 +35,9 @@ export interface AppOptions {
   /** The agent's default token (`acl.tokens.default` / `acl_token`). */
   defaultToken?: () => string | undefined;
   /**
-   * The resolver routes check tokens with. When it must fetch tokens (a client agent's,
-   * acl/cached-resolver.ts), the request's token is prepared here, once, before the route runs.
+   * The resolver routes check tokens with. The request's token is prepared here, once, before the
+   * route runs: a client agent fetches it (acl/cached-resolver.ts), a follower that does not know it
+   * catches up with the leader first (acl/store-resolver.ts).
    */
   acl?: Pick<AclResolver, 'prepare'>;
   /** Largest request body accepted (KV values are capped separately by their route). */
@@ -213,7 +214,8 @@ async function serve(
   const { meta } = ctx;
   let value: unknown;
   try {
-    if (options.acl?.prepare) await options.acl.prepare(opts.token);
+    const prepared = options.acl?.prepare?.(opts.token, opts.consistency === 'stale');
+    if (prepared) await prepared;
     value = await r.handle(ctx);
   } catch (err) {
     // Blocking endpoints still report the index on errors (Consul sets it before failing).

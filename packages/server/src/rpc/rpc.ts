@@ -264,6 +264,20 @@ export class Rpc {
     return { result: result as QueryResult<T>, meta: { knownLeader: true, lastContactMs: this.lastContact() } };
   }
 
+  /**
+   * Whether this server has applied everything the leader had committed when asked (true at once on
+   * the leader). False when the leader cannot be asked or this server does not catch up within
+   * APPLY_WAIT_MS. For a check against local state that may be behind: a token unknown here.
+   */
+  async caughtUpWithLeader(): Promise<boolean> {
+    if (this.raft.isLeader()) return true;
+    try {
+      return await this.appliedWait.until(await this.commitIndexes.fetch(), APPLY_WAIT_MS);
+    } catch {
+      return false;
+    }
+  }
+
   /** One 'rpc.commitIndex' call to the leader as this server knows it; throws when it cannot answer. */
   private async askCommitIndex(): Promise<number> {
     const leader = this.raft.leader();

@@ -2,7 +2,9 @@
 // applied it yet. The client asks that server as Consul's client does (stale), and a token unknown
 // there is asked about again in default mode, which waits for the leader's commit index, so it
 // works at once instead of being refused as "ACL not found" and that refusal kept for token_ttl
-// (client/token-fetch.ts). The same holds for a default-mode read on a follower (rpc.ts runner()).
+// (client/token-fetch.ts). On a follower itself, a read resolves its token after catching up
+// (rpc.ts runner()), and any other request with a token unknown there catches up first
+// (acl/store-resolver.ts prepare()): a request is answered the same on every server.
 // Three ACL-enabled servers with a proxy on each link; the client knows only one follower, and
 // what the leader sends that follower arrives late. The election timeout is raised to 5 s so that
 // the pause when the delay starts does not make that follower stand for election.
@@ -64,7 +66,7 @@ test("a token made on the leader works at once through a client whose server has
   }
 });
 
-test('a default-mode read on a lagging follower with a token made a moment ago on the leader is answered, not refused', async () => {
+test('on a lagging follower, a token made a moment ago on the leader is honoured: default and consistent reads, its agent endpoints, writes', async () => {
   expect((await master('PUT', '/v1/kv/app/fresh', 'yes')).status).toBe(200);
   cluster.link(leader, follower).delay(LAG_MS);
   try {
@@ -76,6 +78,10 @@ test('a default-mode read on a lagging follower with a token made a moment ago o
     expect([read.status, read.body]).toEqual([200, 'yes']);
     const consistent = await cluster.http(follower, 'GET', '/v1/kv/app/fresh?raw&consistent', undefined, { headers: { 'X-Registry-Token': fresh }, timeoutMs: 20_000 });
     expect([consistent.status, consistent.body]).toEqual([200, 'yes']);
+    // An agent endpoint of the follower itself, checked against the follower's own tables.
+    const reader = await tokenFor('agent_prefix "" { policy = "read" }');
+    const self = await cluster.http(follower, 'GET', '/v1/agent/self', undefined, { headers: { 'X-Registry-Token': reader }, timeoutMs: 20_000 });
+    expect(self.status).toBe(200);
     // A write through the follower is the leader's to check, and the leader has the token.
     const writer = await tokenFor('key_prefix "app/" { policy = "write" }');
     const written = await cluster.http(follower, 'PUT', '/v1/kv/app/written', 'ok', { headers: { 'X-Registry-Token': writer }, timeoutMs: 20_000 });
