@@ -14,7 +14,7 @@ import { Authorizer, isRootSecret, ROOT_TOKEN_ERROR, TokenResolver, type Default
 import { forbidden, RegistryError, serverError } from '../errors';
 import type { DownPolicy } from '../config/acl-cache-config';
 import type { AclResolver } from './authorization';
-import { ACL_NOT_FOUND } from './store-resolver';
+import { ACL_NOT_FOUND, isAclNotFound } from './store-resolver';
 import type { TokenGrant } from './token-grant';
 
 export interface CachedAclResolverOptions {
@@ -98,7 +98,7 @@ export class CachedAclResolver implements AclResolver {
 
   /** The servers' refusal is an answer; anything else means no server could say (the down policy). */
   private answerWithout(key: string, err: Error): Entry {
-    if (err instanceof RegistryError && err.kind === 'PermissionDenied' && err.message === ACL_NOT_FOUND) return { answer: 'not-found', at: this.now() };
+    if (isAclNotFound(err)) return { answer: 'not-found', at: this.now() };
     // Servers with ACLs off: as Consul's client, allow until asked again.
     if (err instanceof RegistryError && err.kind === 'AclDisabled') return { answer: Authorizer.allowAll(), at: this.now() };
     const policy = this.o.downPolicy();

@@ -4,10 +4,13 @@
 import { performance } from 'node:perf_hooks';
 import { Authorizer, isRootSecret, ROOT_TOKEN_ERROR, TokenResolver, type DefaultPolicy, type TokenLookup } from '@registry/acl';
 import { ACL_POLICIES, ACL_TOKENS, type Store } from '@registry/store';
-import { forbidden, serverError } from '../errors';
+import { forbidden, RegistryError, serverError } from '../errors';
 import type { AclResolver } from './authorization';
 
 export const ACL_NOT_FOUND = 'ACL not found';
+
+/** Whether `err` is the refusal of a secret no token has (as it crosses from a server, its kind intact). */
+export const isAclNotFound = (err: unknown): boolean => err instanceof RegistryError && err.kind === 'PermissionDenied' && err.message === ACL_NOT_FOUND;
 
 export interface StoreAclResolverOptions {
   datacenter: string;

@@ -10,18 +10,15 @@
 // found even when the client's server has not applied it yet, instead of being refused and the
 // refusal cached for acl.token_ttl. Only unknown tokens pay the extra round, and when it cannot
 // be had (no leader) the server's own answer stands.
-import { RegistryError } from '../errors';
 import { fromEnvelope } from '../rpc/envelope';
 import type { Consistency, QueryOptions } from '../rpc/query-options';
 import type { ClientRead } from '../cluster/client-facts';
-import { ACL_NOT_FOUND } from '../acl/store-resolver';
+import { isAclNotFound } from '../acl/store-resolver';
 import type { TokenGrant } from '../acl/token-grant';
 import type { ServerLink } from './server-link';
 
 const ATTEMPT_MS = 2_000;
 const BUDGET_MS = 5_000;
-
-const notFound = (err: unknown): boolean => err instanceof RegistryError && err.kind === 'PermissionDenied' && err.message === ACL_NOT_FOUND;
 
 export function tokenFetcher(link: ServerLink, datacenter: string): (secret: string | undefined) => Promise<TokenGrant> {
   const ask = async (secret: string | undefined, consistency: Consistency): Promise<TokenGrant> => {
@@ -34,11 +31,11 @@ export function tokenFetcher(link: ServerLink, datacenter: string): (secret: str
     try {
       return await ask(secret, 'stale');
     } catch (err) {
-      if (secret === undefined || !notFound(err)) throw err;
+      if (secret === undefined || !isAclNotFound(err)) throw err;
       try {
         return await ask(secret, 'default');
       } catch (again) {
-        throw notFound(again) ? again : err;
+        throw isAclNotFound(again) ? again : err;
       }
     }
   };
