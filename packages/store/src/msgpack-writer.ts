@@ -39,6 +39,11 @@ export function packPlain(value: unknown): Buffer {
   return pieces.length === 1 ? Buffer.from(pieces[0] as Uint8Array) : Buffer.concat(pieces);
 }
 
+/** The value packPlain() encoded, decoded as a snapshot's reader decodes it (the same options). */
+export function unpackPlain(bytes: Uint8Array): unknown {
+  return packr.unpack(bytes);
+}
+
 /** First block without a size hint, and the largest block the writer grows to (a value larger than
  * that gets a block of its own). */
 const MIN_BLOCK = 64 << 10;

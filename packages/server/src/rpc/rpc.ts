@@ -253,13 +253,7 @@ export class Rpc {
    * whole, as before.
    */
   private async readOnFollower<T>(req: ForwardedRead, endpoint: ReadEndpoint, run: () => QueryResult, signal?: AbortSignal): Promise<ReadReply<T>> {
-    let index: number;
-    try {
-      index = await this.commitIndexes.fetch();
-    } catch {
-      return this.readOnLeader<T>(req, signal);
-    }
-    if (!(await this.appliedWait.until(index, APPLY_WAIT_MS))) return this.readOnLeader<T>(req, signal);
+    if (!(await this.caughtUpWithLeader())) return this.readOnLeader<T>(req, signal);
     const result = await this.runRead(endpoint, req.endpoint, req.args, req.token, run, req.minIndex, req.waitMs, signal);
     return { result: result as QueryResult<T>, meta: { knownLeader: true, lastContactMs: this.lastContact() } };
   }
@@ -267,7 +261,8 @@ export class Rpc {
   /**
    * Whether this server has applied everything the leader had committed when asked (true at once on
    * the leader). False when the leader cannot be asked or this server does not catch up within
-   * APPLY_WAIT_MS. For a check against local state that may be behind: a token unknown here.
+   * APPLY_WAIT_MS. For what must not be answered from local state that may be behind: a default
+   * read on a follower, a token unknown here.
    */
   async caughtUpWithLeader(): Promise<boolean> {
     if (this.raft.isLeader()) return true;

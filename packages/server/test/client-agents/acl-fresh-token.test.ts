@@ -47,13 +47,27 @@ beforeAll(async () => {
 
 afterAll(() => stopAclCluster(clients, cluster, serverConfig));
 
-test("a token made on the leader works at once through a client whose server has not applied it yet; an unknown one is still 'ACL not found'", async () => {
+/** Runs `steps` while what the leader sends the follower arrives LAG_MS late. */
+async function whileFollowerLags(steps: () => Promise<void>): Promise<void> {
   cluster.link(leader, follower).delay(LAG_MS);
   try {
+    await steps();
+  } finally {
+    cluster.heal();
+  }
+}
+
+/** The follower does not have `secret` yet: asked directly (stale), it does not know it. */
+async function expectUnknownOnFollower(secret: string): Promise<void> {
+  const there = await cluster.http(follower, 'GET', '/v1/acl/token/self?stale', undefined, { headers: { 'X-Registry-Token': secret } });
+  expect([there.status, there.body.trim()]).toEqual([403, 'ACL not found']);
+}
+
+test("a token made on the leader works at once through a client whose server has not applied it yet; an unknown one is still 'ACL not found'", async () => {
+  await whileFollowerLags(async () => {
     const fresh = await tokenFor('agent_prefix "" { policy = "read" }');
-    // The client's server does not have it yet: asked directly (stale), it does not know it.
-    const there = await cluster.http(follower, 'GET', '/v1/acl/token/self?stale', undefined, { headers: { 'X-Registry-Token': fresh } });
-    expect([there.status, there.body.trim()]).toEqual([403, 'ACL not found']);
+    // The client's server does not have it yet.
+    await expectUnknownOnFollower(fresh);
 
     const viaClient = await clients.http(0, 'GET', `/v1/agent/self?token=${fresh}`, undefined, 20_000);
     expect(viaClient.status).toBe(200);
@@ -61,15 +75,12 @@ test("a token made on the leader works at once through a client whose server has
 
     const unknown = await clients.http(0, 'GET', '/v1/agent/self?token=00000000-1111-4222-8333-444444444444', undefined, 20_000);
     expect([unknown.status, unknown.body.trim()]).toEqual([403, 'ACL not found']);
-  } finally {
-    cluster.heal();
-  }
+  });
 });
 
 test('on a lagging follower, a token made a moment ago on the leader is honoured: default and consistent reads, its agent endpoints, writes', async () => {
   expect((await master('PUT', '/v1/kv/app/fresh', 'yes')).status).toBe(200);
-  cluster.link(leader, follower).delay(LAG_MS);
-  try {
+  await whileFollowerLags(async () => {
     const fresh = await tokenFor('key_prefix "app/" { policy = "read" }');
     const stale = await cluster.http(follower, 'GET', '/v1/kv/app/fresh?raw&stale', undefined, { headers: { 'X-Registry-Token': fresh } });
     expect([stale.status, stale.body.trim()]).toEqual([403, 'ACL not found']);
@@ -86,23 +97,17 @@ test('on a lagging follower, a token made a moment ago on the leader is honoured
     const writer = await tokenFor('key_prefix "app/" { policy = "write" }');
     const written = await cluster.http(follower, 'PUT', '/v1/kv/app/written', 'ok', { headers: { 'X-Registry-Token': writer }, timeoutMs: 20_000 });
     expect([written.status, written.body]).toEqual([200, 'true']);
-  } finally {
-    cluster.heal();
-  }
+  });
 });
 
 // Last: it moves the leadership.
 test('a leader call through the client (transfer-leader) with a token made a moment ago is checked and run, not refused by the lagging server', async () => {
-  cluster.link(leader, follower).delay(LAG_MS);
-  try {
+  await whileFollowerLags(async () => {
     const operator = await tokenFor('operator = "write"');
-    const there = await cluster.http(follower, 'GET', '/v1/acl/token/self?stale', undefined, { headers: { 'X-Registry-Token': operator } });
-    expect([there.status, there.body.trim()]).toEqual([403, 'ACL not found']);
+    await expectUnknownOnFollower(operator);
     const moved = await clients.http(0, 'POST', `/v1/operator/raft/transfer-leader?token=${operator}`, undefined, 30_000);
     expect([moved.status, moved.body.slice(0, 200)]).toEqual([200, expect.anything()]);
-  } finally {
-    cluster.heal();
-  }
+  });
   await cluster.waitForLeader(20_000);
   expect(await cluster.leader()).not.toBe(leader);
 });

@@ -7,9 +7,8 @@
 // The window is part of the replicated state (snapshotted and restored with the tables) and is
 // evicted deterministically: by the proposer's timestamp carried in the entry, never by this
 // server's clock, so every server keeps the same window.
-import { Packr } from 'msgpackr';
 import { CommandError } from '../command-error';
-import { EncodedValue, packPlain } from '../msgpack-writer';
+import { EncodedValue, packPlain, unpackPlain } from '../msgpack-writer';
 import { Fields, Lazy, runSync, Stream, type StreamOut } from '../snapshot-stream';
 import { OTHER_LANE, ProposerLanes, type FrozenIds } from './proposer-lanes';
 import { SlotIndex } from './slot-index';
@@ -43,9 +42,6 @@ type Outcome = { value: unknown } | { refused: string };
 const outcomeOf = (result: unknown): Outcome => (result instanceof CommandError ? { refused: result.message } : { value: result });
 const resultOf = (outcome: Outcome): unknown => ('refused' in outcome ? new CommandError(outcome.refused) : outcome.value);
 
-/** The snapshot's decoder options (snapshot.ts), so a kept result reads back as a restored one does. */
-const packr = new Packr({ useRecords: false });
-
 /**
  * A result as the window keeps it. Most are `true` or a refusal; an object (a transaction's rows: a
  * /v1/txn of 63 catalog ops answers ~11 KB of them) is kept as its msgpack bytes, the very bytes a
@@ -59,7 +55,7 @@ function keptOf(result: unknown): unknown {
 
 /** The result a kept one stands for: decoded as a restored window would hold it. */
 function resultFrom(kept: unknown): unknown {
-  return kept instanceof EncodedValue ? packr.unpack(kept.bytes) : kept;
+  return kept instanceof EncodedValue ? unpackPlain(kept.bytes) : kept;
 }
 
 /**
