@@ -43,3 +43,21 @@ maybe('a follower restarted after its leader stepped back an hour is replicated 
   }, 20_000);
   if (!caughtUp) throw new Error(`the restarted follower s${follower} was not replicated to:\n${c.diagnostics()}`);
 }, 120_000);
+
+maybe('a server whose wall clock is ten minutes off is reported by the leader, in its log and its metrics', async () => {
+  clockDir = mkdtempSync(join(tmpdir(), 'registry-clocks-'));
+  const clocks = [0, 1, 2].map((i) => new FakeClock((lib as { path: string }).path, join(clockDir!, `s${i}`), i === 2 ? '+10m' : '+0'));
+  const c = (cluster = await ClusterHarness.start({ size: 3, envFor: (i) => clocks[i].env }));
+  const leader = await c.waitForLeader(20_000);
+  // The skewed server s2 is seen +600 s from any other leader; if it leads, the others are -600 s.
+  const expected = leader === 2 ? [-600, -600] : [600];
+  let offsets: number[] = [];
+  const reported = await eventually(async () => {
+    const text = (await c.http(leader, 'GET', '/v1/agent/metrics?format=prometheus', undefined, { timeoutMs: 2_000 })).body;
+    offsets = [...text.matchAll(/^registry_server_clock_offset_seconds\{[^}]*\} (\S+)$/gm)].map((m) => Number(m[1])).filter((v) => Math.abs(v) > 60);
+    return offsets.length === expected.length;
+  }, 15_000);
+  if (!reported) throw new Error(`no clock offset reported by s${leader}: ${JSON.stringify(offsets)}\n${c.diagnostics()}`);
+  for (const [i, v] of offsets.sort((a, b) => a - b).entries()) expect(Math.abs(v - expected[i])).toBeLessThan(5);
+  expect(c.logs(leader)).toMatch(/wall clock is \d+ ms (ahead of|behind) the leader's/);
+}, 120_000);
