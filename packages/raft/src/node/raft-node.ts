@@ -567,6 +567,9 @@ export class RaftNode extends EventEmitter {
     }
   }
 
+  /** Stepped down in the Ready being handled: fail the proposals still pending once it has applied. */
+  private failProposedAfterApply = false;
+
   private async handleReady(ready: Ready): Promise<void> {
     this.counters.readies++;
     if (ready.softState) this.onSoftState(ready.softState.role, ready.softState.leader);
@@ -606,6 +609,11 @@ export class RaftNode extends EventEmitter {
       if (this.uncommittedBatches.length > 0) this.batchesCommitted(ready.committed[ready.committed.length - 1].index, started);
       this.apply(ready.committed);
       observer.applied?.(ready.committed.length, monotonicMs() - started);
+    }
+
+    if (this.failProposedAfterApply) {
+      this.failProposedAfterApply = false;
+      this.proposed.failAll(() => new LeadershipLostError());
     }
 
     // 4. Release reads.
@@ -765,11 +773,16 @@ export class RaftNode extends EventEmitter {
       this.emit('role', role);
     }
     if (wasLeader && role !== 'leader') {
-      // etcd and hashicorp/raft behaviour: the outcome of in-flight commands is unknown to us now.
+      // Queued proposals never reached the log: they are refused as not-leader at once.
       const queued = this.queue;
       this.queue = [];
       for (const p of queued) p.reject(new NotLeaderError(null));
-      this.proposed.failAll(() => new LeadershipLostError());
+      // Proposals in the log are failed only after this Ready's committed entries are applied
+      // (handleReady, step 3): a leader steps down in the same Ready that commits its own removal,
+      // and the entries committed with it — that removal, ordinary writes — happened and must be
+      // answered so, not "leadership lost" (issue #35). What is still pending after that has an
+      // unknown outcome (etcd and hashicorp/raft behaviour).
+      this.failProposedAfterApply = true;
     }
     if (leader !== this.leaderId) {
       this.leaderId = leader;
