@@ -13,6 +13,7 @@ export * from './transport/memory-transport';
 export * from './node/options';
 export * from './node/observer';
 export * from './node/raft-node';
+export { monotonicMs } from './monotonic-clock';
 export type { CaughtUp } from './node/catch-up';
 export * from './storage/wal-storage';
 export { parseSegment, CorruptSegmentError } from './storage/wal/segments';

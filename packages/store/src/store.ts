@@ -45,13 +45,14 @@ import { eventList } from './events/event-reads';
 import type { EventOut } from './events/event-records';
 import { autopilotConfig } from './autopilot/autopilot-reads';
 import type { AutopilotRecord } from './autopilot/autopilot-records';
+import { monotonicMs } from './monotonic-clock';
 
 export interface StoreOptions {
   /** Stamped on every node registered here. Default "dc1". */
   datacenter?: string;
   /** Where an error thrown by a watch callback goes; by default it is rethrown on a microtask. */
   onWatcherError?: (err: unknown) => void;
-  /** Wall clock in ms (KV lock-delays); tests pass a fake one. Default Date.now. */
+  /** Monotonic clock in ms (KV lock-delays); tests pass a fake one. Default monotonicMs. */
   now?: () => number;
 }
 
@@ -85,7 +86,7 @@ export class Store {
   constructor(opts: StoreOptions = {}) {
     this.datacenter = opts.datacenter ?? 'dc1';
     this.onWatcherError = opts.onWatcherError ?? rethrowLater;
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? monotonicMs;
     this.state = new State(this.datacenter);
     this.indexes = this.newIndexTable([]);
   }

@@ -7,6 +7,7 @@
 // every entry committed before it asked. A new cluster's servers are let in by bootstrap() at once
 // (their first configuration is written by themselves: nobody can have voted before).
 import type { RaftLogger } from './options';
+import { monotonicMs } from '../monotonic-clock';
 
 export interface CatchUpHost {
   /** The leader this server follows, or null; never itself (a catching-up server cannot lead). */
@@ -30,7 +31,7 @@ const BARRIER_TIMEOUT_MS = 120_000;
 const RETRY_MS = 250;
 
 export class CatchUpGate {
-  private readonly since = Date.now();
+  private readonly since = monotonicMs();
   private attempting = false;
   private retryAt = 0;
   private done = false;
@@ -61,7 +62,7 @@ export class CatchUpGate {
 
   /** Called on every tick: starts an attempt once a leader is known. */
   poll(): void {
-    if (this.done || this.attempting || Date.now() < this.retryAt) return;
+    if (this.done || this.attempting || monotonicMs() < this.retryAt) return;
     const leader = this.host.followedLeader();
     if (leader === null) return;
     if (leader !== this.announcedLeader) {
@@ -75,13 +76,13 @@ export class CatchUpGate {
         if (this.done) return;
         this.done = true;
         this.host.setElectionsAllowed(true);
-        const info = { appliedIndex: this.host.appliedIndex(), ms: Date.now() - this.since };
+        const info = { appliedIndex: this.host.appliedIndex(), ms: monotonicMs() - this.since };
         this.logger.info(info, 'raft: caught up with the leader; taking part in elections again');
         this.host.caughtUp(info);
       },
       (err: Error) => {
         this.attempting = false;
-        this.retryAt = Date.now() + RETRY_MS;
+        this.retryAt = monotonicMs() + RETRY_MS;
         this.logger.debug({ err: err.message }, 'raft: catching up: read index failed; trying again');
       },
     );

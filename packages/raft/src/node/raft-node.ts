@@ -2,7 +2,6 @@
 // Everything the core decides comes out in Ready batches; this file performs them in the
 // order the Ready contract demands, one batch at a time.
 import { EventEmitter } from 'node:events';
-import { performance } from 'node:perf_hooks';
 import { RaftCore } from '../core/raft-core';
 import type { ConfChange } from '../core/configuration';
 import {
@@ -24,6 +23,7 @@ import { PendingProposals } from './pending-proposals';
 import { PendingReads } from './pending-reads';
 import { CatchUpGate, type CaughtUp } from './catch-up';
 import { Backoff, describeStorageError, StorageFaultError, type StorageFault, type StorageRecovery } from './storage-fault';
+import { monotonicMs } from '../monotonic-clock';
 
 export type { RaftNodeOptions, RaftLogger } from './options';
 export { StorageFaultError, describeStorageError, type StorageFault, type StorageRecovery } from './storage-fault';
@@ -97,16 +97,16 @@ export class RaftNode extends EventEmitter {
   /** When the last snapshot was done and the event-loop time the state machine spent on it. */
   private lastSnapshotAt = 0;
   private lastSnapshotCostMs = 0;
-  /** snapshotIntervalMs > 0: no snapshot before this (performance.now()) unless the log bound is reached. */
+  /** snapshotIntervalMs > 0: no snapshot before this (monotonicMs()) unless the log bound is reached. */
   private nextSnapshotCheckAt = 0;
   /**
    * snapshotIntervalMs > 0: entries this server adds to the log bound (random, below the threshold),
    * so that servers applying the same log do not all reach the bound, and serialise, at one index.
    */
   private boundOffset = 0;
-  /** When the snapshot being written was started (performance.now()), for the observer. */
+  /** When the snapshot being written was started (monotonicMs()), for the observer. */
   private snapshotStartedAt = 0;
-  /** A state machine's persist() failed: no new snapshot before this (performance.now()). */
+  /** A state machine's persist() failed: no new snapshot before this (monotonicMs()). */
   private persistRetryAt = 0;
   private scheduled = false;
   private inFlight: Promise<void> | null = null;
@@ -121,7 +121,7 @@ export class RaftNode extends EventEmitter {
   private readonly idleWaiters: (() => void)[] = [];
   /** A Ready whose write failed: set while its retries go on (the node does not take part meanwhile). */
   private logFault: StorageFault | null = null;
-  /** A background snapshot write failed; retried at snapshotRetryAt (performance.now()). */
+  /** A background snapshot write failed; retried at snapshotRetryAt (monotonicMs()). */
   private snapshotFault: StorageFault | null = null;
   private snapshotRetryAt = 0;
   private snapshotRetryTimer: NodeJS.Timeout | null = null;
@@ -143,7 +143,7 @@ export class RaftNode extends EventEmitter {
   private readonly counters = { readies: 0, appendedEntries: 0, appliedEntries: 0, snapshotsTaken: 0, snapshotsInstalled: 0 };
   /** Leader, with an observer: proposal batches not yet committed (last index, when handed to the core, size). */
   private readonly uncommittedBatches: { last: number; at: number; entries: number }[] = [];
-  /** Leader: when each follower last answered an append or heartbeat of this term (Date.now()). */
+  /** Leader: when each follower last answered an append or heartbeat of this term (monotonicMs()). */
   private readonly followerAnswers = new Map<NodeId, number>();
 
   private constructor(
@@ -208,7 +208,7 @@ export class RaftNode extends EventEmitter {
 
   start(): void {
     if (this.ticker || this.stopped) return;
-    this.nextTickAt = performance.now() + this.opts.tickMs;
+    this.nextTickAt = monotonicMs() + this.opts.tickMs;
     this.ticker = setInterval(() => this.tick(), this.opts.tickMs);
     if (this.opts.snapshotIntervalMs > 0) this.boundOffset = Math.floor(this.opts.random() * this.opts.snapshotThreshold);
     this.armSnapshotCheck();
@@ -318,9 +318,9 @@ export class RaftNode extends EventEmitter {
 
   lastContactMs(): number {
     // A leader that cannot write has not led since its fault began.
-    if (this.core.role === 'leader') return this.logFault ? Date.now() - this.logFault.since : 0;
+    if (this.core.role === 'leader') return this.logFault ? monotonicMs() - this.logFault.since : 0;
     if (this.lastLeaderContact === 0) return Infinity;
-    return Date.now() - this.lastLeaderContact;
+    return monotonicMs() - this.lastLeaderContact;
   }
 
   /**
@@ -476,16 +476,16 @@ export class RaftNode extends EventEmitter {
     }
     this.core.step(message);
     if (message.from === this.core.leader && message.term === this.core.term) {
-      this.lastLeaderContact = Date.now();
+      this.lastLeaderContact = monotonicMs();
     }
     if ((message.type === 'appendResp' || message.type === 'heartbeatResp') && this.core.role === 'leader' && message.term === this.core.term) {
-      this.followerAnswers.set(message.from, Date.now());
+      this.followerAnswers.set(message.from, monotonicMs());
     }
     this.schedule();
   }
 
   private tick(): void {
-    const now = performance.now();
+    const now = monotonicMs();
     const late = now - this.nextTickAt;
     // A blocked event loop looks like a dead leader to the others; say so when it happens.
     if (late > Math.max(100, this.opts.tickMs * 2) && now - this.lastLagWarning > 1000) {
@@ -563,9 +563,12 @@ export class RaftNode extends EventEmitter {
     positions.forEach((pos, i) => this.proposed.add(pos.index, pos.term, batch[i].resolve, batch[i].reject));
     // One record per batch (not per proposal) keeps measuring commit time off the per-write path.
     if (this.opts.observer.committed && positions.length > 0 && this.uncommittedBatches.length < 4096) {
-      this.uncommittedBatches.push({ last: positions[positions.length - 1].index, at: performance.now(), entries: positions.length });
+      this.uncommittedBatches.push({ last: positions[positions.length - 1].index, at: monotonicMs(), entries: positions.length });
     }
   }
+
+  /** Stepped down in the Ready being handled: fail the proposals still pending once it has applied. */
+  private failProposedAfterApply = false;
 
   private async handleReady(ready: Ready): Promise<void> {
     this.counters.readies++;
@@ -602,10 +605,15 @@ export class RaftNode extends EventEmitter {
     // 3. Apply.
     if (ready.committed.length > 0) {
       const observer = this.opts.observer;
-      const started = performance.now();
+      const started = monotonicMs();
       if (this.uncommittedBatches.length > 0) this.batchesCommitted(ready.committed[ready.committed.length - 1].index, started);
       this.apply(ready.committed);
-      observer.applied?.(ready.committed.length, performance.now() - started);
+      observer.applied?.(ready.committed.length, monotonicMs() - started);
+    }
+
+    if (this.failProposedAfterApply) {
+      this.failProposedAfterApply = false;
+      this.proposed.failAll(() => new LeadershipLostError());
     }
 
     // 4. Release reads.
@@ -665,7 +673,7 @@ export class RaftNode extends EventEmitter {
   private logFailed(err: unknown): number {
     const cause = describeStorageError(err);
     const delay = this.logBackoff.take();
-    const now = Date.now();
+    const now = monotonicMs();
     if (this.logFault) {
       this.logFault.retries++;
       this.logFault.lastError = cause;
@@ -701,7 +709,7 @@ export class RaftNode extends EventEmitter {
     this.faultLeaderHint = null;
     this.faultLeaderHintTerm = 0;
     this.logBackoff.reset();
-    const recovery: StorageRecovery = { kind: 'log', message: fault.message, since: fault.since, retries: fault.retries, downMs: Date.now() - fault.since };
+    const recovery: StorageRecovery = { kind: 'log', message: fault.message, since: fault.since, retries: fault.retries, downMs: monotonicMs() - fault.since };
     this.opts.logger.info({ id: this.id, downMs: recovery.downMs, retries: fault.retries, lastError: fault.lastError }, 'raft: storage recovered; taking part in Raft again');
     this.emit('storage-recovered', recovery);
     this.announceLeader();
@@ -745,7 +753,7 @@ export class RaftNode extends EventEmitter {
    */
   followerLastContact(): { id: NodeId; address: string; ms: number }[] {
     if (!this.isLeader()) return [];
-    const now = Date.now();
+    const now = monotonicMs();
     return this.core.configuration.servers
       .filter((s) => s.id !== this.id)
       .map((s) => {
@@ -765,17 +773,22 @@ export class RaftNode extends EventEmitter {
       this.emit('role', role);
     }
     if (wasLeader && role !== 'leader') {
-      // etcd and hashicorp/raft behaviour: the outcome of in-flight commands is unknown to us now.
+      // Queued proposals never reached the log: they are refused as not-leader at once.
       const queued = this.queue;
       this.queue = [];
       for (const p of queued) p.reject(new NotLeaderError(null));
-      this.proposed.failAll(() => new LeadershipLostError());
+      // Proposals in the log are failed only after this Ready's committed entries are applied
+      // (handleReady, step 3): a leader steps down in the same Ready that commits its own removal,
+      // and the entries committed with it — that removal, ordinary writes — happened and must be
+      // answered so, not "leadership lost" (issue #35). What is still pending after that has an
+      // unknown outcome (etcd and hashicorp/raft behaviour).
+      this.failProposedAfterApply = true;
     }
     if (leader !== this.leaderId) {
       this.leaderId = leader;
       if (leader !== null) {
         this.everHadLeader = true;
-        if (leader !== this.id) this.lastLeaderContact = Date.now();
+        if (leader !== this.id) this.lastLeaderContact = monotonicMs();
       }
       this.announceLeader();
     }
@@ -828,11 +841,11 @@ export class RaftNode extends EventEmitter {
    */
   private snapshotDue(): boolean {
     if (this.snapshotWrite || this.appliedSinceSnapshot < this.opts.snapshotThreshold) return false;
-    if (this.snapshotFault && performance.now() < this.snapshotRetryAt) return false;
-    if (performance.now() < this.persistRetryAt) return false;
+    if (this.snapshotFault && monotonicMs() < this.snapshotRetryAt) return false;
+    if (monotonicMs() < this.persistRetryAt) return false;
     if (this.appliedSinceSnapshot >= 8 * this.opts.snapshotThreshold + this.boundOffset) return true;
-    if (this.opts.snapshotIntervalMs > 0) return performance.now() >= this.nextSnapshotCheckAt;
-    return performance.now() - this.lastSnapshotAt >= 100 * this.lastSnapshotCostMs;
+    if (this.opts.snapshotIntervalMs > 0) return monotonicMs() >= this.nextSnapshotCheckAt;
+    return monotonicMs() - this.lastSnapshotAt >= 100 * this.lastSnapshotCostMs;
   }
 
   /**
@@ -841,7 +854,7 @@ export class RaftNode extends EventEmitter {
    */
   private armSnapshotCheck(): void {
     const interval = this.opts.snapshotIntervalMs;
-    if (interval > 0) this.nextSnapshotCheckAt = performance.now() + interval * (1 + this.opts.random());
+    if (interval > 0) this.nextSnapshotCheckAt = monotonicMs() + interval * (1 + this.opts.random());
   }
 
   /**
@@ -856,9 +869,9 @@ export class RaftNode extends EventEmitter {
     const index = this.applied;
     const meta = this.core.snapshotMeta(index);
     if (!meta) return; // the applied entry is already compacted: the latest snapshot covers it
-    const started = performance.now();
+    const started = monotonicMs();
     const taken = this.opts.fsm.snapshot();
-    const takeMs = performance.now() - started;
+    const takeMs = monotonicMs() - started;
     this.snapshotStartedAt = started;
     const covered = this.appliedSinceSnapshot;
     this.appliedSinceSnapshot = 0;
@@ -886,7 +899,7 @@ export class RaftNode extends EventEmitter {
     let costMs = takeMs;
     const sink = isHandle(taken) && taken.persistTo && storage.createSnapshot && storage.readSnapshot ? storage.createSnapshot(meta, compactTo) : null;
     if (isHandle(taken)) {
-      const started = performance.now();
+      const started = monotonicMs();
       /** Set when writing a piece failed: a storage fault, not the state machine's. */
       let sinkError: { err: unknown } | null = null;
       try {
@@ -914,11 +927,11 @@ export class RaftNode extends EventEmitter {
         taken.release();
         if (this.snapshotHandle?.handle === taken) this.snapshotHandle = null;
       }
-      costMs += taken.costMs ?? performance.now() - started;
+      costMs += taken.costMs ?? monotonicMs() - started;
     } else {
       data = taken;
     }
-    this.lastSnapshotAt = performance.now();
+    this.lastSnapshotAt = monotonicMs();
     this.lastSnapshotCostMs = costMs;
     if (this.stopped || this.installedThrough >= meta.index) {
       await sink?.abort().catch(() => undefined);
@@ -943,7 +956,7 @@ export class RaftNode extends EventEmitter {
     if (!this.latestSnapshot || meta.index > this.latestSnapshot.meta.index) this.latestSnapshot = sink ? { meta } : this.keptSnapshot(meta, data!);
     this.pendingCompaction = { meta, compactTo };
     this.counters.snapshotsTaken++;
-    this.opts.observer.snapshotTaken?.(performance.now() - this.snapshotStartedAt, bytes);
+    this.opts.observer.snapshotTaken?.(monotonicMs() - this.snapshotStartedAt, bytes);
     this.opts.logger.info(
       { id: this.id, index: meta.index, compactTo, takeMs: Math.round(takeMs), costMs: Math.round(costMs), bytes, streamed: sink !== null },
       'raft: took snapshot',
@@ -976,15 +989,15 @@ export class RaftNode extends EventEmitter {
   /** The state machine could not persist a snapshot (a bug in it): log, and try again later. */
   private persistFailed(err: unknown): void {
     const delay = this.snapshotBackoff.take();
-    this.persistRetryAt = performance.now() + delay;
+    this.persistRetryAt = monotonicMs() + delay;
     this.logError({ id: this.id, err: describeStorageError(err), retryMs: delay }, 'raft: the state machine failed to persist a snapshot; the log cannot be compacted until a retry succeeds');
   }
 
   private snapshotFailed(err: unknown): void {
     const cause = describeStorageError(err);
     const delay = this.snapshotBackoff.take();
-    const now = Date.now();
-    this.snapshotRetryAt = performance.now() + delay;
+    const now = monotonicMs();
+    this.snapshotRetryAt = monotonicMs() + delay;
     if (this.snapshotFault) {
       this.snapshotFault.retries++;
       this.snapshotFault.lastError = cause;
@@ -1008,7 +1021,7 @@ export class RaftNode extends EventEmitter {
     const fault = this.snapshotFault!;
     this.snapshotFault = null;
     this.snapshotBackoff.reset();
-    const recovery: StorageRecovery = { kind: 'snapshot', message: fault.message, since: fault.since, retries: fault.retries, downMs: Date.now() - fault.since };
+    const recovery: StorageRecovery = { kind: 'snapshot', message: fault.message, since: fault.since, retries: fault.retries, downMs: monotonicMs() - fault.since };
     this.opts.logger.info({ id: this.id, downMs: recovery.downMs, retries: fault.retries }, 'raft: snapshot written again; storage recovered');
     this.emit('storage-recovered', recovery);
   }

@@ -16,6 +16,7 @@ import type { SnapshotData, SnapshotReader, Transport } from '../interfaces';
 import { joinSnapshot } from '../storage/snapshot-chunks';
 import { RemoteError } from '../transport/rpc-errors';
 import type { RaftLogger } from './options';
+import { monotonicMs } from '../monotonic-clock';
 
 export type SnapshotMessage = Extract<Message, { type: 'snapshot' }>;
 
@@ -112,7 +113,7 @@ export class SnapshotSender {
     }
     try {
       const name = `${this.deps.id}/${transfer.term}/${reader.meta.index}/${++this.counter}`;
-      const started = Date.now();
+      const started = monotonicMs();
       let offset = 0;
       let pieces = 0;
       for (let i = 0; i < reader.chunks || (i === 0 && reader.size === 0); i++) {
@@ -145,7 +146,7 @@ export class SnapshotSender {
           if (stored.length === 0) break;
         }
       }
-      this.deps.logger.info({ to: to.id, index: reader.meta.index, bytes: reader.size, pieces, ms: Date.now() - started }, 'raft: sent snapshot');
+      this.deps.logger.info({ to: to.id, index: reader.meta.index, bytes: reader.size, pieces, ms: monotonicMs() - started }, 'raft: sent snapshot');
     } finally {
       reader.close();
     }

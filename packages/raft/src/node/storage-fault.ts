@@ -14,13 +14,13 @@ export interface StorageFault {
   kind: 'log' | 'snapshot';
   /** "raft storage failed: <cause>", the cause being the first failure of this fault. */
   message: string;
-  /** Date.now() of that first failure. */
+  /** monotonicMs() of that first failure. */
   since: number;
   /** Failed retries since. */
   retries: number;
   /** The cause of the latest failure (it may differ from the first). */
   lastError: string;
-  /** Date.now() at which the next retry is due. */
+  /** monotonicMs() at which the next retry is due. */
   nextRetryAt: number;
 }
 

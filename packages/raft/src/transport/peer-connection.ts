@@ -5,6 +5,7 @@ import { connect, type Socket } from 'node:net';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { writeCoalesced } from './coalesced-write';
 import { FrameDecoder } from './frame-codec';
+import { monotonicMs } from '../monotonic-clock';
 
 const MIN_BACKOFF_MS = 50;
 /**
@@ -78,7 +79,7 @@ export class PeerConnection {
         state.queue.push(frame);
         return true;
       case 'idle': {
-        const wait = state.retryAt - Date.now();
+        const wait = state.retryAt - monotonicMs();
         if (wait <= 0) {
           this.open([frame]);
           return true;
@@ -132,7 +133,7 @@ export class PeerConnection {
       const current = this.state;
       if (current.kind === 'closed') return;
       if ((current.kind === 'connecting' || current.kind === 'connected') && current.socket !== socket) return;
-      this.state = { kind: 'idle', retryAt: Date.now() + this.backoffMs };
+      this.state = { kind: 'idle', retryAt: monotonicMs() + this.backoffMs };
       this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
       this.events.onDown(error);
     };

@@ -16,6 +16,7 @@ import type { DownPolicy } from '../config/acl-cache-config';
 import type { AclResolver } from './authorization';
 import { ACL_NOT_FOUND, isAclNotFound } from './store-resolver';
 import type { TokenGrant } from './token-grant';
+import { monotonicMs } from '../time';
 
 export interface CachedAclResolverOptions {
   datacenter: string;
@@ -49,7 +50,7 @@ export class CachedAclResolver implements AclResolver {
   fetches = 0;
 
   constructor(private readonly o: CachedAclResolverOptions) {
-    this.now = o.now ?? Date.now;
+    this.now = o.now ?? monotonicMs;
   }
 
   async prepare(secret: string | undefined): Promise<void> {

@@ -213,7 +213,8 @@ export class Agent {
     };
     const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints, endpointWrites);
     rpc.setObserver(metrics.rpcObserver);
-    metrics.watch({ raft, store, blocking: rpc.blocking });
+    // clockOffsets is read at scrape time, once `health` below exists.
+    metrics.watch({ raft, store, blocking: rpc.blocking, clockOffsets: () => health.clockOffsets.list() });
     rpc.setForwardLogger(logger.child({ module: 'agent.rpc' }));
     const left = new LeftMarker(dataDir);
     const joiner = new Joiner(self, raft, transport, logger.child({ module: 'agent.join' }), left);

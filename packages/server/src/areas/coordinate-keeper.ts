@@ -7,6 +7,7 @@ import { estimatedRtt, type Command, type Coordinate, type Store } from '@regist
 import type { Logger } from '../agent/logger';
 import { VivaldiClient } from './vivaldi-client';
 import type { WanServer } from './wan-protocol';
+import { monotonicMs } from '../time';
 
 /** Moves smaller than this (seconds of estimated RTT) are not worth a Raft write. */
 const PUBLISH_THRESHOLD_S = 100e-6;
@@ -79,7 +80,7 @@ export class CoordinateKeeper {
   }
 
   /** Write this server's LAN coordinate when the catalog lacks it or it moved enough. */
-  async publish(now = Date.now()): Promise<void> {
+  async publish(now = monotonicMs()): Promise<void> {
     if (this.publishing) return;
     const node = this.self().node;
     if (!this.store.catalogNode(node).value) return; // the leader has not registered this server yet

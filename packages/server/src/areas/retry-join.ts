@@ -5,6 +5,7 @@ import type { LeaderDuty } from '../agent/leader-duties';
 import type { Logger } from '../agent/logger';
 import { joinArea } from './area-join';
 import type { WanLinks } from './wan-links';
+import { monotonicMs } from '../time';
 
 const TICK_MS = 500;
 const FIRST_BACKOFF_MS = 1_000;
@@ -39,7 +40,7 @@ export class AreaRetryJoin implements LeaderDuty {
   }
 
   /** One pass: attempt every due area that still has no known peer server. */
-  async round(now = Date.now()): Promise<void> {
+  async round(now = monotonicMs()): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {

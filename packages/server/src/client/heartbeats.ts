@@ -6,6 +6,7 @@ import type { Logger } from '../agent/logger';
 import { fromEnvelope } from '../rpc/envelope';
 import type { ClientFacts, HeartbeatReply } from '../cluster/client-facts';
 import type { ServerLink } from './server-link';
+import { monotonicMs } from '../time';
 
 const FIRST_INTERVAL_MS = 1_000;
 const ATTEMPT_MS = 2_000;
@@ -49,7 +50,7 @@ export class Heartbeats {
       this.link.update(reply.servers);
       this.leader = reply.leader;
       this.intervalMs = reply.intervalMs;
-      this.lastContact = Date.now();
+      this.lastContact = monotonicMs();
       if (!this.joinedOnce) {
         this.joinedOnce = true;
         this.logger.info({ server: this.link.current, servers: reply.servers }, 'joined the datacenter through its servers');

@@ -12,6 +12,7 @@ import type { Logger } from '../agent/logger';
 import type { LeaderCallsApi } from '../rpc/rpc-api';
 import { CLIENT_ALIVE, CLIENT_DEAD, type ClientFacts, type ClientMember } from './client-facts';
 import { SERF_CHECK_ID, SERF_CHECK_NAME } from './server-health';
+import { monotonicMs } from '../time';
 
 declare module '../rpc/leader-calls' {
   interface LeaderMethods {
@@ -82,7 +83,7 @@ export class ClientLiveness implements LeaderDuty {
   private readonly now: () => number;
 
   constructor(private readonly d: ClientLivenessDeps) {
-    this.now = d.now ?? Date.now;
+    this.now = d.now ?? monotonicMs;
     d.leaderCalls.handle('Cluster.ClientHeartbeat', (facts) => this.heartbeat(facts));
     d.leaderCalls.handle('Cluster.ClientLeave', ({ node }) => this.leave(node));
     d.leaderCalls.handle('Cluster.ClientMembers', async () => this.members());

@@ -13,6 +13,7 @@ import { serverError } from '../errors';
 import { errorOf, type Envelope } from '../rpc/envelope';
 import type { LeaderCalls } from '../rpc/leader-calls';
 import { RequestIds } from '../rpc/request-ids';
+import { monotonicMs } from '../time';
 
 declare module '../rpc/leader-calls' {
   interface LeaderMethods {
@@ -121,14 +122,14 @@ export async function leaveCluster(d: GracefulLeaveDeps): Promise<LeaveOutcome> 
   // Captured now: once the removal is in the leader's log nobody replicates to us, and our own view
   // of the configuration and of the leader goes stale.
   const peers = [...new Set([...d.raft.configuration().filter((s) => s.id !== d.self.id).map((s) => s.address), ...(d.alsoAsk ?? [])])].filter((a) => a !== d.self.address);
-  const deadline = Date.now() + boundMs;
+  const deadline = monotonicMs() + boundMs;
   if (d.raft.isLeader()) {
     // A leader removing itself stops leading mid-change; handing over first keeps the cluster writable.
     await d.raft.transferLeadership(undefined, 5_000).catch((err: Error) => d.logger.warn({ err: err.message }, 'graceful leave: leadership transfer failed; removing this server as leader'));
   }
   let attempts = 0;
   let lastError = 'no server was asked';
-  while (Date.now() < deadline) {
+  while (monotonicMs() < deadline) {
     attempts++;
     try {
       const { committedAt } = await askLeader(d, args, peers, deadline);
@@ -138,7 +139,7 @@ export async function leaveCluster(d: GracefulLeaveDeps): Promise<LeaveOutcome> 
       lastError = (err as Error).message;
       d.logger.info({ request: args.request, attempt: attempts, err: lastError }, 'graceful leave: removal not confirmed yet, retrying');
     }
-    await new Promise((r) => setTimeout(r, Math.min(200 * attempts, 1_000, Math.max(0, deadline - Date.now()))));
+    await new Promise((r) => setTimeout(r, Math.min(200 * attempts, 1_000, Math.max(0, deadline - monotonicMs()))));
   }
   const reason = `the cluster did not confirm this server's removal within ${Math.round(boundMs / 1000)} s after ${attempts} attempts (last: ${lastError})`;
   d.logger.warn({ request: args.request, attempts }, `Graceful leave incomplete: ${reason}`);
@@ -159,7 +160,7 @@ async function askLeader(
   let failure = 'no server answered as the leader';
   for (const address of order) {
     // Unreachable servers time out rather than refuse: never wait past the leave's bound.
-    const timeoutMs = Math.min(ATTEMPT_TIMEOUT_MS, deadline - Date.now());
+    const timeoutMs = Math.min(ATTEMPT_TIMEOUT_MS, deadline - monotonicMs());
     if (timeoutMs <= 0) break;
     let env: Envelope<{ committedAt: number }>;
     try {

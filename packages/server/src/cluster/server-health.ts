@@ -9,6 +9,8 @@ import type { Command, RegisterRequest, Store } from '@registry/store';
 import type { LeaderDuty } from '../agent/leader-duties';
 import type { Logger } from '../agent/logger';
 import { hostOf, portOf, type InfoReply, type ServerFacts } from './server-info';
+import { ClockOffsets } from './clock-offsets';
+import { monotonicMs } from '../time';
 
 const INTERVAL_MS = 1_000;
 const SEGMENT_META_KEY = 'registry-network-segment';
@@ -33,6 +35,8 @@ export class ServerHealth implements LeaderDuty {
   private running = false;
   private readonly facts = new Map<string, ServerFacts>();
   private readonly failures = new Map<string, number>();
+  /** Each server's wall clock against this leader's, from the pings (empty while not leading). */
+  readonly clockOffsets: ClockOffsets;
 
   constructor(
     private readonly self: ServerFacts,
@@ -43,6 +47,7 @@ export class ServerHealth implements LeaderDuty {
     private readonly logger: Logger,
   ) {
     transport.handle('cluster.info', () => this.info());
+    this.clockOffsets = new ClockOffsets(logger, monotonicMs);
   }
 
   /**
@@ -52,7 +57,8 @@ export class ServerHealth implements LeaderDuty {
    */
   info(): InfoReply {
     const fault = this.raft.storageFault();
-    return fault?.kind === 'log' ? { ...this.self, storageFault: fault.message } : this.self;
+    const wallMs = Date.now();
+    return fault?.kind === 'log' ? { ...this.self, storageFault: fault.message, wallMs } : { ...this.self, wallMs };
   }
 
   start(): void {
@@ -77,23 +83,28 @@ export class ServerHealth implements LeaderDuty {
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.clockOffsets.retain(new Set());
   }
 
   /** One pass over the Raft configuration. */
   async reconcile(): Promise<void> {
+    const configuration = this.raft.configuration();
+    this.clockOffsets.retain(new Set(configuration.map((s) => s.id)));
     await Promise.all(
-      this.raft.configuration().map(async (server) => {
+      configuration.map(async (server) => {
         let reply: InfoReply | undefined;
         if (server.id === this.self.id) reply = this.info();
         else {
           try {
+            const sentWall = Date.now();
             reply = (await this.transport.call(server.address, 'cluster.info', null, PING_TIMEOUT_MS)) as InfoReply;
+            if (typeof reply.wallMs === 'number') this.clockOffsets.observe(server.id, reply.node, server.address, sentWall, Date.now(), reply.wallMs);
           } catch {
             reply = undefined;
           }
         }
         if (reply) {
-          const { storageFault, ...facts } = reply;
+          const { storageFault, wallMs: _wall, ...facts } = reply;
           this.failures.set(server.id, 0);
           this.facts.set(server.id, facts);
           if (storageFault) await this.ensure(facts, 'critical', storageFault);

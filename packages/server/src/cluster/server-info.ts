@@ -21,6 +21,11 @@ export interface InfoReply extends ServerFacts {
    * with it. Absent from servers that predate it, which counts as healthy.
    */
   storageFault?: string;
+  /**
+   * This server's wall clock (Date.now()) as it answered, for the leader's clock-offset report
+   * (cluster/clock-offsets.ts); never used for a decision. Absent from older servers.
+   */
+  wallMs?: number;
 }
 
 export interface HelloReply extends ServerFacts {

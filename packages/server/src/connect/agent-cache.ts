@@ -1,3 +1,4 @@
+import { monotonicMs } from '../time';
 // The agent's background-refresh cache (Consul's agent/cache with Refresh: true), one module for CA
 // roots, leaf certificates, intention matches and the health/catalog service reads.
 //
@@ -80,7 +81,7 @@ export class AgentCache {
 
   constructor(opts: AgentCacheOptions = {}) {
     this.ttlMs = opts.ttlMs ?? DEFAULT_CACHE_TTL_MS;
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? monotonicMs;
     this.retryMs = opts.retryMs ?? 500;
     this.maxRetryMs = opts.maxRetryMs ?? 30_000;
   }

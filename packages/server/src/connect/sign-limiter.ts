@@ -1,3 +1,4 @@
+import { monotonicMs } from '../time';
 // Leaf signing admission on the leader (Consul's CSRMaxPerSecond / CSRMaxConcurrent): a token bucket
 // refilled at `perSecond` (burst of one second's worth) and a cap on signings in flight. A request
 // that does not fit is refused at once with `rate limited` (HTTP 429), never queued: the agent retries.
@@ -18,7 +19,7 @@ export class SignLimiter {
 
   constructor(
     private readonly limits: SignLimits,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = monotonicMs,
   ) {
     this.tokens = Math.max(1, limits.perSecond);
     this.last = now();

@@ -5,6 +5,7 @@ import type { RouteContext } from './route';
 import type { Mesh } from '../connect/mesh';
 import { readQuery } from '../schemas/query-options';
 import { Text } from '../schemas/query-fields';
+import { monotonicMs } from '../time';
 
 /** The query of a hash-blocking read: the shared options (`wait`) and `hash`. */
 export const HASH_QUERY = readQuery({ hash: Text() });
@@ -13,10 +14,10 @@ export async function blockOnHash<T extends { ContentHash: string }>(mesh: Mesh,
   let value = current();
   const hash = ctx.query.hash;
   if (hash && hash === value.ContentHash) {
-    const deadline = Date.now() + effectiveWait(ctx.opts.waitMs);
-    while (value.ContentHash === hash && Date.now() < deadline && !ctx.signal.aborted) {
+    const deadline = monotonicMs() + effectiveWait(ctx.opts.waitMs);
+    while (value.ContentHash === hash && monotonicMs() < deadline && !ctx.signal.aborted) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, deadline - Date.now());
+        const timer = setTimeout(done, deadline - monotonicMs());
         const cancel = mesh.onServicesChange(done);
         ctx.signal.addEventListener('abort', done);
         function done() {

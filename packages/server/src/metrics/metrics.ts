@@ -21,6 +21,8 @@ export interface MetricsSources {
   raft: RaftNode;
   store: Store;
   blocking: OpenQueries;
+  /** Leader: each server's wall clock minus this one's (cluster/clock-offsets.ts). */
+  clockOffsets?: () => ReadonlyArray<{ node: string; address: string; ms: number }>;
 }
 
 /** The timer of one HTTP route: `done` once per request with its final status. */
@@ -114,7 +116,7 @@ export class Metrics {
   }
 
   /** Gauges over the agent's parts, read at each scrape, and the Raft events that are counted. */
-  watch({ raft, store, blocking }: MetricsSources): void {
+  watch({ raft, store, blocking, clockOffsets }: MetricsSources): void {
     raft.on('leader', (leader: unknown) => {
       if (leader) this.leaderChanges.inc();
     });
@@ -133,6 +135,12 @@ export class Metrics {
       'registry.raft.leader.lastContact',
       { name: 'registry_raft_leader_last_contact_seconds', help: 'Leader: time since each follower last answered an append or heartbeat', labelNames: ['peer', 'address'], scale: 1 / 1000 },
       () => raft.followerLastContact().filter((f) => Number.isFinite(f.ms)).map((f) => ({ labels: { peer: f.id, address: f.address }, value: f.ms })),
+    );
+    scrapeGauge(
+      ctx,
+      'registry.server.clock_offset',
+      { name: 'registry_server_clock_offset_seconds', help: "Leader: each server's wall clock minus the leader's, from the leader's pings", labelNames: ['node', 'address'], scale: 1 / 1000 },
+      () => (clockOffsets?.() ?? []).map((o) => ({ labels: { node: o.node, address: o.address }, value: o.ms })),
     );
     scrapeGauge(ctx, 'registry.rpc.queries_blocking', { name: 'registry_rpc_queries_blocking', help: 'Blocking queries waiting for a change on this server' }, () => one(blocking.open));
     const table = (key: 'nodes' | 'services' | 'checks' | 'kvEntries' | 'sessions', name: string, help: string) => scrapeGauge(ctx, `registry.state.${name}`, { name: `registry_state_${name}`, help }, () => one(store.tableSizes()[key]));

@@ -1,6 +1,7 @@
 // Blocking queries, written once (Consul's blockingQuery): run the read; if its index is not past
 // the client's, wait for a change to the keys the read depends on, or for the wait to run out.
 import { settledRead } from './settled-read';
+import { monotonicMs } from '../time';
 
 export const DEFAULT_WAIT_MS = 5 * 60_000;
 export const MAX_WAIT_MS = 10 * 60_000;
@@ -62,9 +63,9 @@ async function waitForChange<T>(
   waitMs: number | undefined,
   signal: AbortSignal | undefined,
 ): Promise<QueryResult<T>> {
-  const deadline = Date.now() + effectiveWait(waitMs);
+  const deadline = monotonicMs() + effectiveWait(waitMs);
   while (result.index <= minIndex && !signal?.aborted) {
-    const remaining = deadline - Date.now();
+    const remaining = deadline - monotonicMs();
     if (remaining <= 0) break;
     await new Promise<void>((resolve) => {
       let done = false;

@@ -8,6 +8,7 @@ import { NO_LEADER, noLeader, serverError } from '../errors';
 import { errorOf, toEnvelope, type Envelope } from './envelope';
 import type { LeaderWait } from './leader-wait';
 import { noRpcObserver, type RpcObserver } from './observer';
+import { monotonicMs } from '../time';
 
 /**
  * Method name → its argument and reply types. Each area adds its own methods by declaration merging
@@ -73,7 +74,7 @@ export class LeaderCalls {
   async call<M extends LeaderMethod>(method: M, args: LeaderArgs<M>, timeoutMs = CALL_TIMEOUT_MS, token?: string): Promise<Reply<M>> {
     const run = this.local.get(method);
     if (!run) throw serverError(`no leader method ${method}`);
-    const deadline = Date.now() + LEADER_WAIT_MS;
+    const deadline = monotonicMs() + LEADER_WAIT_MS;
     for (;;) {
       if (this.raft.isLeader()) {
         try {
@@ -96,8 +97,8 @@ export class LeaderCalls {
           if (!('retry' in env)) throw errorOf(env);
         }
       }
-      if (Date.now() >= deadline) throw noLeader();
-      await this.leaderWait.wait(Math.min(250, deadline - Date.now()));
+      if (monotonicMs() >= deadline) throw noLeader();
+      await this.leaderWait.wait(Math.min(250, deadline - monotonicMs()));
     }
   }
 }

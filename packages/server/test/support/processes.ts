@@ -17,11 +17,11 @@ export interface AgentProcess {
   exited: Promise<number | null>;
 }
 
-export function spawnAgent(args: string[], httpPort: number, serverPort: number, logFile: string): AgentProcess {
+export function spawnAgent(args: string[], httpPort: number, serverPort: number, logFile: string, env?: Readonly<Record<string, string>>): AgentProcess {
   const child = spawn(
     process.execPath,
     [CLI, 'agent', '-http-port', String(httpPort), '-server-port', String(serverPort), '-log-level', 'debug', ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: env ? { ...process.env, ...env } : process.env },
   );
   const log = createWriteStream(logFile, { flags: 'a' });
   child.stdout!.pipe(log);

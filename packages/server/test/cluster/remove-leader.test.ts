@@ -1,0 +1,40 @@
+// Issue #35, finding 4: removing the leader itself with `DELETE /v1/operator/raft/peer` is
+// committed at once, but the leader stepped down in the same Raft Ready that committed it and
+// failed every pending proposal before applying that Ready's entries, so the operator was told
+// `500 leadership lost while the command was in flight` for a removal that had happened (and
+// `Unknown peer` on a retry). Entries committed as leadership moves are answered as applied.
+import { eventually } from '../support/wait';
+import { ClusterHarness } from './support/cluster-harness';
+
+jest.setTimeout(120_000);
+
+let cluster: ClusterHarness | undefined;
+afterEach(async () => {
+  await cluster?.stop();
+});
+
+interface RaftConfiguration {
+  Servers: { ID: string; Address: string; Leader: boolean }[];
+}
+
+test('removing the leader answers 200, and the other two go on as a cluster of two', async () => {
+  const c = (cluster = await ClusterHarness.start({ size: 3 }));
+  const leader = await c.waitForLeader(60_000);
+  const address = c.servers[leader].serverAddress;
+  const r = await c.http(leader, 'DELETE', `/v1/operator/raft/peer?address=${address}`, undefined, { timeoutMs: 15_000 });
+  expect(`${r.status} ${r.body}`).toBe('200 ');
+  const others = [0, 1, 2].filter((i) => i !== leader);
+  let conf: RaftConfiguration | undefined;
+  const settled = await eventually(async () => {
+    for (const i of others) {
+      const a = await c.http(i, 'GET', '/v1/operator/raft/configuration', undefined, { timeoutMs: 2_000 });
+      if (a.status !== 200) return false;
+      conf = a.json<RaftConfiguration>();
+      if (conf.Servers.length !== 2 || conf.Servers.some((s) => s.Address === address) || !conf.Servers.some((s) => s.Leader)) return false;
+    }
+    return true;
+  }, 20_000);
+  if (!settled) throw new Error(`the two remaining servers did not settle: ${JSON.stringify(conf)}\n${c.diagnostics()}`);
+  const w = await c.http(others[0], 'PUT', '/v1/kv/after-leader-removed', 'x', { timeoutMs: 10_000 });
+  expect(w.body).toBe('true');
+});
