@@ -11,8 +11,10 @@ export const kvReads = {
   'kv.get': read({
     run: ({ store, authz }, a: { key: string; mode: KvReadMode; separator?: string }) => {
       if (a.mode === 'get') {
+        // Refused whether or not the key exists, as Consul's KVS.Get: a 404 for a missing key and a
+        // 403 for an existing one would tell an anonymous caller which keys exist (issue #29).
+        if (!authz.keyRead(a.key)) throw forbidden();
         const r = store.kvGet(a.key);
-        if (r.value && !authz.keyRead(a.key)) throw forbidden();
         return { ...r, value: r.value ? [kvEntryOut(r.value)] : null };
       }
       if (a.mode === 'recurse') {

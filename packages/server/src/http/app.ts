@@ -29,6 +29,7 @@ import { TRANSLATE_HEADER } from './datacenter-routes';
 import { DirectRoutes, type RawParams } from './direct-routes';
 import { CONSUL_SEGMENT_KEY, SEGMENT_KEY } from '../schemas/node-meta';
 import type { AclResolver } from '../acl/authorization';
+import { uncleanPathTarget } from './clean-path';
 
 export interface AppOptions {
   datacenter: string;
@@ -144,6 +145,14 @@ export function createApp(routes: Route<any>[], options: AppOptions): HttpHandle
     for (const [k, v] of always) res.setHeader(k, v);
     const method = req.method ?? '';
     const url = req.url ?? '';
+    const q0 = url.indexOf('?');
+    const cleanTarget = uncleanPathTarget(q0 < 0 ? url : url.slice(0, q0));
+    if (cleanTarget !== undefined) {
+      // Go's ServeMux: a path that is not canonical is redirected, whatever the method (clean-path.ts).
+      res.setHeader('Location', cleanTarget + (q0 < 0 ? '' : url.slice(q0)));
+      sendText(res, 301, 'Moved Permanently');
+      return;
+    }
     if (!DIRECT_METHODS.has(method) || url.charCodeAt(0) !== 0x2f || NEEDS_FULL_PARSE.test(url) || !identityEncoded(req)) {
       app(req, res);
       return;

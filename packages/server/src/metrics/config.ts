@@ -3,8 +3,10 @@ import { parseDurationMs } from '@registry/store';
 
 export interface TelemetryConfig {
   /**
-   * `telemetry.disable_hostname`: when false (Consul's default), gauge names in the JSON form carry
-   * this machine's hostname (`registry.<host>.runtime.heap_used_bytes`), as go-metrics names them.
+   * `telemetry.disable_hostname`: accepted, and without effect. Consul 1.4 puts the hostname into
+   * gauge names only when a push sink (statsd, statsite, …) is configured — with its in-memory sink
+   * alone it turns EnableHostname off (lib/telemetry.go) — and registry has no push sinks, so JSON
+   * gauge names never carry it (`registry.runtime.heap_used_bytes`; issue #29).
    */
   disableHostname: boolean;
   /**

@@ -4,7 +4,6 @@
 // call does a map lookup at most and allocates no label object. Gauges are read at scrape time.
 // Names: `registry_…` (seconds, `_total` counters) for Prometheus; Consul-like dotted names
 // (milliseconds) in the JSON form — docs/operations.md "Monitoring" lists them.
-import { hostname } from 'node:os';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { RaftNode, RaftObserver } from '@registry/raft';
 import type { Store } from '@registry/store';
@@ -194,7 +193,8 @@ export class Metrics {
 
   /** The JSON form in Consul's shape. */
   summary(): MetricsSummary {
-    return consulSummary(this.json, this.clock, this.config.disableHostname ? '' : hostname());
+    // No hostname in gauge names: registry has no push sink (metrics/config.ts, disableHostname).
+    return consulSummary(this.json, this.clock, '');
   }
 
   private runtimeGauges(): void {

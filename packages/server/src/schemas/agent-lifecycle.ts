@@ -5,7 +5,8 @@ import type { SchemaNode } from './canonical-keys';
 
 const str = { type: 'string' } as const;
 const bool = { type: 'boolean' } as const;
-const duration = { type: ['string', 'integer'] } as const;
+// null: the Go client's nil *ReadableDuration, which Consul reads as 0.
+const duration = { type: ['string', 'integer', 'null'] } as const;
 
 export interface AgentTokenBody {
   Token?: string;
@@ -18,9 +19,9 @@ export const agentTokenSchema: SchemaNode = {
 
 export interface AutopilotConfigBody {
   CleanupDeadServers?: boolean;
-  LastContactThreshold?: string | number;
+  LastContactThreshold?: string | number | null;
   MaxTrailingLogs?: number;
-  ServerStabilizationTime?: string | number;
+  ServerStabilizationTime?: string | number | null;
   RedundancyZoneTag?: string;
   DisableUpgradeMigration?: boolean;
   UpgradeVersionTag?: string;

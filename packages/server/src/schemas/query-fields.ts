@@ -38,6 +38,8 @@ function parsed<T>(parser: ParserName, reason: Reason, emptyAs?: T): TOptional<T
 
 /** strconv.ParseUint, as a JavaScript number (refused beyond 2^53-1). */
 export const Uint = (reason: Reason) => parsed<number>('uint', reason);
+/** A Raft index (`?index`, `?cas`): any Go uint64; beyond 2^53 a number above every reachable index. */
+export const Index = (reason: Reason) => parsed<number>('index', reason);
 /** strconv.Atoi; `emptyAs` is the value of an empty `?name=`. */
 export const Int = (reason: Reason, emptyAs?: number) => parsed<number>('int', reason, emptyAs);
 /** A Go uint64, exact beyond 2^53 (then a BigInt). */

@@ -2,7 +2,7 @@
 // schema is one of these fragments plus its own fields (readQuery/writeQuery), and
 // http/query-options.ts turns the fragment's part of the typed query into QueryOptions.
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
-import { Duration, Flag, List, Text, Uint } from './query-fields';
+import { Duration, Flag, Index, List, Text } from './query-fields';
 
 /** What a GET reads: datacenter, token, consistency, blocking, and the common filters. */
 export const readOptionFields = {
@@ -13,7 +13,7 @@ export const readOptionFields = {
   cached: Flag(),
   max_stale: Duration((v: string) => `Invalid max_stale value "${v}"`),
   wait: Duration('Invalid wait time', true),
-  index: Uint('Invalid index'),
+  index: Index('Invalid index'),
   near: Text(),
   'node-meta': List(),
   pretty: Flag(),

@@ -25,12 +25,20 @@ export const REASON = Symbol('reason');
 /** Key that marks a presence flag: true when the name is in the query, whatever its value. */
 export const PRESENCE = Symbol('presence');
 
-export type ParserName = 'uint' | 'int' | 'uint64' | 'duration' | 'wait' | 'bool';
+export type ParserName = 'uint' | 'index' | 'int' | 'uint64' | 'duration' | 'wait' | 'bool';
 
 /** Go's parsers, by name: the string → its value, or undefined when Go would refuse it. */
 const PARSERS: Record<ParserName, (text: string) => unknown> = {
   // strconv.ParseUint into a JavaScript number: digits only, and exact (≤ 2^53-1).
   uint: (t) => (/^\d+$/.test(t) && Number.isSafeInteger(Number(t)) ? Number(t) : undefined),
+  // A Raft index as Go's uint64 (`?index=`, `?cas=`): anything strconv.ParseUint(s, 10, 64) takes.
+  // Beyond 2^53 it becomes 2^53-1, above every index this cluster can reach, which is all such an
+  // index can mean: a CAS with it never matches and a blocking query with it returns at once, as in
+  // Consul (issue #29: the Go client's ?cas= of a large index was refused with a 400).
+  index: (t) => {
+    const parsed = parseUint64(t);
+    return 'problem' in parsed ? undefined : Math.min(Number(parsed.value), Number.MAX_SAFE_INTEGER);
+  },
   // strconv.Atoi.
   int: (t) => (/^[+-]?\d+$/.test(t) && Number.isSafeInteger(Number(t)) ? Number(t) : undefined),
   // strconv.ParseUint(s, 10, 64), kept exact beyond 2^53 (a BigInt there).

@@ -242,9 +242,9 @@ describe('agent facts', () => {
     expect(r.text).toBe('ACL support disabled');
   });
 
-  test('force-leave of an unknown node is 404; members?wan=1 names this server node.dc', async () => {
+  test('force-leave of an unknown node is 200, as in Consul; members?wan=1 names this server node.dc', async () => {
     const r = await put('/v1/agent/force-leave/nobody');
-    expect(r.status).toBe(404);
+    expect(r.status).toBe(200);
     const wan = await get('/v1/agent/members?wan=1');
     expect(wan.json.map((m: any) => m.Name)).toEqual(['test-agent.dc1']);
     expect(wan.json[0]).toMatchObject({ Status: 1, Tags: { dc: 'dc1', role: 'registry' } });

@@ -164,7 +164,7 @@ describe('JSON form', () => {
   });
   afterAll(() => a.stop());
 
-  test("has Consul's shape: Timestamp, Gauges, Points, Counters, Samples; gauges named with the hostname", async () => {
+  test("has Consul's shape: Timestamp, Gauges, Points, Counters, Samples; gauges named without the hostname, as Consul 1.4 with no push sink", async () => {
     await http(a.url, 'PUT', '/v1/kv/json-form', 'v');
     const r = await http(a.url, 'GET', '/v1/agent/metrics');
     expect(r.status).toBe(200);
@@ -173,8 +173,9 @@ describe('JSON form', () => {
     expect(Object.keys(m).sort()).toEqual(['Counters', 'Gauges', 'Points', 'Samples', 'Timestamp']);
     expect(m.Timestamp).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d0 \+0000 UTC$/);
     expect(m.Points).toEqual([]);
-    const kv = m.Gauges.find((g: any) => g.Name === `registry.${hostname()}.state.kv_entries`);
-    expect(kv).toEqual({ Name: `registry.${hostname()}.state.kv_entries`, Value: 1, Labels: {} });
+    const kv = m.Gauges.find((g: any) => g.Name === 'registry.state.kv_entries');
+    expect(kv).toEqual({ Name: 'registry.state.kv_entries', Value: 1, Labels: {} });
+    expect(m.Gauges.filter((g: any) => g.Name.includes(`.${hostname()}.`))).toEqual([]);
     for (const g of m.Gauges) expect(Object.keys(g).sort()).toEqual(['Labels', 'Name', 'Value']);
   });
 

@@ -66,7 +66,9 @@ export function agentLifecycleRoutes(deps: RouteDeps): Route<any>[] {
         demand(deps, ctx, (a) => a.operatorWrite());
         const target = ctx.params.node;
         if (!target) throw badRequest('Missing node name');
-        if (!(await lifecycle().forceLeave(target, ctx.opts.token))) throw notFound(`Unknown member ${JSON.stringify(target)}`);
+        // An unknown node is not an error, as in Consul 1.4 (serf's RemoveFailedNode only broadcasts
+        // an intent): force-leave is idempotent, and scripts that retry it must not fail (issue #29).
+        await lifecycle().forceLeave(target, ctx.opts.token);
         return undefined;
       },
     }),

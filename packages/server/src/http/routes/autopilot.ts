@@ -10,15 +10,15 @@ import { demand } from '../request-authorizer';
 import { leaderCallAllowed } from '../../endpoints/leader-call-acl';
 import { route, type Route } from '../route';
 import { writeQuery } from '../../schemas/query-options';
-import { Uint } from '../../schemas/query-fields';
+import { Index } from '../../schemas/query-fields';
 
 /** `?cas=<index>`: write only if the configuration's ModifyIndex is still this. */
-const CONFIG_PUT_QUERY = writeQuery({ cas: Uint((v: string) => `Error parsing cas value: ${JSON.stringify(v)}`) });
+const CONFIG_PUT_QUERY = writeQuery({ cas: Index((v: string) => `Error parsing cas value: ${JSON.stringify(v)}`) });
 import { readInto, type RouteDeps } from './deps';
 
 /** A duration field as Go's ReadableDuration takes it: "10s" or integer nanoseconds. */
-function durationNs(v: string | number | undefined, field: string, fallback: number): number {
-  if (v === undefined) return fallback;
+function durationNs(v: string | number | null | undefined, field: string, fallback: number): number {
+  if (v === undefined || v === null) return fallback;
   const ns = typeof v === 'number' ? v : parseGoDuration(v);
   if (ns === undefined || ns < 0) throw badRequest(`Error parsing autopilot config: ${field}: invalid duration ${JSON.stringify(v)}`);
   return ns;

@@ -5,7 +5,7 @@ import { badRequest, tooLarge } from '../../errors';
 import { route, type Route, type RouteContext } from '../route';
 import type { KvReadMode } from '../../endpoints/kv-reads';
 import { readQuery, writeQuery } from '../../schemas/query-options';
-import { Flag, Text, Uint, Uint64Field } from '../../schemas/query-fields';
+import { Flag, Index, Text, Uint64Field } from '../../schemas/query-fields';
 import { uint64Problem } from '../../schemas/query-schema';
 import { readInto, type RouteDeps } from './deps';
 
@@ -17,8 +17,8 @@ const notUint = (v: string) => `strconv.ParseUint: parsing ${JSON.stringify(v)}:
 
 const GET_QUERY = readQuery({ recurse: Flag(), keys: Flag(), raw: Flag(), separator: Text() });
 /** `?cas`, `?acquire`, `?release` choose the verb (at most one); `?flags` is a Go uint64. */
-const PUT_QUERY = writeQuery({ cas: Uint(notUint), acquire: Text(), release: Text(), flags: Uint64Field(notUint) });
-const DELETE_QUERY = writeQuery({ recurse: Flag(), cas: Uint(notUint) });
+const PUT_QUERY = writeQuery({ cas: Index(notUint), acquire: Text(), release: Text(), flags: Uint64Field(notUint) });
+const DELETE_QUERY = writeQuery({ recurse: Flag(), cas: Index(notUint) });
 
 function keyOf(ctx: RouteContext<any, any, any>): string {
   return ctx.params.key ?? '';

@@ -1,0 +1,72 @@
+// Issue #29's defects seen from outside, each answered as Consul 1.4.5 answers it: the Go client's
+// autopilot configuration (null durations, a CAS index above 2^53), remove-peer's wording for an
+// unknown address, non-canonical paths redirected (Go's ServeMux), and a KV read under default-deny
+// that does not tell an anonymous caller whether the key exists.
+import { startDevAgent, http, type TestAgent } from '../support/dev-agent';
+import { startAclAgent, MASTER, type AclAgent } from '../acl/acl-agent';
+
+describe('a dev agent', () => {
+  let a: TestAgent;
+  beforeAll(async () => (a = await startDevAgent()));
+  afterAll(() => a.stop());
+
+  test("the Go client's autopilot configuration: null durations are zero, as Consul reads a nil ReadableDuration", async () => {
+    const body = { CleanupDeadServers: true, LastContactThreshold: null, MaxTrailingLogs: 250, ServerStabilizationTime: null, RedundancyZoneTag: '', DisableUpgradeMigration: false, UpgradeVersionTag: '', CreateIndex: 0, ModifyIndex: 0 };
+    const put = await http(a.url, 'PUT', '/v1/operator/autopilot/configuration', body);
+    expect(`${put.status} ${put.text}`).toBe('200 true');
+    const got = (await http(a.url, 'GET', '/v1/operator/autopilot/configuration')).json;
+    expect(got).toMatchObject({ CleanupDeadServers: true, LastContactThreshold: '0s', ServerStabilizationTime: '0s', MaxTrailingLogs: 250 });
+  });
+
+  test('a CAS index above 2^53 is a uint64 like any other: it matches nothing, so the write answers false', async () => {
+    const huge = '18446744073709551615';
+    const ap = await http(a.url, 'PUT', `/v1/operator/autopilot/configuration?cas=${huge}`, { CleanupDeadServers: false });
+    expect(`${ap.status} ${ap.text}`).toBe('200 false');
+    const kv = await http(a.url, 'PUT', '/v1/kv/cas-huge?cas=9007199254740993', 'v');
+    expect(`${kv.status} ${kv.text}`).toBe('200 false');
+    expect((await http(a.url, 'GET', '/v1/kv/cas-huge')).status).toBe(404);
+    // Still refused when it is no uint64 at all.
+    expect((await http(a.url, 'PUT', `/v1/kv/cas-huge?cas=${huge}0`, 'v')).status).toBe(400);
+  });
+
+  test("remove-peer of an address not in the configuration says so in Consul's words", async () => {
+    const r = await http(a.url, 'DELETE', '/v1/operator/raft/peer?address=10.9.9.9:8300');
+    expect(`${r.status} ${r.text}`).toBe('400 address "10.9.9.9:8300" was not found in the Raft configuration');
+    const byId = await http(a.url, 'DELETE', '/v1/operator/raft/peer?id=no-such-id');
+    expect(`${byId.status} ${byId.text}`).toBe('400 id "no-such-id" was not found in the Raft configuration');
+  });
+
+  test('a path with a doubled slash or dot segments is redirected to the clean one, whatever the method', async () => {
+    expect((await http(a.url, 'PUT', '/v1/kv/app/x', 'stored')).text).toBe('true');
+    const redirect = await fetch(`${a.url}/v1/kv//app/./x?raw`, { redirect: 'manual' });
+    expect(redirect.status).toBe(301);
+    expect(redirect.headers.get('location')).toBe('/v1/kv/app/x?raw');
+    // A client that follows it reads the key.
+    expect(await (await fetch(`${a.url}/v1/kv//app/x?raw`)).text()).toBe('stored');
+    // A write to `//y` is never a key `/y`.
+    const put = await fetch(`${a.url}/v1/kv//y`, { method: 'PUT', body: 'v', redirect: 'manual' });
+    expect(put.status).toBe(301);
+    expect(put.headers.get('location')).toBe('/v1/kv/y');
+    const keys = (await http(a.url, 'GET', '/v1/kv/?keys')).json as string[];
+    expect(keys.filter((k) => k.startsWith('/'))).toEqual([]);
+    // A trailing slash is kept (a "folder" key), as net/http's cleanPath keeps it.
+    const folder = await fetch(`${a.url}/v1/kv//dir/`, { method: 'PUT', redirect: 'manual' });
+    expect(folder.headers.get('location')).toBe('/v1/kv/dir/');
+  });
+});
+
+describe('ACLs on, default deny', () => {
+  let a: AclAgent;
+  beforeAll(async () => (a = await startAclAgent({ defaultPolicy: 'deny' })));
+  afterAll(() => a.stop());
+
+  test('an anonymous read of a key answers 403 whether or not the key exists', async () => {
+    expect((await a.as(MASTER, 'PUT', '/v1/kv/secret/present', 'v')).status).toBe(200);
+    const present = await a.as(undefined, 'GET', '/v1/kv/secret/present');
+    const missing = await a.as(undefined, 'GET', '/v1/kv/secret/missing');
+    expect([present.status, missing.status]).toEqual([403, 403]);
+    expect(missing.text).toBe(present.text);
+    // With the right to read, a missing key is still a 404.
+    expect((await a.as(MASTER, 'GET', '/v1/kv/secret/missing')).status).toBe(404);
+  });
+});
