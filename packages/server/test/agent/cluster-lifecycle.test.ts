@@ -100,6 +100,32 @@ test('the monitor streams log lines at the level asked for until the client leav
   expect(quiet).not.toMatch(/\[(DEBUG|INFO)\]/);
 });
 
+test("a new monitor is first sent the agent's recent lines, as Consul replays its last 512, even on an idle agent", async () => {
+  const port = cluster.servers[0]!.httpPort;
+  const text = await new Promise<string>((resolve) => {
+    let got = '';
+    const req = request({ host: '127.0.0.1', port, path: '/v1/agent/monitor?loglevel=info', method: 'GET' }, (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        got += c;
+        if (got.includes('registry agent running')) {
+          req.destroy();
+          resolve(got);
+        }
+      });
+    });
+    req.on('error', () => resolve(got));
+    req.end();
+    // Nothing is done to the agent meanwhile: what arrives was logged before the monitor attached.
+    setTimeout(() => {
+      req.destroy();
+      resolve(got);
+    }, 3_000).unref();
+  });
+  expect(text).toMatch(/\[INFO\] +agent: registry agent running/);
+  expect(text).not.toMatch(/\[DEBUG\]/);
+});
+
 test('force-leave of a dead server removes it from Raft; members list it as left (3)', async () => {
   const leader = await cluster.waitForLeader(15_000);
   const victim = (leader + 1) % 3;
