@@ -70,3 +70,37 @@ describe('ACLs on, default deny', () => {
     expect((await a.as(MASTER, 'GET', '/v1/kv/secret/missing')).status).toBe(404);
   });
 });
+
+describe('under consul_compat, what Consul tools read from the agent', () => {
+  let a: TestAgent;
+  beforeAll(async () => (a = await startDevAgent((c) => (c.consulCompat = true))));
+  afterAll(() => a.stop());
+
+  test("/v1/agent/self reports the Consul version implemented, and Stats as Consul's map of strings", async () => {
+    const self = (await http(a.url, 'GET', '/v1/agent/self')).json;
+    expect(self.Config).toMatchObject({ Version: '1.4.5', Revision: expect.stringMatching(/^registry-/) });
+    for (const [section, values] of Object.entries(self.Stats as Record<string, Record<string, unknown>>)) {
+      for (const [k, v] of Object.entries(values)) expect({ section, k, type: typeof v }).toEqual({ section, k, type: 'string' });
+    }
+    expect(self.Stats.build.version).toBe('1.4.5');
+    expect(self.Member.Tags.role).toBe('consul');
+  });
+
+  test("members: a server's role tag is consul, which `consul members` shows as a server", async () => {
+    const members = (await http(a.url, 'GET', '/v1/agent/members')).json as { Tags: { role: string } }[];
+    expect(members.map((m) => m.Tags.role)).toEqual(['consul']);
+  });
+});
+
+describe('without consul_compat', () => {
+  let a: TestAgent;
+  beforeAll(async () => (a = await startDevAgent()));
+  afterAll(() => a.stop());
+
+  test("registry names itself: role registry, its own version, Stats as they are", async () => {
+    const self = (await http(a.url, 'GET', '/v1/agent/self')).json;
+    expect(self.Config.Version).not.toBe('1.4.5');
+    expect(self.Member.Tags.role).toBe('registry');
+    expect(typeof self.Stats.raft.term).toBe('number');
+  });
+});

@@ -8,6 +8,7 @@ import type { RouteDeps } from './deps';
 import { demand } from '../request-authorizer';
 import { leaderCallAllowed } from '../../endpoints/leader-call-acl';
 import { filterMembers } from '../../acl/read-filters';
+import { consulMembers, consulSelf } from '../consul-agent-view';
 
 /** A server named by its Raft ID or its address (one of them; the handlers say which is missing). */
 const PEER_QUERY = writeQuery({ id: Text(), address: Text() });
@@ -75,7 +76,8 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/agent/self',
       handle(ctx) {
         demand(deps, ctx, (a) => a.agentRead(node));
-        return cluster.self();
+        const self = cluster.self() as Record<string, unknown>;
+        return deps.agent.consulCompat ? consulSelf(self) : self;
       },
     }),
     route({
@@ -85,8 +87,9 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
       async handle(ctx) {
         const authz = demand(deps, ctx, () => true);
         // ?wan=1: the servers of every datacenter known through network areas, named node.dc.
-        if (ctx.query.wan) return filterMembers(authz, (deps.lifecycle?.wanMembers() ?? []) as { Name: string }[], true);
-        return filterMembers(authz, (await cluster.members()) as { Name: string }[]);
+        const named = <T>(members: T[]): T[] => (deps.agent.consulCompat ? consulMembers(members) : members);
+        if (ctx.query.wan) return named(filterMembers(authz, (deps.lifecycle?.wanMembers() ?? []) as { Name: string }[], true));
+        return named(filterMembers(authz, (await cluster.members()) as { Name: string }[]));
       },
     }),
     route({
