@@ -230,3 +230,17 @@ export async function counter(a: DnsAgent, name: string, labels: Record<string, 
   }
   return total;
 }
+
+/**
+ * Bytes received by the kernel and not yet read by the process, for each established IPv4 TCP
+ * connection whose local port is `port` (the server's side; Linux /proc/net/tcp, rx_queue).
+ */
+export function unreadBytesByConnection(port: number): number[] {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => f.length > 4 && f[1]!.endsWith(`:${hexPort}`) && f[3] === '01')
+    .map((f) => parseInt(f[4]!.split(':')[1]!, 16));
+}
