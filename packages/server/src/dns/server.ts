@@ -126,10 +126,16 @@ export class DnsServer {
         this.udpPending--;
         return;
       }
-      this.udp.send(out, rinfo.port, rinfo.address, (err) => {
+      try {
+        this.udp.send(out, rinfo.port, rinfo.address, (err) => {
+          this.udpPending--;
+          if (err) this.opts.onError?.(err);
+        });
+      } catch (err) {
+        // The socket closed while the answer was being built (the agent is stopping).
         this.udpPending--;
-        if (err) this.opts.onError?.(err);
-      });
+        this.opts.onError?.(err as Error);
+      }
     });
   }
 
