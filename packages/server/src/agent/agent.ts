@@ -15,6 +15,7 @@ import { createApp } from '../http/app';
 import { uiAssets } from '../ui/ui-assets';
 import { createHttpServer, httpAddressOf, listenHttp, LISTEN_BACKLOG } from '../http/http-server';
 import { withRequestLog } from '../http/request-log';
+import { softFileLimit } from '../http/connection-limit';
 import type { ClusterOps, RouteDeps } from '../http/routes/deps';
 import { allRoutes } from '../http/routes';
 import { serverError, badRequest } from '../errors';
@@ -273,6 +274,7 @@ export class Agent {
       rpc, config: config.dns, port: config.dnsPort, portSet: config.dnsPortSet, host: config.client, datacenter: config.datacenter,
       nodeName: config.nodeName, translateWanAddrs: config.translateWanAddrs, defaultToken: () => config.acl.tokens.default,
       remoteQueries: agent.areas?.routes.queryExecutor, logger: logger.child({ module: 'agent.dns' }),
+      fileLimit: softFileLimit(), observer: metrics.dnsObserver,
     });
     logger.info(
       { node: config.nodeName, id: nodeId, datacenter: config.datacenter, http: agent.httpAddress, server: address },

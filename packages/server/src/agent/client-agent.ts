@@ -14,6 +14,7 @@ import type { AgentConfig } from '../config/config';
 import { createApp } from '../http/app';
 import { createHttpServer, httpAddressOf, listenHttp } from '../http/http-server';
 import { withRequestLog } from '../http/request-log';
+import { softFileLimit } from '../http/connection-limit';
 import type { AgentLifecycle, RouteDeps } from '../http/routes/deps';
 import { allRoutes } from '../http/routes';
 import { badRequest } from '../errors';
@@ -152,6 +153,7 @@ export class ClientAgent {
       rpc: dnsRpc(rpc), config: config.dns, port: config.dnsPort, portSet: config.dnsPortSet, host: config.client, datacenter: config.datacenter,
       nodeName: config.nodeName, translateWanAddrs: config.translateWanAddrs, defaultToken: () => config.acl.tokens.default,
       logger: logger.child({ module: 'agent.dns' }),
+      fileLimit: softFileLimit(), observer: agent.metrics.dnsObserver,
     });
     logger.info({ node: config.nodeName, id: nodeId, datacenter: config.datacenter, http: agent.httpAddress, servers: config.retryJoin, mode: 'client' }, 'registry agent running');
     return agent;

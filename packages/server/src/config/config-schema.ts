@@ -114,7 +114,16 @@ export const configFileSchema: SchemaNode = section({
     consul_compat: bool,
     response_headers: strMap,
   }),
-  limits: section({ http_max_conns: int, http_max_conns_per_client: int }),
+  limits: section({
+    http_max_conns: int,
+    http_max_conns_per_client: int,
+    // DNS (dns/config.ts)
+    dns_max_conns: int,
+    dns_max_conns_per_client: int,
+    dns_tcp_idle_timeout: duration,
+    dns_tcp_max_in_flight: int,
+    dns_udp_max_pending: int,
+  }),
   raft: section({ tick_ms: int, election_ticks: int, snapshot_threshold: int, snapshot_interval_ms: { type: 'integer', minimum: 0 }, trailing_logs: int, wal_segment_bytes: { type: 'integer', minimum: 4096 }, log_store: { type: 'string', enum: ['leveldb', 'wal'] } }),
   // TLS (issue 11, TLS section).
   cert_file: str,

@@ -1,6 +1,8 @@
 // The DNS wire format, through dns-packet (docs/dependencies.md): decode a query, encode an
 // answer, measure one. Only the few shapes the DNS interface uses are typed here (dns-packet
-// ships no types of its own); nothing else in dns/ touches bytes.
+// ships no types of its own); nothing else in dns/ touches bytes. The first question is echoed
+// as the bytes it came in (question-bytes.ts), not as dns-packet would write its decoded text.
+import { RAW_QUESTION, rawFirstQuestion } from './question-bytes';
 
 export type RecordType = 'A' | 'AAAA' | 'CNAME' | 'SRV' | 'TXT' | 'SOA' | 'NS' | 'OPT' | 'ANY' | 'PTR' | 'MX' | 'AXFR' | 'IXFR' | string;
 
@@ -8,6 +10,8 @@ export interface Question {
   name: string;
   type: RecordType;
   class?: string;
+  /** A decoded query's first question: its bytes, echoed as they are by encode. */
+  [RAW_QUESTION]?: Buffer;
 }
 
 export interface SrvData {
@@ -74,6 +78,7 @@ interface DnsPacketModule {
   decode(buf: Buffer): Packet;
   encode(packet: Packet): Buffer;
   encodingLength(packet: Packet): number;
+  question: { encodingLength(q: Question): number };
   AUTHORITATIVE_ANSWER: number;
   TRUNCATED_RESPONSE: number;
   RECURSION_DESIRED: number;
@@ -104,17 +109,36 @@ export function withRcode(p: Packet, rcode: Rcode): void {
   p.flags = (p.flags & ~RCODE_MASK) | RCODE[rcode];
 }
 
+/** Throws on a message that does not decode (the caller answers FORMERR). */
 export function decode(buf: Buffer): Packet {
-  return dnsPacket.decode(buf);
+  const p = dnsPacket.decode(buf);
+  const q = p.questions[0];
+  if (q) {
+    const raw = rawFirstQuestion(buf);
+    if (raw.escapedName !== undefined) q.name = raw.escapedName;
+    q[RAW_QUESTION] = Buffer.from(raw.bytes); // a copy: the message's buffer may be reused
+  }
+  return p;
 }
 
+const HEADER_BYTES = 12;
+
 export function encode(p: Packet): Buffer {
-  return dnsPacket.encode(p);
+  const out = dnsPacket.encode(p);
+  const q = p.questions[0];
+  const raw = q?.[RAW_QUESTION];
+  if (!q || !raw) return out;
+  // dns-packet writes the questions right after the header, uncompressed: swap the first for its bytes.
+  const written = dnsPacket.question.encodingLength(q);
+  return Buffer.concat([out.subarray(0, HEADER_BYTES), raw, out.subarray(HEADER_BYTES + written)]);
 }
 
 /** The encoded size (dns-packet does not compress names: this is the uncompressed size). */
 export function encodingLength(p: Packet): number {
-  return dnsPacket.encodingLength(p);
+  const q = p.questions[0];
+  const raw = q?.[RAW_QUESTION];
+  const n = dnsPacket.encodingLength(p);
+  return q && raw ? n - dnsPacket.question.encodingLength(q) + raw.length : n;
 }
 
 /** The OPT pseudo-record of a message, if it has one (EDNS0). */

@@ -1,6 +1,6 @@
-// The DNS interface's configuration (Consul's `domain` and `dns_config`): defaults, reading the
-// config-file section, and the TTL a service's answers carry. The port (`ports.dns`, `-dns-port`)
-// sits with the other ports in config/config.ts.
+// The DNS interface's configuration (Consul's `domain` and `dns_config`, and the `limits.dns_*`
+// keys): defaults, reading the config-file sections, and the TTL a service's answers carry. The
+// port (`ports.dns`, `-dns-port`) sits with the other ports in config/config.ts.
 import { parseDurationMs } from '@registry/store';
 
 export const DEFAULT_DNS_PORT = 8600;
@@ -27,6 +27,25 @@ export interface DnsConfig {
   enableTruncate: boolean;
   /** The SOA's timers, seconds (`soa`: refresh, retry, expire, min_ttl). */
   soa: { refresh: number; retry: number; expire: number; minTtl: number };
+  /** What one peer may cost the DNS sockets (`limits.dns_*`; docs/operations.md "DNS limits"). */
+  limits: DnsLimitsConfig;
+}
+
+export interface DnsLimitsConfig {
+  /** Open TCP connections at most (`limits.dns_max_conns`); undefined → derived from the soft RLIMIT_NOFILE (dns/limits.ts). */
+  maxConns: number | undefined;
+  /** Open TCP connections from one address at most (`limits.dns_max_conns_per_client`); undefined → half of maxConns, 0 → no per-client bound. */
+  maxConnsPerClient: number | undefined;
+  /** A TCP connection with no query received and no answer sent for this long is closed (`limits.dns_tcp_idle_timeout`). */
+  tcpIdleTimeoutMs: number;
+  /** Queries of one TCP connection being answered or waiting to be written, at most (`limits.dns_tcp_max_in_flight`). */
+  tcpMaxInFlight: number;
+  /** UDP queries being answered at once, at most; beyond it a datagram is dropped (`limits.dns_udp_max_pending`). */
+  udpMaxPending: number;
+}
+
+export function defaultDnsLimits(): DnsLimitsConfig {
+  return { maxConns: undefined, maxConnsPerClient: undefined, tcpIdleTimeoutMs: 10_000, tcpMaxInFlight: 16, udpMaxPending: 1024 };
 }
 
 export function defaultDnsConfig(): DnsConfig {
@@ -40,6 +59,7 @@ export function defaultDnsConfig(): DnsConfig {
     udpAnswerLimit: 3,
     enableTruncate: false,
     soa: { refresh: 3600, retry: 600, expire: 86_400, minTtl: 0 },
+    limits: defaultDnsLimits(),
   };
 }
 
@@ -70,6 +90,7 @@ export function applyDnsConfig(cfg: DnsConfig, file: Json, source: string): DnsC
     }
     out.domain = file.domain.replace(/\.$/, '').toLowerCase();
   }
+  applyDnsLimits(out.limits, file.limits, source);
   const d = file.dns_config;
   if (d === undefined || d === null) return out;
   if (typeof d !== 'object' || Array.isArray(d)) throw new Error(`${source}: dns_config must be an object`);
@@ -94,6 +115,22 @@ export function applyDnsConfig(cfg: DnsConfig, file: Json, source: string): DnsC
     }
   }
   return out;
+}
+
+/** The `limits.dns_*` keys (the `limits` section also holds other listeners' keys, read elsewhere). */
+function applyDnsLimits(out: DnsLimitsConfig, section: unknown, source: string): void {
+  if (section === undefined || section === null || typeof section !== 'object' || Array.isArray(section)) return; // shape errors: config/config.ts
+  const l = section as Json;
+  const at = (k: string) => `${source}: limits.${k}`;
+  if (l.dns_max_conns !== undefined) out.maxConns = uint(l.dns_max_conns, at('dns_max_conns'), 1);
+  if (l.dns_max_conns_per_client !== undefined) out.maxConnsPerClient = uint(l.dns_max_conns_per_client, at('dns_max_conns_per_client'));
+  if (l.dns_tcp_idle_timeout !== undefined) {
+    const ms = typeof l.dns_tcp_idle_timeout === 'string' ? parseDurationMs(l.dns_tcp_idle_timeout) : undefined;
+    if (ms === undefined || ms < 1) throw new Error(`${at('dns_tcp_idle_timeout')} must be a duration such as "10s"`);
+    out.tcpIdleTimeoutMs = Math.round(ms);
+  }
+  if (l.dns_tcp_max_in_flight !== undefined) out.tcpMaxInFlight = uint(l.dns_tcp_max_in_flight, at('dns_tcp_max_in_flight'), 1);
+  if (l.dns_udp_max_pending !== undefined) out.udpMaxPending = uint(l.dns_udp_max_pending, at('dns_udp_max_pending'), 1);
 }
 
 /** The TTL (seconds) of answers about `service`: exact name, else the longest `prefix*` key, else 0. */

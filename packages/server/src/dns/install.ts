@@ -6,7 +6,9 @@ import type { Logger } from '../agent/logger';
 import type { RemoteDatacenterExecutor } from '../queries/failover';
 import type { DnsConfig } from './config';
 import { DnsHandler } from './handler';
+import { resolveDnsLimits } from './limits';
 import { Lookups, type DnsRpc } from './lookups';
+import type { DnsObserver } from './observer';
 import { DnsServer } from './server';
 
 export interface DnsDeps {
@@ -23,6 +25,10 @@ export interface DnsDeps {
   defaultToken: () => string | undefined;
   remoteQueries?: RemoteDatacenterExecutor;
   logger: Logger;
+  /** The soft RLIMIT_NOFILE, when known: the default connection caps are a share of it (dns/limits.ts). */
+  fileLimit: number | undefined;
+  /** Refusals, timeouts and shed queries are counted here (the agent's metrics). */
+  observer?: DnsObserver;
 }
 
 export async function installDns(d: DnsDeps): Promise<DnsServer | undefined> {
@@ -37,14 +43,18 @@ export async function installDns(d: DnsDeps): Promise<DnsServer | undefined> {
     onFailoverError: (dc, err) => d.logger.warn({ dc, err: (err as Error).message }, 'dns: prepared query failover failed'),
   });
   const handler = new DnsHandler(lookups, d.config, d.datacenter, d.translateWanAddrs, d.logger);
+  const limits = resolveDnsLimits(d.config.limits, d.fileLimit);
   try {
     const server = await DnsServer.listen({
       host: d.host,
       port: d.port,
       respond: (req, network, ip) => handler.respond(req, network, ip),
+      limits,
+      observer: d.observer,
+      logger: d.logger,
       onError: (err) => d.logger.warn({ err: err.message }, 'dns: socket error'),
     });
-    d.logger.info({ dns: server.address, domain: d.config.domain }, 'dns interface listening');
+    d.logger.info({ dns: server.address, domain: d.config.domain, limits }, 'dns interface listening');
     return server;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;

@@ -1,10 +1,20 @@
 // The DNS sockets: UDP and TCP on one port (Consul's DNS on 8600). A datagram is one query; over
-// TCP each message is framed by a two-byte length (RFC 1035 §4.2.2, RFC 7766), answered in order.
-// Port 0 picks a free port for UDP and binds TCP to the same one.
+// TCP each message is framed by a two-byte length (RFC 1035 §4.2.2, RFC 7766), answered in order
+// (tcp-connection.ts). Port 0 picks a free port for UDP and binds TCP to the same one.
+//
+// Every socket is bounded (docs/operations.md "DNS limits"): TCP connections in all and per client
+// address (tcp-admission.ts), each connection's pipelined queries and first-query/idle timeouts
+// (tcp-connection.ts), and the UDP queries being answered at once — past `udpMaxPending` a datagram
+// is dropped unread, as a full socket buffer would drop it, so a flood costs bounded memory and
+// the server answers again as soon as it ends (issue 33, finding 6).
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, isIPv6, type Server, type Socket } from 'node:net';
 import { FLAG_AA, decode, encode, withRcode, type Packet } from './codec';
 import type { Network } from './handler';
+import type { DnsLimits } from './limits';
+import type { DnsObserver } from './observer';
+import { TcpAdmission, type RefusalLog } from './tcp-admission';
+import { DnsTcpConnection } from './tcp-connection';
 
 export type Respond = (req: Packet, network: Network, remoteIp: string) => Promise<Packet>;
 
@@ -12,11 +22,13 @@ export interface DnsServerOptions {
   host: string;
   port: number;
   respond: Respond;
+  limits: DnsLimits;
+  observer?: DnsObserver;
+  /** Where refusals over the limits are logged (at most once per interval). */
+  logger?: RefusalLog;
   onError?: (err: Error) => void;
 }
 
-/** An idle TCP connection is closed after this long (RFC 7766 suggests seconds, not minutes). */
-const TCP_IDLE_MS = 10_000;
 const BIND_ATTEMPTS = 5;
 
 const unwrapMapped = (ip: string) => (ip.startsWith('::ffff:') ? ip.slice(7) : ip);
@@ -32,13 +44,18 @@ function formErr(msg: Buffer): Buffer | undefined {
 
 export class DnsServer {
   private readonly conns = new Set<Socket>();
+  private readonly admission: TcpAdmission;
+  /** UDP queries received and not yet answered (their answer not yet handed to the kernel). */
+  private udpPending = 0;
 
   private constructor(
     private readonly udp: UdpSocket,
     private readonly tcp: Server,
     private readonly opts: DnsServerOptions,
   ) {
-    udp.on('message', (msg, rinfo) => void this.onDatagram(msg, rinfo));
+    this.admission = new TcpAdmission(opts.limits.maxConns, opts.limits.maxConnsPerClient, opts.observer, opts.logger);
+    this.admission.install(tcp);
+    udp.on('message', (msg, rinfo) => this.onDatagram(msg, rinfo));
     udp.on('error', (err) => opts.onError?.(err));
     tcp.on('connection', (sock) => this.onConnection(sock));
     tcp.on('error', (err) => opts.onError?.(err));
@@ -98,52 +115,60 @@ export class DnsServer {
     ]);
   }
 
-  private async onDatagram(msg: Buffer, rinfo: RemoteInfo): Promise<void> {
-    let out: Buffer | undefined;
-    try {
-      const req = decode(msg);
-      if (req.type !== 'query') return;
-      out = encode(await this.opts.respond(req, 'udp', unwrapMapped(rinfo.address)));
-    } catch {
-      out = formErr(msg);
+  private onDatagram(msg: Buffer, rinfo: RemoteInfo): void {
+    if (this.udpPending >= this.opts.limits.udpMaxPending) {
+      this.opts.observer?.udpShed();
+      return;
     }
-    if (out) this.udp.send(out, rinfo.port, rinfo.address, (err) => err && this.opts.onError?.(err));
-  }
-
-  private onConnection(sock: Socket): void {
-    this.conns.add(sock);
-    sock.setNoDelay(true);
-    sock.setTimeout(TCP_IDLE_MS, () => sock.destroy());
-    sock.on('close', () => this.conns.delete(sock));
-    sock.on('error', () => sock.destroy());
-    const remoteIp = unwrapMapped(sock.remoteAddress ?? '');
-    let buffered: Buffer = Buffer.alloc(0);
-    // Answers go back in the order the queries came (one chain per connection).
-    let chain = Promise.resolve();
-    sock.on('data', (chunk: Buffer) => {
-      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-      while (buffered.length >= 2) {
-        const len = buffered.readUInt16BE(0);
-        if (buffered.length < 2 + len) break;
-        const msg = buffered.subarray(2, 2 + len);
-        buffered = buffered.subarray(2 + len);
-        chain = chain.then(() => this.answerTcp(sock, msg, remoteIp));
+    this.udpPending++;
+    void this.answer(msg, 'udp', unwrapMapped(rinfo.address)).then((out) => {
+      if (!out) {
+        this.udpPending--;
+        return;
+      }
+      try {
+        this.udp.send(out, rinfo.port, rinfo.address, (err) => {
+          this.udpPending--;
+          if (err) this.opts.onError?.(err);
+        });
+      } catch (err) {
+        // The socket closed while the answer was being built (the agent is stopping).
+        this.udpPending--;
+        this.opts.onError?.(err as Error);
       }
     });
   }
 
-  private async answerTcp(sock: Socket, msg: Buffer, remoteIp: string): Promise<void> {
-    let out: Buffer | undefined;
+  private onConnection(sock: Socket): void {
+    const remoteIp = unwrapMapped(sock.remoteAddress ?? '');
+    if (!sock.remoteAddress || !this.admission.admit(sock, remoteIp)) {
+      sock.destroy();
+      return;
+    }
+    this.conns.add(sock);
+    sock.on('close', () => this.conns.delete(sock));
+    const { limits, observer } = this.opts;
+    new DnsTcpConnection(sock, {
+      maxInFlight: limits.tcpMaxInFlight,
+      firstQueryTimeoutMs: limits.tcpFirstQueryTimeoutMs,
+      idleTimeoutMs: limits.tcpIdleTimeoutMs,
+      answer: (msg) => this.answer(msg, 'tcp', remoteIp),
+      timedOut: (reason) => observer?.tcpTimedOut(reason),
+    });
+  }
+
+  /** The encoded answer to one message: FORMERR when it does not decode, none to a non-query. Never rejects. */
+  private async answer(msg: Buffer, network: Network, remoteIp: string): Promise<Buffer | undefined> {
     try {
       const req = decode(msg);
-      if (req.type !== 'query') return;
-      out = encode(await this.opts.respond(req, 'tcp', remoteIp));
+      if (req.type !== 'query') return undefined;
+      return encode(await this.opts.respond(req, network, remoteIp));
     } catch {
-      out = formErr(msg);
+      try {
+        return formErr(msg);
+      } catch {
+        return undefined;
+      }
     }
-    if (!out || sock.destroyed) return;
-    const len = Buffer.alloc(2);
-    len.writeUInt16BE(out.length);
-    sock.write(Buffer.concat([len, out]));
   }
 }

@@ -9,6 +9,7 @@ import type { RaftNode, RaftObserver } from '@registry/raft';
 import type { Store } from '@registry/store';
 import type { OpenQueries } from '../rpc/blocking';
 import type { ForwardKind, RpcObserver } from '../rpc/observer';
+import type { DnsObserver, TcpRefusal, TcpTimeout } from '../dns/observer';
 import type { TelemetryConfig } from './config';
 import { consulSummary, type MetricsSummary } from './consul-json';
 import { IntervalClock } from './interval-aggregate';
@@ -68,8 +69,14 @@ export class Metrics {
   // CA
   private readonly leafSigned = new CounterSeries(this.ctx, 'registry.ca.leaf.signed', { name: 'registry_ca_leaf_signed_total', help: 'Leader: leaf certificates signed' }).bind();
 
+  // DNS: refusals and shed queries (docs/operations.md "DNS limits")
+  private readonly dnsRefusedSeries = new CounterSeries(this.ctx, 'registry.dns.tcp.refused', { name: 'registry_dns_tcp_refused_total', help: 'DNS TCP connections closed at once: limits.dns_max_conns (max_conns) or limits.dns_max_conns_per_client (max_conns_per_client) reached', labelNames: ['reason'] });
+  private readonly dnsTimeoutSeries = new CounterSeries(this.ctx, 'registry.dns.tcp.timeouts', { name: 'registry_dns_tcp_timeouts_total', help: 'DNS TCP connections closed for sending no whole query in time (first_query) or being idle (idle)', labelNames: ['reason'] });
+  private readonly dnsShed = new CounterSeries(this.ctx, 'registry.dns.udp.shed', { name: 'registry_dns_udp_shed_total', help: 'DNS UDP queries dropped unanswered because limits.dns_udp_max_pending queries were being answered' }).bind();
+
   readonly raftObserver: RaftObserver;
   readonly rpcObserver: RpcObserver;
+  readonly dnsObserver: DnsObserver;
 
   constructor(private readonly config: TelemetryConfig) {
     const kinds: ForwardKind[] = ['write', 'read', 'leader-call', 'commit-index'];
@@ -95,6 +102,13 @@ export class Metrics {
       leaderCallServed: (method, ok) => {
         if (ok && method === 'Connect.Sign') this.leafSigned.inc();
       },
+    };
+    const refused = { max_conns: this.dnsRefusedSeries.bind({ reason: 'max_conns' }), max_conns_per_client: this.dnsRefusedSeries.bind({ reason: 'max_conns_per_client' }) } satisfies Record<TcpRefusal, CounterCell>;
+    const timeouts = { first_query: this.dnsTimeoutSeries.bind({ reason: 'first_query' }), idle: this.dnsTimeoutSeries.bind({ reason: 'idle' }) } satisfies Record<TcpTimeout, CounterCell>;
+    this.dnsObserver = {
+      tcpRefused: (reason) => refused[reason].inc(),
+      tcpTimedOut: (reason) => timeouts[reason].inc(),
+      udpShed: () => this.dnsShed.inc(),
     };
     collectDefaultMetrics({ register: this.registry });
     this.runtimeGauges();
