@@ -5,7 +5,7 @@
 // the event loop (issue 31 finding 1, issue 33 finding 5: `^(a+)+$`, `^(.*){10}Z$` took seconds
 // in a backtracking engine). What RE2 cannot run in linear time — backreferences, lookaround — is
 // refused when compiled. Nothing else may hand a user's pattern to `RegExp`
-// (test/layering/user-regexp.test.ts scans for it).
+// (test/security/regexp-uses.test.ts scans for it).
 import { RE2JS } from 're2js';
 
 /** The pattern is not valid RE2 syntax; the message is one line naming what is wrong. */
