@@ -85,17 +85,19 @@ function lowerFirst(s: string): string {
   return /^[A-Z][a-z]+(?:\s|$)/.test(s) ? s[0].toLowerCase() + s.slice(1) : s;
 }
 
-/** A response of Node's HTTP server, as far as the socket knows it. */
-type SocketResponse = NodeJS.EventEmitter & { writableFinished?: boolean };
+/** A response of Node's HTTP server, as far as the socket knows it, and its request. */
+type SocketResponse = NodeJS.EventEmitter & { writableFinished?: boolean; req?: { complete?: boolean } };
 
 /**
  * Run `then` once every response already owed on this socket has been written: the requests the
  * parser took before the bytes it refused are answered first and in order (Node hands the socket to
  * each queued response in turn, as `_httpMessage`), so a parse error never takes a request's place.
+ * A request whose own body failed to parse (a bad chunk) is never complete and never answered by its
+ * route: the refusal is its answer, at once.
  */
 function afterOwedResponses(socket: Duplex, then: () => void): void {
   const owed = (socket as Duplex & { _httpMessage?: SocketResponse | null })._httpMessage;
-  if (!owed || owed.writableFinished) {
+  if (!owed || owed.writableFinished || owed.req?.complete === false) {
     then();
     return;
   }

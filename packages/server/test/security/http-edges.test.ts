@@ -110,6 +110,14 @@ describe('a parse error after a valid request in the same packet', () => {
     expect(answers[3]!.body).toBe('method BREW not implemented');
   });
 
+  test("a request whose own body does not parse (a bad chunk) is refused at once, in its place", async () => {
+    const started = Date.now();
+    const answers = await exchange('PUT /v1/kv/chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nabc\r\n');
+    expect(answers.map((a) => [a.status, a.body])).toEqual([[400, 'malformed HTTP request: invalid character in chunk size']]);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect((await http(agent.url, 'GET', '/v1/kv/chunked')).status).toBe(404);
+  });
+
   test('an unknown method alone still names it (501), and the agent goes on answering', async () => {
     const answers = await exchange('FOO /v1/status/leader HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(answers.map((a) => [a.status, a.body])).toEqual([[501, 'method FOO not implemented']]);
