@@ -32,6 +32,12 @@ test('members has Consul\'s columns; -detailed shows tags; -status filters (no m
   expect(await run('members', '-status=failed')).toMatchObject({ code: 2, stdout: '' });
 });
 
+test('members -status and event filters are RE2, as the agent\'s: a back-reference or lookahead is refused before any request', async () => {
+  expect((await run('members', '-status=(?i)^ALI')).stdout).toMatch(/test-agent/);
+  expect(await run('members', '-status=(a)\\1')).toMatchObject({ code: 1, stderr: expect.stringMatching(/Failed to compile status regexp: error parsing regexp: invalid escape sequence/i) });
+  expect(await run('event', '-name=deploy', '-node=x(?=y)')).toMatchObject({ code: 1, stderr: expect.stringMatching(/Failed to compile node filter regexp: error parsing regexp: .*Perl syntax/i) });
+});
+
 test('info prints the agent\'s stats by section', async () => {
   expect((await run('info')).stdout).toMatch(/^raft:\n(\t\S+ = .*\n)+/m);
 });

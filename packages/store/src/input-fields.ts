@@ -56,7 +56,7 @@ export function int(o: PlainObject, key: string, path: string): number {
 export function strMap(o: PlainObject, key: string, path: string): Record<string, string> | null {
   const obj = optObject(o[key], join(path, key));
   if (obj === undefined) return null;
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null); // users' keys: no prototype to reach
   for (const [k, v] of Object.entries(obj)) {
     if (typeof v !== 'string') throw describe(`${join(path, key)}.${k}`, 'a string');
     out[k] = v;

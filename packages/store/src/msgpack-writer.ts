@@ -99,7 +99,10 @@ export class MsgpackWriter {
           for (let i = 0; i < v.length; i++) this.value(v[i]);
           return;
         }
-        if (Object.getPrototypeOf(v) === Object.prototype) {
+        // Maps keyed by users' strings (Meta, headers) have no prototype (plain-data.ts,
+        // input-fields.ts); msgpackr writes them exactly as plain objects.
+        const proto: unknown = Object.getPrototypeOf(v);
+        if (proto === Object.prototype || proto === null) {
           this.object(v as Record<string, unknown>);
           return;
         }

@@ -49,7 +49,8 @@ function sameFields(a: Record<string, unknown>, b: Record<string, unknown>, skip
 export function clonePlain<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map((v) => clonePlain(v)) as T;
-  const out: Record<string, unknown> = {};
+  // Keys come from users (Meta, headers): on a prototype-less object `__proto__` stays a key.
+  const out: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     if (v !== undefined) out[k] = clonePlain(v);
   }

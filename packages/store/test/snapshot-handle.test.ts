@@ -430,6 +430,15 @@ describe('MsgpackWriter', () => {
     );
   });
 
+  test('a prototype-less map (users\' keys: Meta, headers) is written as msgpackr writes it, on the writer\'s own path', () => {
+    const meta = Object.assign(Object.create(null) as Record<string, unknown>, { constructor: 'c', toString: 't', rack: { nested: Object.create(null) } });
+    expect(write({ Meta: meta }).equals(packr.pack({ Meta: meta }))).toBe(true);
+    const w = new MsgpackWriter();
+    const raw = jest.spyOn(w as unknown as { raw(b: Uint8Array): void }, 'raw');
+    w.value({ Meta: meta });
+    expect(raw).not.toHaveBeenCalled(); // not handed to msgpackr (its per-object probes: see msgpack-writer.ts)
+  });
+
   test('large arrays, strings and byte strings take the wider headers, as in msgpackr', () => {
     for (const v of [Array.from({ length: 70_000 }, (_, i) => i), 'é'.repeat(40_000), 'x'.repeat(70_000), new Uint8Array(70_000), { big: 'y'.repeat(300) }]) {
       expect(write(v).equals(packr.pack(v))).toBe(true);

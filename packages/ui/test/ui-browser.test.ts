@@ -22,6 +22,7 @@ describeInBrowser('web UI in Chromium against a dev agent', () => {
   let browser: Browser;
   let page: Page;
   const dialogs: string[] = [];
+  const cspConsole: string[] = [];
 
   const shot = async (name: string) => {
     mkdirSync(shots, { recursive: true });
@@ -42,6 +43,14 @@ describeInBrowser('web UI in Chromium against a dev agent', () => {
     await waitFor(async () => (await http(agent.url, 'GET', '/v1/catalog/node/ui-node')).json !== null, 30_000, 100);
     browser = await chromium.launch({ executablePath: CHROMIUM!, args: CHROMIUM_ARGS });
     page = await browser.newPage({ viewport: { width: 1280, height: 760 } });
+    // Every Content-Security-Policy violation of every document the page loads (the UI's headers
+    // must not break it), from the page's own event and from the console.
+    await page.addInitScript(
+      "window.cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));",
+    );
+    page.on('console', (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) cspConsole.push(m.text());
+    });
     page.on('dialog', (d) => {
       dialogs.push(d.message());
       void d.accept();
@@ -229,5 +238,26 @@ describeInBrowser('web UI in Chromium against a dev agent', () => {
     const picker = page.getByLabel('Datacenter');
     expect(await picker.locator('option').allTextContents()).toEqual(['dc1']);
     expect(await picker.inputValue()).toBe('dc1');
+  });
+
+  test('the UI is served with its security headers and ran under them with no CSP violation', async () => {
+    const res = await fetch(`${agent.url}/ui/`);
+    await res.text();
+    expect(res.headers.get('content-security-policy')).toMatch(/frame-ancestors 'none'/);
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    // The console heard every document of the tests above; then a fresh load of the UI.
+    expect(cspConsole).toEqual([]);
+    await page.goto('about:blank');
+    await page.goto(`${agent.url}/ui/#/dc1/services`);
+    await page.getByRole('heading', { level: 1, name: 'Services' }).waitFor({ timeout: LIVE_MS });
+    await page.locator('tr[data-service="registry"]').waitFor({ timeout: LIVE_MS });
+    expect(await inPage<string[]>('window.cspViolations')).toEqual([]);
+    expect(cspConsole).toEqual([]);
+    // The policy is in force (and the listener hears it): an inline script is refused.
+    await inPage("(() => { const s = document.createElement('script'); s.textContent = 'window.inlineRan = true'; document.head.append(s); })()");
+    await waitFor(async () => (await inPage<string[]>('window.cspViolations')).length > 0, 5_000);
+    expect(await inPage<boolean | undefined>('window.inlineRan')).toBeUndefined();
+    expect((await inPage<string[]>('window.cspViolations'))[0]).toMatch(/^script-src/);
   });
 });

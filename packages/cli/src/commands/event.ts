@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { attempt, usage } from '../action';
 import { clientOf, withServerFlags } from '../http-flags';
 import { out } from '../output';
+import { compileUserRegexp } from '../user-regexp';
 
 export function eventCommand(): Command {
   const c = withServerFlags(new Command('event').description('fire a custom event'))
@@ -21,7 +22,7 @@ export function eventCommand(): Command {
       for (const [flag, re] of [['node', o.node], ['service', o.service], ['tag', o.tag]] as const) {
         if (!re) continue;
         try {
-          new RegExp(re);
+          await compileUserRegexp(re);
         } catch (e) {
           throw usage(`Failed to compile ${flag} filter regexp: ${(e as Error).message}`);
         }

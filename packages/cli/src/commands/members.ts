@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { attempt, usage } from '../action';
 import { clientOf, withClientFlags } from '../http-flags';
 import { printTable } from '../output';
+import { compileUserRegexp } from '../user-regexp';
 
 interface Member {
   Name: string;
@@ -24,10 +25,10 @@ export function membersCommand(): Command {
   return c.action(() =>
     attempt('Error retrieving members', async () => {
       const o = c.opts();
-      let re: RegExp | undefined;
+      let re: { test(input: string): boolean } | undefined;
       if (o.status) {
         try {
-          re = new RegExp(o.status);
+          re = await compileUserRegexp(o.status);
         } catch (e) {
           throw usage(`Failed to compile status regexp: ${(e as Error).message}`);
         }

@@ -23,7 +23,7 @@ export function filterNodes(authz: Authorizer, nodes: NodeOut[]): NodeOut[] {
 /** `/v1/catalog/services`: the map of service name → tags, by service:read only (as Consul). */
 export function filterServiceNames(authz: Authorizer, services: Record<string, string[]>): Record<string, string[]> {
   if (seesAll(authz)) return services;
-  const out: Record<string, string[]> = {};
+  const out: Record<string, string[]> = Object.create(null); // keyed by users' service names
   for (const [name, tags] of Object.entries(services)) if (authz.serviceRead(name)) out[name] = tags;
   return out;
 }
@@ -35,7 +35,7 @@ export function filterServiceNodes(authz: Authorizer, entries: ServiceNodeOut[])
 export function filterCatalogNode(authz: Authorizer, node: CatalogNodeOut | null): CatalogNodeOut | null {
   if (node === null || seesAll(authz)) return node;
   if (!authz.nodeRead(node.Node.Node)) return null;
-  const services: CatalogNodeOut['Services'] = {};
+  const services: CatalogNodeOut['Services'] = Object.create(null); // keyed by users' service IDs
   for (const [id, s] of Object.entries(node.Services)) if (authz.serviceRead(s.Service)) services[id] = s;
   return { ...node, Services: services };
 }

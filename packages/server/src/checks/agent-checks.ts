@@ -184,7 +184,7 @@ export class AgentChecks {
   list(authz: Authorizer): Record<string, unknown> {
     const node = this.deps.node;
     const rows = new Map(this.deps.store.healthNode(node).value.map((c) => [c.CheckID, c]));
-    const out: Record<string, unknown> = {};
+    const out: Record<string, unknown> = Object.create(null); // keyed by users' check IDs
     const maintenance = [...rows.keys()].filter((id) => isMaintenanceCheckId(id) && !this.checks.has(id));
     for (const id of [...this.checks.keys(), ...maintenance].sort(byId)) {
       const t = this.checks.get(id);

@@ -152,7 +152,8 @@ export class Mesh {
 
   /** AgentService objects by ID, filtered by `service:read`. */
   listServices(authz: Authorizer): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
+    // Keyed by the IDs users chose, and looked up by request paths: no prototype (issue 33 finding 8).
+    const out: Record<string, unknown> = Object.create(null);
     const node = this.deps.store.catalogNode(this.config.nodeName).value;
     for (const [id, s] of [...this.services].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       if (!authz.serviceRead(s.service.Service)) continue;

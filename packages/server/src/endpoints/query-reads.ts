@@ -7,7 +7,7 @@ import type { CheckServiceNodeOut, QueryDefinition, QueryRecord, Store } from '@
 import { badRequest, forbidden, notFound } from '../errors';
 import { REDACTED } from '../queries/definition';
 import { filterNodes, orderNear, shuffle } from '../queries/execute';
-import { compileTemplate } from '../queries/template';
+import { compileTemplate, TemplateError } from '../queries/template';
 import { read, type ReadEndpoint } from './read-context';
 
 /** ACLs off is the one resolver that answers the allow-all singleton. */
@@ -46,8 +46,18 @@ function resolveRendered(store: Store, idOrName: string, agentSegment: string): 
   if (res.kind === 'none') throw notFound('Query not found');
   if (res.kind === 'template-by-id') throw badRequest('prepared query templates can only be resolved up by name, not by ID');
   const q = res.query;
-  const query = res.kind === 'template' ? compileTemplate(q).render(idOrName, agentSegment) : q;
+  const query = res.kind === 'template' ? rendered(q, idOrName, agentSegment) : q;
   return { query, index: r.index, keys: r.keys };
+}
+
+/** A template saved before its pattern was checked as RE2 is refused at lookup (400), never a fault. */
+function rendered(q: QueryDefinition, name: string, agentSegment: string): QueryDefinition {
+  try {
+    return compileTemplate(q).render(name, agentSegment);
+  } catch (err) {
+    if (err instanceof TemplateError) throw badRequest(err.message);
+    throw err;
+  }
 }
 
 export interface ExecuteArgs {

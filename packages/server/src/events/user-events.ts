@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventInput, EventOut } from '@registry/store';
 import { badRequest } from '../errors';
+import { compileUserRegexp, storedUserRegexp, UserRegexpError } from '../regexp/user-regexp';
 
 /** Name and payload together at most this many bytes (serf's default UserEventSizeLimit). */
 export const USER_EVENT_SIZE_LIMIT = 512;
@@ -21,7 +22,7 @@ export function eventToFire(r: FireRequest): EventInput {
   if (!r.name) throw badRequest('User event missing name');
   if (r.tag && !r.service) throw badRequest('cannot provide tag filter without service filter');
   for (const [what, re] of [['node', r.node], ['service', r.service], ['tag', r.tag]] as const) {
-    if (re) compile(re, what);
+    if (re) checkFilter(re, what);
   }
   const size = Buffer.byteLength(r.name) + (r.payload?.length ?? 0);
   if (size > USER_EVENT_SIZE_LIMIT) throw badRequest(`user event exceeds configured limit of ${USER_EVENT_SIZE_LIMIT} bytes before encoding`);
@@ -49,28 +50,22 @@ export interface LocalServiceFacts {
  */
 export function deliveredHere(e: EventOut, node: string, services: readonly LocalServiceFacts[]): boolean {
   if (e.Version > 1) return false;
-  const nodeRe = e.NodeFilter ? tryCompile(e.NodeFilter) : undefined;
+  // Filters are RE2 (regexp/user-regexp.ts): linear in the name, whatever an event's sender wrote.
+  const nodeRe = e.NodeFilter ? storedUserRegexp(e.NodeFilter) : undefined;
   if (nodeRe === null || (nodeRe && !nodeRe.test(node))) return false;
   if (!e.ServiceFilter) return true;
-  const serviceRe = tryCompile(e.ServiceFilter);
-  const tagRe = e.TagFilter ? tryCompile(e.TagFilter) : undefined;
+  const serviceRe = storedUserRegexp(e.ServiceFilter);
+  const tagRe = e.TagFilter ? storedUserRegexp(e.TagFilter) : undefined;
   if (serviceRe === null || tagRe === null) return false;
   return services.some((s) => (serviceRe.test(s.ID) || serviceRe.test(s.Service)) && (!tagRe || s.Tags.some((t) => tagRe.test(t))));
 }
 
-function compile(source: string, what: string): RegExp {
+/** A fire whose filter is not valid RE2 is refused (400) before it is replicated. */
+function checkFilter(source: string, what: string): void {
   try {
-    return new RegExp(source);
+    compileUserRegexp(source);
   } catch (err) {
-    throw badRequest(`Invalid ${what} filter: ${(err as Error).message}`);
-  }
-}
-
-/** null when the pattern does not compile (an event fired elsewhere: delivered nowhere, never a crash). */
-function tryCompile(source: string): RegExp | null {
-  try {
-    return new RegExp(source);
-  } catch {
-    return null;
+    if (err instanceof UserRegexpError) throw badRequest(`Invalid ${what} filter: ${err.message}`);
+    throw err;
   }
 }

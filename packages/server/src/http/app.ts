@@ -10,6 +10,8 @@
 // declines and Express decides), and the router's layer walk, body-parser and the Express
 // request/response decoration are skipped. They cost more CPU per request than most handlers
 // (measured: a trivial GET at 64 connections went from ~7,000/s to several times that).
+import { UI_SECURITY_HEADERS } from './ui-headers';
+import { checkJsonDepth } from './json-depth';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { parse as parseQueryString } from 'node:querystring';
@@ -128,6 +130,12 @@ export function createApp(routes: Route<any>[], options: AppOptions): HttpHandle
     if (options.ui) res.redirect(301, '/ui/');
     else sendText(res, 200, 'Registry Agent');
   });
+  if (options.ui) {
+    app.use('/ui', (_req: Request, res: Response, next: NextFunction) => {
+      for (const [k, v] of Object.entries(UI_SECURITY_HEADERS)) res.setHeader(k, v);
+      next();
+    });
+  }
   for (const dir of options.ui?.dirs ?? []) app.use('/ui', express.static(dir, { fallthrough: true }));
   app.use((req: Request, res: Response) => {
     sendText(res, 404, `Not found: ${req.method} ${req.path}`);
@@ -334,6 +342,7 @@ function parseJson(raw: Buffer | undefined, optional: boolean): unknown {
     if (optional) return {};
     throw badRequest('Request decode failed: EOF');
   }
+  checkJsonDepth(text);
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -343,7 +352,7 @@ function parseJson(raw: Buffer | undefined, optional: boolean): unknown {
 
 /** Express 5 gives wildcard params as arrays of segments; routes want one string. */
 function decodeParams(params: RawParams): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null);
   for (const k in params) {
     const v = params[k];
     if (v !== undefined) out[k] = Array.isArray(v) ? v.join('/') : v;

@@ -11,6 +11,8 @@ interface ClientError extends Error {
   code?: string;
   reason?: string;
   rawPacket?: Buffer;
+  /** Where in rawPacket the parser stopped. */
+  bytesParsed?: number;
 }
 
 export interface ClientErrorContext {
@@ -39,15 +41,8 @@ export function clientErrorAnswer(err: ClientError, ctx: Pick<ClientErrorContext
       return { status: 431, reason: `request header fields too large: at most ${maxHeaderSize} bytes of request line and headers` };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return { status: 413, reason: 'chunk extensions too large' };
-    case 'HPE_INVALID_METHOD': {
-      const packet = err.rawPacket;
-      if (packet && packet[0] === TLS_HANDSHAKE) return { status: 400, reason: 'malformed HTTP request: a TLS handshake was sent to a plain-HTTP port' };
-      const first = packet ? packet.subarray(0, 64).toString('latin1').split(' ', 1)[0] : '';
-      if (first && TOKEN.test(first) && packet && packet.length > first.length) {
-        return { status: 501, reason: `method ${first} not implemented` };
-      }
-      return { status: 400, reason: 'malformed HTTP request: invalid method' };
-    }
+    case 'HPE_INVALID_METHOD':
+      return invalidMethod(err);
     case 'HPE_INVALID_URL':
       return { status: 400, reason: `malformed HTTP request: ${lowerFirst(detail)} (percent-encode non-ASCII and control characters in the path and query)` };
     case 'HPE_INVALID_VERSION':
@@ -59,34 +54,89 @@ export function clientErrorAnswer(err: ClientError, ctx: Pick<ClientErrorContext
   return { status: 400, reason: `malformed HTTP request: ${lowerFirst(detail || 'unparseable')}` };
 }
 
+/**
+ * The request that failed may follow complete ones in the same packet (`DELETE … \r\n\r\n{"a":1}`:
+ * a body sent without Content-Length is read as the next request). The parser stops at the byte it
+ * could not take (`bytesParsed`); the word around it is the method it read, and the reason names
+ * that, or quotes the bytes, never the method of an earlier request in the packet (issue 33 finding 9).
+ */
+function invalidMethod(err: ClientError): { status: number; reason: string } {
+  const packet = err.rawPacket;
+  if (!packet) return { status: 400, reason: 'malformed HTTP request: invalid method' };
+  const at = Math.min(Math.max(err.bytesParsed ?? 0, 0), packet.length);
+  let start = at;
+  while (start > 0 && isTokenByte(packet[start - 1]!)) start--;
+  if (start === 0 && packet[0] === TLS_HANDSHAKE) return { status: 400, reason: 'malformed HTTP request: a TLS handshake was sent to a plain-HTTP port' };
+  let end = at;
+  while (end < packet.length && isTokenByte(packet[end]!)) end++;
+  const word = packet.subarray(start, end).toString('latin1');
+  if (word && packet[end] === 0x20) return { status: 501, reason: `method ${word} not implemented` };
+  const bytes = JSON.stringify(packet.subarray(start, start + 40).toString('latin1'));
+  const after = start > 0 ? ' after the previous request (a body needs Content-Length or chunked Transfer-Encoding)' : '';
+  return { status: 400, reason: `malformed HTTP request: no method in ${bytes}${after}` };
+}
+
+function isTokenByte(b: number): boolean {
+  return TOKEN.test(String.fromCharCode(b));
+}
+
 /** "Invalid header token" → "invalid header token"; a name such as "Transfer-Encoding" keeps its case. */
 function lowerFirst(s: string): string {
   return /^[A-Z][a-z]+(?:\s|$)/.test(s) ? s[0].toLowerCase() + s.slice(1) : s;
+}
+
+/** A response of Node's HTTP server, as far as the socket knows it, and its request. */
+type SocketResponse = NodeJS.EventEmitter & { writableFinished?: boolean; req?: { complete?: boolean } };
+
+/**
+ * Run `then` once every response already owed on this socket has been written: the requests the
+ * parser took before the bytes it refused are answered first and in order (Node hands the socket to
+ * each queued response in turn, as `_httpMessage`), so a parse error never takes a request's place.
+ * A request whose own body failed to parse (a bad chunk) is never complete and never answered by its
+ * route: the refusal is its answer, at once.
+ */
+function afterOwedResponses(socket: Duplex, then: () => void): void {
+  const owed = (socket as Duplex & { _httpMessage?: SocketResponse | null })._httpMessage;
+  if (!owed || owed.writableFinished || owed.req?.complete === false) {
+    then();
+    return;
+  }
+  let done = false;
+  const next = () => {
+    if (done) return;
+    done = true;
+    // After Node's own 'finish' handling, which passes the socket to the next queued response.
+    setImmediate(() => (socket.destroyed ? undefined : afterOwedResponses(socket, then)));
+  };
+  owed.once('finish', next);
+  owed.once('close', next);
 }
 
 /** The server's 'clientError' listener. */
 export function answerClientError(ctx: ClientErrorContext): (err: Error, socket: Duplex) => void {
   return (err, socket) => {
     const e = err as ClientError;
-    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-    // A client that left (ECONNRESET, EPIPE…) or an answer already under way: nothing to say.
-    if (!socket.writable || inFlight?.headersSent || !(e.code === 'ERR_HTTP_REQUEST_TIMEOUT' || e.code?.startsWith('HPE_'))) {
+    // A client that left (ECONNRESET, EPIPE…): nothing to say.
+    if (!socket.writable || !(e.code === 'ERR_HTTP_REQUEST_TIMEOUT' || e.code?.startsWith('HPE_'))) {
       socket.destroy();
       return;
     }
     const { status, reason } = clientErrorAnswer(e, ctx);
     ctx.logger?.debug({ code: e.code, status, reason }, 'refused a request the HTTP parser could not take');
     socket.on('error', () => undefined);
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
-        'Content-Type: text/plain; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(reason)}\r\n` +
-        'Connection: close\r\n\r\n' +
-        reason,
-    );
-    // Closed when the client has read the answer and hung up, or a moment later anyway (closing at
-    // once could reset the connection over request bytes still arriving, and lose the answer).
-    const timer = setTimeout(() => socket.destroy(), 1_000);
-    socket.once('close', () => clearTimeout(timer));
+    afterOwedResponses(socket, () => {
+      if (!socket.writable) return;
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+          'Content-Type: text/plain; charset=utf-8\r\n' +
+          `Content-Length: ${Buffer.byteLength(reason)}\r\n` +
+          'Connection: close\r\n\r\n' +
+          reason,
+      );
+      // Closed when the client has read the answer and hung up, or a moment later anyway (closing at
+      // once could reset the connection over request bytes still arriving, and lose the answer).
+      const timer = setTimeout(() => socket.destroy(), 1_000);
+      socket.once('close', () => clearTimeout(timer));
+    });
   };
 }

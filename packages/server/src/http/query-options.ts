@@ -18,7 +18,7 @@ export type OptionsQuery = Partial<Static<typeof ReadOptionsQuery>>;
 /** `node-meta=k:v` (repeatable; split at the first ':'; no ':' → empty value). */
 export function nodeMeta(items: readonly string[] | undefined): Record<string, string> | undefined {
   if (!items || items.length === 0) return undefined;
-  const meta: Record<string, string> = {};
+  const meta: Record<string, string> = Object.create(null); // keyed by the request
   for (const item of items) {
     const i = item.indexOf(':');
     if (i < 0) meta[item] = '';

@@ -1,28 +1,22 @@
 // Prepared-query templates (consul-behaviour §4.4): compiled once when saved — the Type, the Regexp
-// (RE2 syntax, run as a JavaScript RegExp: `(?P<name>` is accepted as `(?<name>`, leading inline
-// flags `(?i)`, `(?s)`, `(?m)` become RegExp flags; anything JavaScript cannot parse is refused) and
-// every string inside Service — then rendered for each looked-up name.
+// (RE2 syntax, run by the RE2 engine of regexp/user-regexp.ts: linear time whatever the pattern,
+// backreferences and lookaround refused) and every string inside Service — then rendered for each
+// looked-up name.
 import type { PreparedServiceQuery, QueryDefinition } from '@registry/store';
+import { compileUserRegexp, UserRegexpError, type UserRegexp } from '../regexp/user-regexp';
 import { evaluate, parseInterpolation, type Interpolation, type TemplateVars } from './interpolation';
 
 export const NAME_PREFIX_MATCH = 'name_prefix_match';
 
 export class TemplateError extends Error {}
 
-/** A RE2 pattern as a JavaScript RegExp; throws TemplateError when it cannot be compiled. */
-export function compileRegexp(pattern: string): RegExp {
-  let source = pattern;
-  let flags = '';
-  const lead = /^\(\?([ims]+)\)/.exec(source);
-  if (lead) {
-    flags = [...new Set(lead[1])].join('');
-    source = source.slice(lead[0].length);
-  }
-  source = source.replace(/\(\?P</g, '(?<');
+/** The template's RE2 pattern; throws TemplateError (Consul's text) when it is not valid RE2. */
+export function compileRegexp(pattern: string): UserRegexp {
   try {
-    return new RegExp(source, flags);
+    return compileUserRegexp(pattern);
   } catch (err) {
-    throw new TemplateError(`failed compiling template: Bad Regexp: ${(err as Error).message}`);
+    if (err instanceof UserRegexpError) throw new TemplateError(`failed compiling template: Bad Regexp: ${err.message}`);
+    throw err;
   }
 }
 
@@ -88,7 +82,7 @@ export function compileTemplate(q: QueryDefinition): CompiledTemplate {
         'name.prefix': q.Name,
         'name.suffix': name.startsWith(q.Name) ? name.slice(q.Name.length) : name,
         'agent.segment': agentSegment,
-        matches: re ? [...(re.exec(name) ?? [])] : [],
+        matches: re ? re.exec(name) ?? [] : [],
       };
       for (const { slot, parts } of compiled) slot.set(out.Service, evaluate(parts, vars));
       if (q.Template.RemoveEmptyTags && out.Service.Tags) out.Service.Tags = out.Service.Tags.filter((t) => t !== '');

@@ -21,9 +21,9 @@ export function canonicalKeys(value: unknown, schema: SchemaNode | undefined): u
   if (!props) return value;
   const byFolded = new Map<string, string>();
   for (const name of Object.keys(props)) byFolded.set(fold(name), name);
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = Object.create(null); // a body's keys: `__proto__` is a key like any other
   for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-    const name = props[key] ? key : byFolded.get(fold(key));
+    const name = Object.hasOwn(props, key) ? key : byFolded.get(fold(key));
     if (name === undefined) {
       out[key] = v; // unknown keys are kept for ajv to strip or refuse per schema
       continue;

@@ -65,9 +65,13 @@ describe('templates', () => {
     expect(compileTemplate(q).render('x-y').Service).toMatchObject({ Service: 'a', Tags: ['', ''] });
   });
 
-  test('RE2 named groups and leading inline flags are accepted; what JavaScript cannot parse is refused', () => {
-    expect(compileRegexp('(?P<env>prod|dev)').exec('dev')?.groups?.env).toBe('dev');
+  test('RE2 named groups and inline flags are accepted; what RE2 cannot parse is refused', () => {
+    expect(compileRegexp('(?P<env>prod|dev)').exec('dev')).toEqual(['dev', 'dev']);
     expect(compileRegexp('(?i)^WEB').test('web-1')).toBe(true);
+    expect(compileRegexp('^a(?i:B)c').test('abc')).toBe(true);
+    expect(compileRegexp('(a)|(b)').exec('b')).toEqual(['b', '', 'b']);
+    expect(() => compileRegexp('(a)\\1')).toThrow(/^failed compiling template: Bad Regexp: .*invalid escape sequence/);
+    expect(() => compileRegexp('a(?=b)')).toThrow(/^failed compiling template: Bad Regexp: .*Perl syntax/);
     expect(() => compileRegexp('([a-')).toThrow(TemplateError);
     expect(() => compileRegexp('([a-')).toThrow(/^failed compiling template: Bad Regexp: /);
   });

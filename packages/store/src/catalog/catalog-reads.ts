@@ -64,7 +64,7 @@ export function catalogServices(catalog: CatalogTable, indexes: IndexTable, q: N
     if (!set) tags.set(s.Service, (set = new Set()));
     for (const t of s.Tags) set.add(t);
   }
-  const value: Record<string, string[]> = {};
+  const value: Record<string, string[]> = Object.create(null); // keyed by users' service names
   for (const [name, set] of tags) value[name] = [...set];
   return queryResult(indexes, filtering ? [SERVICES, NODES] : [SERVICES], value);
 }
@@ -80,7 +80,8 @@ export function catalogService(catalog: CatalogTable, indexes: IndexTable, name:
 export function catalogNode(catalog: CatalogTable, indexes: IndexTable, nameOrId: string): QueryResult<CatalogNodeOut | null> {
   const { node, keys } = findNode(catalog, nameOrId);
   if (!node) return queryResult(indexes, keys, null);
-  const services: CatalogNodeOut['Services'] = {};
+  // Keyed by service IDs users chose: no prototype, so `constructor` or `__proto__` is an ID like any other.
+  const services: CatalogNodeOut['Services'] = Object.create(null);
   for (const s of sortByNames(catalog.servicesOf(node.Node), (s) => [s.ID])) {
     services[s.ID] = nodeServiceOut(s);
   }

@@ -32,7 +32,7 @@ function duration(d: PlainObject, key: string, path: string): string | undefined
 function headers(d: PlainObject, path: string): Record<string, string[]> | undefined {
   const h = optObject(d.Header, `${path}.Header`);
   if (!h) return undefined;
-  const out: Record<string, string[]> = {};
+  const out: Record<string, string[]> = Object.create(null); // header names come from the request
   for (const [name, values] of Object.entries(h)) {
     if (!Array.isArray(values) || !values.every((v) => typeof v === 'string')) {
       throw new Rejection(`Invalid field ${path}.Header.${name}: expected an array of strings`);

@@ -1,6 +1,7 @@
 // /v1/acl/* (spec "ACL tokens", "ACL policies"; consul-behaviour §2.3–2.5). Identifiers, secrets
 // and CreateTime are made here and travel in the command; the store decides everything that
 // depends on its tables. Client errors are 400 (DECISIONS.md); Consul's texts otherwise.
+import { checkJsonDepth } from '../json-depth';
 import { BOOTSTRAP_TOKEN_DESCRIPTION, generateUUID, uuidError } from '@registry/acl';
 import type { BootstrapResult, PolicyLinkInput, TokenOut } from '@registry/store';
 import { ACL_NOT_FOUND } from '../../acl/store-resolver';
@@ -41,6 +42,7 @@ function decode<T>(ctx: RouteContext<any, any, any>, validate: BodyValidator<T>,
     if (optional) return validate({});
     throw badRequest(`${what}: EOF`);
   }
+  checkJsonDepth(text, what);
   let value: unknown;
   try {
     value = JSON.parse(text);

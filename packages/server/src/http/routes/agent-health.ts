@@ -25,7 +25,7 @@ const ID_PARAMS = Type.Object({ id: RequiredText('Missing serviceID') });
 const NAME_PARAMS = Type.Object({ name: RequiredText('Missing service Name') });
 
 export function agentHealthRoutes(deps: RouteDeps): Route<any>[] {
-  /** Every local service by ID (what /v1/agent/services shows), unfiltered: callers check ACLs. */
+  /** Every local service by ID (what /v1/agent/services shows), unfiltered: callers check ACLs. A null-prototype object (mesh.ts). */
   const services = () => meshOf(deps).listServices(Authorizer.allowAll()) as Record<string, Record<string, unknown>>;
 
   /** One instance: its checks and the node's (maintenance included), and their fold. */

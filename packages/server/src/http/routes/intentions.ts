@@ -61,7 +61,7 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
         });
         const reply = await deps.rpc.read('intention.match', { by, entries }, ctx.opts, waitSignal(ctx));
         // The spec: each value is an array (Consul sends null for a name without matches).
-        const out: Record<string, IntentionOut[]> = {};
+        const out: Record<string, IntentionOut[]> = Object.create(null); // keyed by the request's names
         names.forEach((n, i) => {
           out[n] = reply.result.value[i] ?? [];
         });

@@ -1,6 +1,6 @@
 // /v1/status/*, /v1/operator/raft/*, and the agent's own /v1/agent/{self,members,join,leave}.
 import { badRequest } from '../../errors';
-import { joinTarget } from '../join-target';
+import { resolvedJoinTarget } from '../join-target';
 import { route, type Route } from '../route';
 import { readQuery, writeQuery } from '../../schemas/query-options';
 import { Flag, Text } from '../../schemas/query-fields';
@@ -101,10 +101,10 @@ export function statusRoutes(deps: RouteDeps): Route<any>[] {
         demand(deps, ctx, (a) => a.agentWrite(node));
         if (ctx.query.wan) {
           if (!deps.lifecycle) throw badRequest('WAN join is not available on this agent');
-          await deps.lifecycle.wanJoin(joinTarget(params.address), ctx.opts.token);
+          await deps.lifecycle.wanJoin(await resolvedJoinTarget(params.address), ctx.opts.token);
           return undefined;
         }
-        await cluster.join(joinTarget(params.address));
+        await cluster.join(await resolvedJoinTarget(params.address));
         return undefined;
       },
     }),

@@ -4,6 +4,7 @@
 // any Node, Service or Check write makes it the `txn` command.
 // A rolled-back transaction answers 409 with {"Results": null, "Errors": [{OpIndex, What}]}.
 // The body is parsed with exact integers: KV Flags are a Go uint64 (see json-text.ts).
+import { checkJsonDepth } from '../json-depth';
 import { CATALOG_VERBS, KV_READ_VERBS, KV_VERBS, MAX_TXN_OPS, type KvOp, type KvVerb, type TxnOpInput, type TxnReply, type CatalogVerb, type FullTxnReply } from '@registry/store';
 import { badRequest, tooLarge } from '../../errors';
 import { route, type Method, type Route, type RouteContext } from '../route';
@@ -79,6 +80,7 @@ function asRead(ctx: TxnContext): TxnContext {
 function parseBody(raw: Buffer | undefined): unknown {
   const text = raw && raw.length > 0 ? raw.toString('utf8') : '';
   if (text.trim() === '') throw badRequest('Request decode failed: EOF');
+  checkJsonDepth(text);
   try {
     return parseExactJson(text);
   } catch (err) {
