@@ -37,6 +37,7 @@ import { installAgentChecks } from '../checks/install';
 import { addLogSecret, createLogger, type Logger } from './logger';
 import { ConfigReloader, type ReloadResult } from './reload';
 import { loadOrCreateNodeId } from './node-id';
+import { runnerFailures } from './runner-failures';
 import { LogTap } from './log-tap';
 import { agentLifecycle } from './agent-lifecycle';
 import { debugConfig } from './debug-config';
@@ -223,7 +224,8 @@ export class Agent {
     // Client agents' heartbeats and serfHealth (cluster/client-liveness.ts); the leader is the only writer.
     const clients = new ClientLiveness({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), timeoutMs: config.clients.heartbeatTimeoutMs, logger: logger.child({ module: 'agent.leader' }) });
     leaderDuties.add(clients);
-    const mesh = new Mesh({ config, rpc, store, raft, transport, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress });
+    const failures = runnerFailures(logger.child({ module: 'agent.runners' }), (runner) => metrics.runnerFailed(runner));
+    const mesh = new Mesh({ config, rpc, store, raft, transport, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures });
     leaderDuties.add(mesh.caDuty);
     installAcl(config.acl, { datacenter: config.datacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc);
@@ -254,7 +256,7 @@ export class Agent {
       logger.info({ leader: leader?.address ?? null, term: raft.term() }, leader ? 'cluster leader known' : 'no cluster leader');
     });
 
-    agent.checks = installAgentChecks({ config, dataDir, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }) });
+    agent.checks = installAgentChecks({ config, dataDir, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
     new AutopilotHealth({ self: { id: nodeId, node: config.nodeName, address }, version: VERSION, raft, store, transport, leaderCalls: rpc.leader });
     const tokens = new AgentTokens(config.acl.tokens, config.acl.enableTokenPersistence ? dataDir : undefined);
     await tokens.load();

@@ -41,6 +41,7 @@ import type { LeaderCallsApi } from '../rpc/rpc-api';
 import { clientClusterOps, clientForceLeave } from './client-cluster-ops';
 import { addLogSecret, createLogger, type Logger } from './logger';
 import { loadOrCreateNodeId } from './node-id';
+import { runnerFailures } from './runner-failures';
 import { LogTap } from './log-tap';
 import { hostFacts } from './host-facts';
 import { debugConfig } from './debug-config';
@@ -111,8 +112,10 @@ export class ClientAgent {
     const agent = new ClientAgent(config, logger, nodeId, dataDir, tempDataDir, transport, link, rpc, mirror, logTap);
     made.agent = agent;
     agent.reloader = new ConfigReloader(agent, options.loadConfig);
-    agent.metrics = new Metrics(config.telemetry);
+    const metrics = new Metrics(config.telemetry);
+    agent.metrics = metrics;
     agent.metrics.start();
+    const failures = runnerFailures(logger.child({ module: 'agent.runners' }), (runner) => metrics.runnerFailed(runner));
 
     // The agent's own writes (service and check sync) go with its authority; the mirror follows them.
     // `internal` still counts with servers that have ACLs off (nothing is checked there anyway).
@@ -125,9 +128,9 @@ export class ClientAgent {
     // The mesh's leader call (Connect.Sign of a leaf for a service of this agent, refreshed in the
     // background, not per request) is the agent's own: its agent token, which the servers check.
     const meshLeader: LeaderCallsApi = { call: (method, args, timeoutMs) => rpc.leader.call(method, args, timeoutMs, agentToken()), handle: rpc.leader.handle };
-    const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), leader: meshLeader, apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress });
+    const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), leader: meshLeader, apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures });
     agent.mesh = mesh;
-    agent.checks = installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }) });
+    agent.checks = installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
     agent.maintenance = new Maintenance({ node: config.nodeName, mesh, store: mirror.store, apply, files: new LocalStateFiles(dataDir), logger: logger.child({ module: 'agent.checks' }) });
     void agent.maintenance.restore(agent.checks.restored);
     const checks = agent.checks;

@@ -6,6 +6,7 @@
 import { Authorizer } from '@registry/acl';
 import type { CheckRequest, Command, Store } from '@registry/store';
 import type { Logger } from '../agent/logger';
+import type { RunnerFailures } from '../agent/runner-failures';
 import type { Mesh } from '../connect/mesh';
 import { servicesFromDefinition, type LocalService, type ServiceDefinition } from '../connect/local-services';
 import { badRequest, forbidden, isClientError } from '../errors';
@@ -15,6 +16,7 @@ import { capOutput } from './check-output';
 import { startIntervalRunner, startTtlTimer, type Runner, type TtlTimer } from './check-runner';
 import { catalogCheckOf, isCheckStatus, standaloneCheckSpec, type CheckSpec, type CheckStatus } from './check-spec';
 import { ConcurrencyLimit } from './concurrency-limit';
+import { setLongTimeout, type LongTimer } from './long-timer';
 import type { LocalStateFiles } from './local-state-files';
 import { httpProbe, tcpProbe } from './probes';
 import { isMaintenanceCheckId, serviceMaintenanceId } from './maintenance';
@@ -43,6 +45,8 @@ export interface AgentChecksDeps {
   /** Probes in flight at once. */
   maxConcurrentProbes: number;
   logger: Logger;
+  /** Where a runner reports a failure of its own (logged and counted; the check turns critical). */
+  failures: RunnerFailures;
 }
 
 /** How a check came to be: part of a service definition, or registered on its own. */
@@ -54,7 +58,7 @@ interface Tracked {
   status: CheckStatus;
   output: string;
   runner: Runner | TtlTimer;
-  criticalTimer: NodeJS.Timeout | undefined;
+  criticalTimer: LongTimer | undefined;
 }
 
 /** A state to start from instead of the definition's (on restart), with the TTL left. */
@@ -356,12 +360,13 @@ export class AgentChecks {
     this.checks.set(spec.CheckID, t);
     this.sync.track(spec, { status: state.status, output: state.output }, synced);
     const kind = spec.kind;
+    const failed = (err: unknown) => this.deps.failures.failed('check', spec.CheckID, err);
     if (kind.type === 'ttl') {
-      t.runner = startTtlTimer(kind.ttlMs, () => this.runnerResult(t, 'critical', TTL_EXPIRED), state.ttlLeftMs ?? kind.ttlMs);
+      t.runner = startTtlTimer(kind.ttlMs, () => this.runnerResult(t, 'critical', TTL_EXPIRED), failed, state.ttlLeftMs ?? kind.ttlMs);
     } else {
       const probe = kind.type === 'http' ? () => httpProbe(kind) : () => tcpProbe(kind);
       const interval = Math.max(kind.intervalMs, this.deps.floors.intervalMinMs);
-      t.runner = startIntervalRunner(interval, probe, (r) => this.runnerResult(t, r.status, r.output), this.limiter);
+      t.runner = startIntervalRunner(interval, probe, (r) => this.runnerResult(t, r.status, r.output), this.limiter, failed);
     }
     this.watchCritical(t);
   }
@@ -386,12 +391,13 @@ export class AgentChecks {
     const after = t.spec.deregisterAfterMs;
     if (!after || !t.spec.ServiceID) return;
     if (t.status !== 'critical') {
-      clearTimeout(t.criticalTimer);
+      t.criticalTimer?.clear();
       t.criticalTimer = undefined;
       return;
     }
     if (t.criticalTimer) return;
-    t.criticalTimer = setTimeout(() => {
+    // A long timer: a DeregisterCriticalServiceAfter of "1000h" must not fire after 1 ms.
+    t.criticalTimer = setLongTimeout(() => {
       if (this.checks.get(t.spec.CheckID) !== t || t.status !== 'critical') return;
       this.deps.logger.info({ check: t.spec.CheckID, service: t.spec.ServiceID }, 'check critical too long; deregistering its service');
       this.deregisterService(t.spec.ServiceID, Authorizer.allowAll()).catch((err: Error) => {
@@ -400,12 +406,11 @@ export class AgentChecks {
         this.watchCritical(t);
       });
     }, Math.max(after, this.deps.floors.deregisterMinMs));
-    t.criticalTimer.unref();
   }
 
   private halt(t: Tracked): void {
     t.runner.stop();
-    clearTimeout(t.criticalTimer);
+    t.criticalTimer?.clear();
   }
 
   /** Stop and forget the checks matching `which`, once none of their writes is in flight; returns their last states. */

@@ -67,6 +67,10 @@ export class Metrics {
   // CA
   private readonly leafSigned = new CounterSeries(this.ctx, 'registry.ca.leaf.signed', { name: 'registry_ca_leaf_signed_total', help: 'Leader: leaf certificates signed' }).bind();
 
+  // Background runners (agent/runner-failures.ts): a failure each, by kind of runner.
+  private readonly runnerFailureSeries = new CounterSeries(this.ctx, 'registry.runner.failures', { name: 'registry_runner_failures_total', help: 'Failures of background runners (check, managed-proxy, watch, timer, restore) and of unawaited promises or uncaught exceptions, by runner', labelNames: ['runner'] });
+  private readonly runnerFailureCells = new Map<string, CounterCell>();
+
   readonly raftObserver: RaftObserver;
   readonly rpcObserver: RpcObserver;
 
@@ -167,6 +171,16 @@ export class Metrics {
         t.observeMs(ms);
       },
     };
+  }
+
+  /** A background runner of kind `runner` failed (agent/runner-failures.ts). */
+  runnerFailed(runner: string): void {
+    let c = this.runnerFailureCells.get(runner);
+    if (!c) {
+      c = this.runnerFailureSeries.bind({ runner });
+      this.runnerFailureCells.set(runner, c);
+    }
+    c.inc();
   }
 
   /** A token was resolved in `ms`, from the cache or not. */

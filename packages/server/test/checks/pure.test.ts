@@ -22,8 +22,13 @@ describe('check definitions', () => {
 
   test('invalid definitions are 400 with the reasons joined', () => {
     expect(() => checkSpecOf({ HTTP: 'http://x', TCP: 'x:1', Interval: '1s' }, ids)).toThrow('Invalid check: HTTP and TCP cannot both be specified');
-    expect(() => checkSpecOf({ HTTP: 'ftp://x', Interval: '1s' }, ids)).toThrow('Invalid check: HTTP must be an http:// or https:// URL');
-    expect(() => checkSpecOf({ TCP: 'nohostport', Interval: '1s' }, ids)).toThrow('Invalid check: TCP must be host:port');
+    // As Consul 1.4: the URL and address are not judged at registration; the probe reports them (issue 31).
+    expect(checkSpecOf({ HTTP: 'ftp://x', Interval: '1s' }, ids).kind).toMatchObject({ type: 'http', url: 'ftp://x' });
+    expect(checkSpecOf({ TCP: 'nohostport', Interval: '1s' }, ids).kind).toMatchObject({ type: 'tcp', address: 'nohostport' });
+    // A duration beyond Go's int64 of nanoseconds (~292 years) does not decode, as in Consul.
+    expect(() => checkSpecOf({ TTL: '3000000h' }, ids)).toThrow('Request decode failed: TTL: time: invalid duration "3000000h"');
+    expect(() => checkSpecOf({ TCP: 'x:1', Interval: 1e30 }, ids)).toThrow('Request decode failed: Interval: time: invalid duration 1e+30');
+    expect(checkSpecOf({ TTL: '2000000h' }, ids).kind).toEqual({ type: 'ttl', ttlMs: 2e6 * 3.6e6 });
     expect(() => checkSpecOf({ GRPC: 'x:1', Interval: '1s' }, ids)).toThrow('Invalid check: gRPC checks are not supported');
     expect(() => standaloneCheckSpec({ Name: 'n', TTL: '1s', Status: 'maintenance' })).toThrow('Bad check status');
     expect(standaloneCheckSpec({ Name: 'n', TTL: '1s' }).CheckID).toBe('n');
