@@ -20,7 +20,7 @@ import { allRoutes } from '../http/routes';
 import { serverError, badRequest } from '../errors';
 import { Joiner } from '../cluster/join';
 import { LeftMarker } from '../cluster/left-marker';
-import { raftStorage } from './raft-storage';
+import { holdsRaftState, raftStorage } from './raft-storage';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
 import { portOf, type ServerFacts } from '../cluster/server-info';
 import { ClientLiveness, clientsInCatalog } from '../cluster/client-liveness';
@@ -36,7 +36,7 @@ import type { AgentChecks } from '../checks/agent-checks';
 import { installAgentChecks } from '../checks/install';
 import { addLogSecret, createLogger, type Logger } from './logger';
 import { ConfigReloader, type ReloadResult } from './reload';
-import { loadOrCreateNodeId } from './node-id';
+import { loadOrCreateServerNodeId } from './node-id';
 import { runnerFailures } from './runner-failures';
 import { LogTap } from './log-tap';
 import { agentLifecycle } from './agent-lifecycle';
@@ -176,9 +176,15 @@ export class Agent {
     const tempDataDir = !config.dataDir;
     const dataDir = config.dataDir ?? (made.tempDir = await mkdtemp(join(tmpdir(), 'registry-dev-')));
     await mkdir(dataDir, { recursive: true });
-    const nodeId = await loadOrCreateNodeId(dataDir, config.nodeId);
     const db = new Level<string, unknown>(join(dataDir, 'db'), { valueEncoding: 'view' });
     await db.open();
+    let nodeId: string;
+    try {
+      nodeId = await loadOrCreateServerNodeId(dataDir, config.nodeId, { db, hasRaftState: () => holdsRaftState(dataDir, db), logger });
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
 
     const tls = await loadAgentTls(config.tls, config.datacenter);
     const transport = options.transport
@@ -262,7 +268,7 @@ export class Agent {
     await tokens.load();
     const maintenance = new Maintenance({
       node: config.nodeName, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }),
-      files: new LocalStateFiles(dataDir), logger: logger.child({ module: 'agent.checks' }),
+      files: new LocalStateFiles(dataDir, logger.child({ module: 'agent.checks' })), logger: logger.child({ module: 'agent.checks' }),
     });
     void maintenance.restore(agent.checks.restored);
     agent.lifecycle = agentLifecycle({

@@ -131,7 +131,7 @@ export class ClientAgent {
     const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), leader: meshLeader, apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures });
     agent.mesh = mesh;
     agent.checks = installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
-    agent.maintenance = new Maintenance({ node: config.nodeName, mesh, store: mirror.store, apply, files: new LocalStateFiles(dataDir), logger: logger.child({ module: 'agent.checks' }) });
+    agent.maintenance = new Maintenance({ node: config.nodeName, mesh, store: mirror.store, apply, files: new LocalStateFiles(dataDir, logger.child({ module: 'agent.checks' })), logger: logger.child({ module: 'agent.checks' }) });
     void agent.maintenance.restore(agent.checks.restored);
     const checks = agent.checks;
     agent.antiEntropy = new AntiEntropy({

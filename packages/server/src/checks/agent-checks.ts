@@ -16,6 +16,7 @@ import { capOutput } from './check-output';
 import { startIntervalRunner, startTtlTimer, type Runner, type TtlTimer } from './check-runner';
 import { catalogCheckOf, isCheckStatus, standaloneCheckSpec, type CheckSpec, type CheckStatus } from './check-spec';
 import { ConcurrencyLimit } from './concurrency-limit';
+import { validCheckDefinition, validServiceDefinition } from './config-definitions';
 import { setLongTimeout, type LongTimer } from './long-timer';
 import type { LocalStateFiles } from './local-state-files';
 import { httpProbe, tcpProbe } from './probes';
@@ -255,21 +256,42 @@ export class AgentChecks {
     while (!this.stopped && !this.deps.store.catalogNode(this.deps.node).value) await sleep(100);
     if (this.stopped) return;
     const all = Authorizer.allowAll();
-    const configServiceIds = new Set(config.services.map((d) => d.ID || d.Name || ''));
-    const services = [...config.services, ...persistedServices.filter((d) => !configServiceIds.has(d.ID || d.Name || ''))];
-    for (const def of services) {
-      await this.retrying(`service ${def.ID || def.Name}`, async () => {
+    const serviceId = (d: ServiceDefinition) => d.ID || d.Name || '';
+    const checkId = (d: AgentCheckDefinition) => d.CheckID || d.ID || d.Name || '';
+    // What this agent wrote itself may no longer load (an older version's rules, a hand edit): each
+    // such file is skipped and set aside with the reason, and the start goes on (issue 31).
+    const setAside = (kind: 'service' | 'check', id: string, err: unknown) => {
+      const reason = err instanceof Error ? err.message : String(err);
+      return kind === 'service' ? files?.setAsideService(id, reason) : files?.setAsideCheck(id, reason);
+    };
+    const loadable = async <T>(kind: 'service' | 'check', defs: T[], idOf: (d: T) => string, valid: (d: T) => T): Promise<T[]> => {
+      const out: T[] = [];
+      for (const d of defs) {
+        try {
+          out.push(valid(d));
+        } catch (err) {
+          await setAside(kind, idOf(d), err);
+        }
+      }
+      return out;
+    };
+    const configServiceIds = new Set(config.services.map(serviceId));
+    const ownServices = await loadable('service', persistedServices.filter((d) => !configServiceIds.has(serviceId(d))), serviceId, validServiceDefinition);
+    for (const def of [...config.services, ...ownServices]) {
+      const persisted = ownServices.includes(def);
+      await this.retrying(`service ${serviceId(def)}`, async () => {
         const start = await this.restoredStates(this.serviceCheckSpecs(def));
         await this.registerService(withStatuses(def, start), all, false, start);
-      });
+      }, persisted ? (err) => setAside('service', serviceId(def), err) : undefined);
     }
-    const configCheckIds = new Set(config.checks.map((d) => d.CheckID || d.ID || d.Name || ''));
-    const checks = [...config.checks, ...persistedChecks.filter((d) => !configCheckIds.has(d.CheckID || d.ID || d.Name || ''))];
-    for (const def of checks) {
-      await this.retrying(`check ${def.CheckID || def.ID || def.Name}`, async () => {
+    const configCheckIds = new Set(config.checks.map(checkId));
+    const ownChecks = await loadable('check', persistedChecks.filter((d) => !configCheckIds.has(checkId(d))), checkId, validCheckDefinition);
+    for (const def of [...config.checks, ...ownChecks]) {
+      const persisted = ownChecks.includes(def);
+      await this.retrying(`check ${checkId(def)}`, async () => {
         const start = (await this.restoredStates([this.checkOf(def)])).values().next().value;
         await this.registerCheck(def, all, false, start);
-      });
+      }, persisted ? (err) => setAside('check', checkId(def), err) : undefined);
     }
   }
 
@@ -312,14 +334,20 @@ export class AgentChecks {
     return out;
   }
 
-  private async retrying(what: string, attempt: () => Promise<void>): Promise<void> {
+  /** `refused` is told when the definition itself is refused (a client error), not when the cluster is away. */
+  private async retrying(what: string, attempt: () => Promise<void>, refused?: (err: unknown) => Promise<void> | undefined): Promise<void> {
     for (let tries = 1; !this.stopped; tries++) {
       try {
         await attempt();
         return;
       } catch (err) {
-        if (isClientError(err) || tries >= 30) {
-          this.deps.logger.error({ what, err: (err as Error).message }, 'could not restore agent state');
+        if (isClientError(err)) {
+          this.deps.logger.error({ what, err: (err as Error).message }, 'could not restore agent state: the definition is refused');
+          await refused?.(err);
+          return;
+        }
+        if (tries >= 30) {
+          this.deps.failures.failed('restore', what, err);
           return;
         }
         await sleep(RETRY_MS);

@@ -28,7 +28,7 @@ export function installAgentChecks(deps: {
     store: deps.store,
     apply: deps.apply,
     aclsEnabled: deps.aclsEnabled,
-    files: new LocalStateFiles(deps.dataDir),
+    files: new LocalStateFiles(deps.dataDir, deps.logger),
     floors: { intervalMinMs: config.checks.intervalMinMs, deregisterMinMs: config.checks.deregisterMinMs },
     outputIntervalMs: config.checks.updateIntervalMs,
     maxConcurrentProbes: MAX_CONCURRENT_PROBES,
