@@ -132,6 +132,8 @@ export class Agent {
   metrics: Metrics | undefined;
   /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
   readonly stopped: Promise<void>;
+  /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
+  exitCode = 0;
   private markStopped!: () => void;
   private loadConfig: (() => AgentConfig) | undefined;
   private reloader: ConfigReloader | undefined;
@@ -236,6 +238,15 @@ export class Agent {
     installAcl(config.acl, { datacenter: config.datacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc);
     made.agent = agent;
+    // The Raft node stops itself when carrying out a Ready failed for a reason other than storage
+    // (storage faults are retried, never fatal): a bug in the state machine or Raft. An agent
+    // without Raft would only answer 'No cluster leader', so it ends, saying why, and a supervisor
+    // restarts it from its data dir (docs/operations.md, "What ends the process").
+    raft.on('error', (err: unknown) => {
+      logger.fatal({ err: err instanceof Error ? err.message : String(err), stack: err instanceof Error ? err.stack : undefined }, 'stopping the agent: its Raft node stopped after a failure that is not a storage fault');
+      agent.exitCode = 1;
+      void agent.stop().catch(() => undefined);
+    });
     agent.metrics = metrics;
     agent.registerRpc();
     installClientGateway({

@@ -53,6 +53,8 @@ export class ClientAgent {
   private dns: DnsServer | undefined;
   private stopping: Promise<void> | null = null;
   readonly stopped: Promise<void>;
+  /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
+  exitCode = 0;
   private markStopped!: () => void;
   checks: AgentChecks | undefined;
   mesh: Mesh | undefined;
