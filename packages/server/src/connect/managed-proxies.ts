@@ -107,7 +107,7 @@ export class ManagedProxies {
     const stable = Date.now() - run.startedAt > STABLE_AFTER_MS;
     if (stable) run.backoffMs = MIN_BACKOFF_MS;
     if (stable) this.logger.warn({ proxy: run.spec.proxyServiceId, why, retryMs: run.backoffMs }, 'managed proxy exited; restarting');
-    else this.failures.failed('managed-proxy', run.spec.proxyServiceId, new Error(`${why} (command ${JSON.stringify(run.spec.command)}; restarting in ${run.backoffMs} ms)`));
+    else this.failures.failed('managed-proxy', run.spec.proxyServiceId, `${why} (command ${JSON.stringify(run.spec.command)}; restarting in ${run.backoffMs} ms)`);
     run.restarts++;
     run.timer = setTimeout(() => this.launch(run), run.backoffMs);
     run.backoffMs = Math.min(MAX_BACKOFF_MS, run.backoffMs * 2);
