@@ -18,7 +18,7 @@ import { catalogCheckOf, isCheckStatus, standaloneCheckSpec, type CheckSpec, typ
 import { ConcurrencyLimit } from './concurrency-limit';
 import { validCheckDefinition, validServiceDefinition } from './config-definitions';
 import { setLongTimeout, type LongTimer } from './long-timer';
-import type { LocalStateFiles } from './local-state-files';
+import type { LocalStateFiles, Persisted } from './local-state-files';
 import { httpProbe, tcpProbe } from './probes';
 import { isMaintenanceCheckId, serviceMaintenanceId } from './maintenance';
 
@@ -260,38 +260,33 @@ export class AgentChecks {
     const checkId = (d: AgentCheckDefinition) => d.CheckID || d.ID || d.Name || '';
     // What this agent wrote itself may no longer load (an older version's rules, a hand edit): each
     // such file is skipped and set aside with the reason, and the start goes on (issue 31).
-    const setAside = (kind: 'service' | 'check', id: string, err: unknown) => {
-      const reason = err instanceof Error ? err.message : String(err);
-      return kind === 'service' ? files?.setAsideService(id, reason) : files?.setAsideCheck(id, reason);
-    };
-    const loadable = async <T>(kind: 'service' | 'check', defs: T[], idOf: (d: T) => string, valid: (d: T) => T): Promise<T[]> => {
-      const out: T[] = [];
-      for (const d of defs) {
+    const setAside = (p: Persisted<unknown>, what: string, err: unknown) => files?.setAside(p.file, `${what}: ${err instanceof Error ? err.message : String(err)}`);
+    const loadable = async <T>(kind: string, persisted: Persisted<T>[], idOf: (d: T) => string, valid: (d: T) => T): Promise<Persisted<T>[]> => {
+      const out: Persisted<T>[] = [];
+      for (const p of persisted) {
         try {
-          out.push(valid(d));
+          out.push({ file: p.file, def: valid(p.def) });
         } catch (err) {
-          await setAside(kind, idOf(d), err);
+          await setAside(p, `${kind} ${JSON.stringify(idOf(p.def))}`, err);
         }
       }
       return out;
     };
     const configServiceIds = new Set(config.services.map(serviceId));
-    const ownServices = await loadable('service', persistedServices.filter((d) => !configServiceIds.has(serviceId(d))), serviceId, validServiceDefinition);
-    for (const def of [...config.services, ...ownServices]) {
-      const persisted = ownServices.includes(def);
+    const ownServices = await loadable('service', persistedServices.filter((p) => !configServiceIds.has(serviceId(p.def))), serviceId, validServiceDefinition);
+    for (const { def, file } of [...config.services.map((def) => ({ def, file: undefined })), ...ownServices]) {
       await this.retrying(`service ${serviceId(def)}`, async () => {
         const start = await this.restoredStates(this.serviceCheckSpecs(def));
         await this.registerService(withStatuses(def, start), all, false, start);
-      }, persisted ? (err) => setAside('service', serviceId(def), err) : undefined);
+      }, file === undefined ? undefined : (err) => setAside({ file, def }, `service ${JSON.stringify(serviceId(def))}`, err));
     }
     const configCheckIds = new Set(config.checks.map(checkId));
-    const ownChecks = await loadable('check', persistedChecks.filter((d) => !configCheckIds.has(checkId(d))), checkId, validCheckDefinition);
-    for (const def of [...config.checks, ...ownChecks]) {
-      const persisted = ownChecks.includes(def);
+    const ownChecks = await loadable('check', persistedChecks.filter((p) => !configCheckIds.has(checkId(p.def))), checkId, validCheckDefinition);
+    for (const { def, file } of [...config.checks.map((def) => ({ def, file: undefined })), ...ownChecks]) {
       await this.retrying(`check ${checkId(def)}`, async () => {
         const start = (await this.restoredStates([this.checkOf(def)])).values().next().value;
         await this.registerCheck(def, all, false, start);
-      }, persisted ? (err) => setAside('check', checkId(def), err) : undefined);
+      }, file === undefined ? undefined : (err) => setAside({ file, def }, `check ${JSON.stringify(checkId(def))}`, err));
     }
   }
 

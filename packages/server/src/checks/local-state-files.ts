@@ -34,6 +34,12 @@ const fileName = (id: string) => createHash('sha256').update(id).digest('hex').s
 /** The suffix of a definition set aside because it no longer loads. */
 export const SET_ASIDE_SUFFIX = '.bad';
 
+/** A definition read back, with the file it came from (to set aside if it no longer registers). */
+export interface Persisted<T> {
+  file: string;
+  def: T;
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export class LocalStateFiles {
@@ -59,13 +65,9 @@ export class LocalStateFiles {
   removeService(id: string): Promise<void> {
     return this.remove(join(this.servicesDir, fileName(id)));
   }
-  async loadServices(): Promise<ServiceDefinition[]> {
+  async loadServices(): Promise<Persisted<ServiceDefinition>[]> {
     const files = await this.readAll(this.servicesDir, (f) => typeof f.ID === 'string' && isObject(f.Service));
-    return files.map((f) => f.Service as ServiceDefinition);
-  }
-  /** A persisted service that no longer registers: renamed aside, with the reason logged. */
-  setAsideService(id: string, reason: string): Promise<void> {
-    return this.setAside(join(this.servicesDir, fileName(id)), `service ${JSON.stringify(id)}: ${reason}`);
+    return files.map(({ file, value }) => ({ file, def: value.Service as ServiceDefinition }));
   }
 
   saveCheck(id: string, def: AgentCheckDefinition): Promise<void> {
@@ -74,13 +76,9 @@ export class LocalStateFiles {
   removeCheck(id: string): Promise<void> {
     return Promise.all([this.remove(join(this.checksDir, fileName(id))), this.removeCheckState(id)]).then(() => undefined);
   }
-  async loadChecks(): Promise<AgentCheckDefinition[]> {
+  async loadChecks(): Promise<Persisted<AgentCheckDefinition>[]> {
     const files = await this.readAll(this.checksDir, (f) => typeof f.ID === 'string' && isObject(f.Check));
-    return files.map((f) => f.Check as AgentCheckDefinition);
-  }
-  /** A persisted check that no longer registers: renamed aside, with the reason logged. */
-  setAsideCheck(id: string, reason: string): Promise<void> {
-    return this.setAside(join(this.checksDir, fileName(id)), `check ${JSON.stringify(id)}: ${reason}`);
+    return files.map(({ file, value }) => ({ file, def: value.Check as AgentCheckDefinition }));
   }
 
   saveCheckState(state: PersistedCheckState): Promise<void> {
@@ -105,7 +103,7 @@ export class LocalStateFiles {
     return this.remove(join(this.maintenanceDir, fileName(checkId)));
   }
   async loadMaintenance(): Promise<PersistedMaintenance[]> {
-    return (await this.readAll(this.maintenanceDir, (m) => typeof m.CheckID === 'string')) as unknown as PersistedMaintenance[];
+    return (await this.readAll(this.maintenanceDir, (m) => typeof m.CheckID === 'string')).map(({ value }) => value as unknown as PersistedMaintenance);
   }
 
   /** Resolves when every write queued so far is on disk. */
@@ -135,8 +133,8 @@ export class LocalStateFiles {
     return this.enqueue(path, () => removeFileDurably(path));
   }
 
-  /** Rename `path` to `<path>.bad` (replacing an older one) so the next start does not trip on it again. */
-  private setAside(path: string, reason: string): Promise<void> {
+  /** Rename a definition file that no longer loads to `<file>.bad` (replacing an older one), so the next start does not trip on it again. */
+  setAside(path: string, reason: string): Promise<void> {
     return this.enqueue(path, async () => {
       try {
         await rename(path, path + SET_ASIDE_SUFFIX);
@@ -149,7 +147,7 @@ export class LocalStateFiles {
   }
 
   /** Every definition file in `dir` that parses and has the expected shape; the others are set aside. */
-  private async readAll(dir: string, wellFormed: (f: Record<string, unknown>) => boolean): Promise<Record<string, unknown>[]> {
+  private async readAll(dir: string, wellFormed: (f: Record<string, unknown>) => boolean): Promise<{ file: string; value: Record<string, unknown> }[]> {
     let names: string[];
     try {
       names = (await readdir(dir, { withFileTypes: true }))
@@ -159,7 +157,7 @@ export class LocalStateFiles {
     } catch {
       return [];
     }
-    const out: Record<string, unknown>[] = [];
+    const out: { file: string; value: Record<string, unknown> }[] = [];
     for (const name of names) {
       // (A write cut short before its rename leaves only a .tmp file, skipped above.)
       let parsed: unknown;
@@ -169,7 +167,7 @@ export class LocalStateFiles {
         await this.setAside(join(dir, name), `unreadable: ${(err as Error).message}`);
         continue;
       }
-      if (isObject(parsed) && wellFormed(parsed)) out.push(parsed);
+      if (isObject(parsed) && wellFormed(parsed)) out.push({ file: join(dir, name), value: parsed });
       else await this.setAside(join(dir, name), 'not a definition this agent wrote (unexpected shape)');
     }
     return out;
