@@ -48,7 +48,12 @@ export async function writeFileDurably(path: string, data: string | Uint8Array, 
 /** Remove `path` (if there) and fsync its directory. */
 export async function removeFileDurably(path: string): Promise<void> {
   await rm(path, { force: true });
-  await syncDir(dirname(path));
+  try {
+    await syncDir(dirname(path));
+  } catch (err) {
+    // No directory: there was nothing to remove.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
 }
 
 /** writeFileDurably for the few places that must write before going on synchronously. */
