@@ -6,6 +6,8 @@ import { CatalogSync } from '../../src/checks/catalog-sync';
 import { capOutput, statusOfHttpCode } from '../../src/checks/check-output';
 import { catalogCheckOf, checkSpecOf, standaloneCheckSpec } from '../../src/checks/check-spec';
 import { ConcurrencyLimit } from '../../src/checks/concurrency-limit';
+import { startIntervalRunner } from '../../src/checks/check-runner';
+import type { ProbeResult } from '../../src/checks/check-output';
 
 const ids = { CheckID: 'c', Name: 'c', ServiceID: '' };
 
@@ -42,6 +44,26 @@ describe('check definitions', () => {
       Definition: { HTTP: 'http://x/', TLSSkipVerify: true, Interval: '10s' },
     });
     expect(catalogCheckOf(checkSpecOf({ TTL: '10s' }, ids), 'node1', 'critical', '').Definition).toEqual({});
+  });
+});
+
+describe('check runner', () => {
+  test('a probe that throws makes its check critical with the reason, is reported, and is run less and less often', async () => {
+    const results: ProbeResult[] = [];
+    const failures: unknown[] = [];
+    let runs = 0;
+    const probe = (): Promise<ProbeResult> => {
+      runs++;
+      throw new Error('boom'); // a bug in a probe: thrown, not a rejected promise
+    };
+    const runner = startIntervalRunner(20, probe, (r) => results.push(r), new ConcurrencyLimit(4), (err) => failures.push(err), () => 0);
+    await new Promise((r) => setTimeout(r, 700));
+    runner.stop();
+    expect(results[0]).toEqual({ status: 'critical', output: 'check failed to run: boom' });
+    expect(failures.length).toBe(runs);
+    // Without the backoff: ~35 runs in 700 ms; with it (40, 80, 160, 320 ms…) about five.
+    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(runs).toBeLessThanOrEqual(7);
   });
 });
 
