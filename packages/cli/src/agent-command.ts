@@ -3,7 +3,7 @@
 // costs milliseconds rather than an election. SIGHUP reloads the configuration (as `systemctl
 // reload` expects); an invalid one is logged and the running one kept.
 import { Command } from 'commander';
-import { Agent, ClientAgent, buildConfig, type AgentFlags, type ConfigSource } from '@registry/server';
+import { Agent, ClientAgent, buildConfig, guardProcess, type AgentFlags, type ConfigSource } from '@registry/server';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 const int = (name: string) => (value: string) => {
@@ -47,6 +47,9 @@ export function agentCommand(): Command {
       // Installed before start so an early SIGHUP does not kill the agent (Node's default);
       // reload errors are logged by reload itself, and the agent keeps running either way.
       let running: Agent | ClientAgent | undefined;
+      // An exception or rejection nothing caught is logged as a bug and counted, not an exit
+      // (docs/operations.md, "What ends the process").
+      guardProcess(() => running);
       process.on('SIGHUP', () => void running?.reload().catch(() => undefined));
       // Without -server the agent is a client: no Raft, everything forwarded to the servers.
       const loadConfig = () => buildConfig(flags);
@@ -62,6 +65,6 @@ export function agentCommand(): Command {
       process.on('SIGTERM', onSignal);
       process.on('SIGINT', onSignal);
       await agent.stopped;
-      process.exit(0);
+      process.exit(agent.exitCode);
     });
 }

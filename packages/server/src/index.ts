@@ -7,3 +7,4 @@ export { configSourcesOf } from './config/config';
 export { ConfigError, readConfigSources, sourceOf, type ConfigSource } from './config/config-sources';
 export { LOG_LEVELS, setLogLevel } from './agent/logger';
 export { readArchive, inspectArchive, writeArchive, ArchiveError, ARCHIVE_FORMAT, ARCHIVE_VERSION, type ArchiveMeta } from './snapshot/archive';
+export { guardProcess } from './agent/process-guard';

@@ -3,7 +3,8 @@
 // replication token. They live in the agent's configuration object, so every reader of it sees a
 // new value at once; with `acl.enable_token_persistence` they are also written to
 // `<data-dir>/acl-tokens.json` (Consul's file and keys) and win over the config files on start.
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { writeFileDurably } from '../agent/durable-file';
 import { join } from 'node:path';
 import { addLogSecret } from '../agent/logger';
 
@@ -86,12 +87,9 @@ export class AgentTokens {
       const v = this.tokens[FIELDS[k]];
       if (v) body[k] = v;
     }
-    // Writes are serialised and atomic: the file is always one complete set of tokens.
-    const write = async () => {
-      const path = join(dir, PERSISTED_TOKENS_FILE);
-      await writeFile(`${path}.tmp`, JSON.stringify(body), { mode: 0o600 });
-      await rename(`${path}.tmp`, path);
-    };
+    // Writes are serialised and durable (temp file, fsync, rename, fsync of the directory): the
+    // file is always one complete set of tokens, and a token set with 200 survives a power cut.
+    const write = () => writeFileDurably(join(dir, PERSISTED_TOKENS_FILE), JSON.stringify(body));
     this.writing = this.writing.then(write, write);
     await this.writing;
   }

@@ -21,7 +21,7 @@ import { allRoutes } from '../http/routes';
 import { serverError, badRequest } from '../errors';
 import { Joiner } from '../cluster/join';
 import { LeftMarker } from '../cluster/left-marker';
-import { raftStorage } from './raft-storage';
+import { holdsRaftState, raftStorage } from './raft-storage';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
 import { portOf, type ServerFacts } from '../cluster/server-info';
 import { ClientLiveness, clientsInCatalog } from '../cluster/client-liveness';
@@ -37,7 +37,8 @@ import type { AgentChecks } from '../checks/agent-checks';
 import { installAgentChecks } from '../checks/install';
 import { addLogSecret, createLogger, type Logger } from './logger';
 import { ConfigReloader, type ReloadResult } from './reload';
-import { loadOrCreateNodeId } from './node-id';
+import { loadOrCreateServerNodeId } from './node-id';
+import { runnerFailures } from './runner-failures';
 import { LogTap } from './log-tap';
 import { agentLifecycle } from './agent-lifecycle';
 import { debugConfig } from './debug-config';
@@ -132,6 +133,8 @@ export class Agent {
   metrics: Metrics | undefined;
   /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
   readonly stopped: Promise<void>;
+  /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
+  exitCode = 0;
   private markStopped!: () => void;
   private loadConfig: (() => AgentConfig) | undefined;
   private reloader: ConfigReloader | undefined;
@@ -176,9 +179,15 @@ export class Agent {
     const tempDataDir = !config.dataDir;
     const dataDir = config.dataDir ?? (made.tempDir = await mkdtemp(join(tmpdir(), 'registry-dev-')));
     await mkdir(dataDir, { recursive: true });
-    const nodeId = await loadOrCreateNodeId(dataDir, config.nodeId);
     const db = new Level<string, unknown>(join(dataDir, 'db'), { valueEncoding: 'view' });
     await db.open();
+    let nodeId: string;
+    try {
+      nodeId = await loadOrCreateServerNodeId(dataDir, config.nodeId, { db, hasRaftState: () => holdsRaftState(dataDir, db), logger });
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
 
     const tls = await loadAgentTls(config.tls, config.datacenter);
     const transport = options.transport
@@ -225,11 +234,21 @@ export class Agent {
     // Client agents' heartbeats and serfHealth (cluster/client-liveness.ts); the leader is the only writer.
     const clients = new ClientLiveness({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), timeoutMs: config.clients.heartbeatTimeoutMs, logger: logger.child({ module: 'agent.leader' }) });
     leaderDuties.add(clients);
-    const mesh = new Mesh({ config, rpc, store, raft, transport, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress });
+    const failures = runnerFailures(logger.child({ module: 'agent.runners' }), (runner) => metrics.runnerFailed(runner));
+    const mesh = new Mesh({ config, rpc, store, raft, transport, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures });
     leaderDuties.add(mesh.caDuty);
     installAcl(config.acl, { datacenter: config.datacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc);
     made.agent = agent;
+    // The Raft node stops itself when carrying out a Ready failed for a reason other than storage
+    // (storage faults are retried, never fatal): a bug in the state machine or Raft. An agent
+    // without Raft would only answer 'No cluster leader', so it ends, saying why, and a supervisor
+    // restarts it from its data dir (docs/operations.md, "What ends the process").
+    raft.on('error', (err: unknown) => {
+      logger.fatal({ err: err instanceof Error ? err.message : String(err), stack: err instanceof Error ? err.stack : undefined }, 'stopping the agent: its Raft node stopped after a failure that is not a storage fault');
+      agent.exitCode = 1;
+      void agent.stop().catch(() => undefined);
+    });
     agent.metrics = metrics;
     agent.registerRpc();
     installClientGateway({
@@ -256,13 +275,13 @@ export class Agent {
       logger.info({ leader: leader?.address ?? null, term: raft.term() }, leader ? 'cluster leader known' : 'no cluster leader');
     });
 
-    agent.checks = installAgentChecks({ config, dataDir, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }) });
+    agent.checks = installAgentChecks({ config, dataDir, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
     new AutopilotHealth({ self: { id: nodeId, node: config.nodeName, address }, version: VERSION, raft, store, transport, leaderCalls: rpc.leader });
     const tokens = new AgentTokens(config.acl.tokens, config.acl.enableTokenPersistence ? dataDir : undefined);
     await tokens.load();
     const maintenance = new Maintenance({
       node: config.nodeName, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }),
-      files: new LocalStateFiles(dataDir), logger: logger.child({ module: 'agent.checks' }),
+      files: new LocalStateFiles(dataDir, logger.child({ module: 'agent.checks' })), logger: logger.child({ module: 'agent.checks' }),
     });
     void maintenance.restore(agent.checks.restored);
     agent.lifecycle = agentLifecycle({

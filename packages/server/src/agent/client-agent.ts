@@ -42,6 +42,7 @@ import type { LeaderCallsApi } from '../rpc/rpc-api';
 import { clientClusterOps, clientForceLeave } from './client-cluster-ops';
 import { addLogSecret, createLogger, type Logger } from './logger';
 import { loadOrCreateNodeId } from './node-id';
+import { runnerFailures } from './runner-failures';
 import { LogTap } from './log-tap';
 import { hostFacts } from './host-facts';
 import { debugConfig } from './debug-config';
@@ -53,6 +54,8 @@ export class ClientAgent {
   private dns: DnsServer | undefined;
   private stopping: Promise<void> | null = null;
   readonly stopped: Promise<void>;
+  /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
+  exitCode = 0;
   private markStopped!: () => void;
   checks: AgentChecks | undefined;
   mesh: Mesh | undefined;
@@ -112,8 +115,10 @@ export class ClientAgent {
     const agent = new ClientAgent(config, logger, nodeId, dataDir, tempDataDir, transport, link, rpc, mirror, logTap);
     made.agent = agent;
     agent.reloader = new ConfigReloader(agent, options.loadConfig);
-    agent.metrics = new Metrics(config.telemetry);
+    const metrics = new Metrics(config.telemetry);
+    agent.metrics = metrics;
     agent.metrics.start();
+    const failures = runnerFailures(logger.child({ module: 'agent.runners' }), (runner) => metrics.runnerFailed(runner));
 
     // The agent's own writes (service and check sync) go with its authority; the mirror follows them.
     // `internal` still counts with servers that have ACLs off (nothing is checked there anyway).
@@ -126,10 +131,10 @@ export class ClientAgent {
     // The mesh's leader call (Connect.Sign of a leaf for a service of this agent, refreshed in the
     // background, not per request) is the agent's own: its agent token, which the servers check.
     const meshLeader: LeaderCallsApi = { call: (method, args, timeoutMs) => rpc.leader.call(method, args, timeoutMs, agentToken()), handle: rpc.leader.handle };
-    const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), leader: meshLeader, apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress });
+    const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), leader: meshLeader, apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures });
     agent.mesh = mesh;
-    agent.checks = installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }) });
-    agent.maintenance = new Maintenance({ node: config.nodeName, mesh, store: mirror.store, apply, files: new LocalStateFiles(dataDir), logger: logger.child({ module: 'agent.checks' }) });
+    agent.checks = installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
+    agent.maintenance = new Maintenance({ node: config.nodeName, mesh, store: mirror.store, apply, files: new LocalStateFiles(dataDir, logger.child({ module: 'agent.checks' })), logger: logger.child({ module: 'agent.checks' }) });
     void agent.maintenance.restore(agent.checks.restored);
     const checks = agent.checks;
     agent.antiEntropy = new AntiEntropy({

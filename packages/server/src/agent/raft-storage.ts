@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Level } from 'level';
 import { LevelStorage, WalStorage, type RaftStorage } from '@registry/raft';
 import type { AgentConfig } from '../config/config';
+import { NODE_ID_KEY } from './node-id';
 
 export function raftStorage(config: AgentConfig, dataDir: string, db: Level<string, unknown>): RaftStorage {
   const snapshots = new LevelStorage({ db, prefix: 'raft' });
@@ -15,4 +16,14 @@ export function raftStorage(config: AgentConfig, dataDir: string, db: Level<stri
     throw new Error(`${walDir} holds this server's Raft log: start it with raft.log_store = "wal" (a log moved into the write-ahead log does not go back to LevelDB)`);
   }
   return snapshots;
+}
+
+/**
+ * Whether `dataDir` holds Raft state of either store: WAL segments, or anything in the LevelDB
+ * besides the id the agent records there (agent/node-id.ts) — a log, hard state or snapshot.
+ */
+export async function holdsRaftState(dataDir: string, db: Level<string, unknown>): Promise<boolean> {
+  if (WalStorage.holdsLog(join(dataDir, 'raft', 'wal'))) return true;
+  for await (const key of db.keys({ limit: 2 })) if (key !== NODE_ID_KEY) return true;
+  return false;
 }

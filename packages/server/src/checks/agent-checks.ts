@@ -6,6 +6,7 @@
 import { Authorizer } from '@registry/acl';
 import type { CheckRequest, Command, Store } from '@registry/store';
 import type { Logger } from '../agent/logger';
+import type { RunnerFailures } from '../agent/runner-failures';
 import type { Mesh } from '../connect/mesh';
 import { servicesFromDefinition, type LocalService, type ServiceDefinition } from '../connect/local-services';
 import { badRequest, forbidden, isClientError } from '../errors';
@@ -15,7 +16,9 @@ import { capOutput } from './check-output';
 import { startIntervalRunner, startTtlTimer, type Runner, type TtlTimer } from './check-runner';
 import { catalogCheckOf, isCheckStatus, standaloneCheckSpec, type CheckSpec, type CheckStatus } from './check-spec';
 import { ConcurrencyLimit } from './concurrency-limit';
-import type { LocalStateFiles } from './local-state-files';
+import { validCheckDefinition, validServiceDefinition } from './config-definitions';
+import { setLongTimeout, type LongTimer } from './long-timer';
+import type { LocalStateFiles, Persisted } from './local-state-files';
 import { httpProbe, tcpProbe } from './probes';
 import { isMaintenanceCheckId, serviceMaintenanceId } from './maintenance';
 
@@ -43,6 +46,8 @@ export interface AgentChecksDeps {
   /** Probes in flight at once. */
   maxConcurrentProbes: number;
   logger: Logger;
+  /** Where a runner reports a failure of its own (logged and counted; the check turns critical). */
+  failures: RunnerFailures;
 }
 
 /** How a check came to be: part of a service definition, or registered on its own. */
@@ -54,7 +59,7 @@ interface Tracked {
   status: CheckStatus;
   output: string;
   runner: Runner | TtlTimer;
-  criticalTimer: NodeJS.Timeout | undefined;
+  criticalTimer: LongTimer | undefined;
 }
 
 /** A state to start from instead of the definition's (on restart), with the TTL left. */
@@ -251,21 +256,37 @@ export class AgentChecks {
     while (!this.stopped && !this.deps.store.catalogNode(this.deps.node).value) await sleep(100);
     if (this.stopped) return;
     const all = Authorizer.allowAll();
-    const configServiceIds = new Set(config.services.map((d) => d.ID || d.Name || ''));
-    const services = [...config.services, ...persistedServices.filter((d) => !configServiceIds.has(d.ID || d.Name || ''))];
-    for (const def of services) {
-      await this.retrying(`service ${def.ID || def.Name}`, async () => {
+    const serviceId = (d: ServiceDefinition) => d.ID || d.Name || '';
+    const checkId = (d: AgentCheckDefinition) => d.CheckID || d.ID || d.Name || '';
+    // What this agent wrote itself may no longer load (an older version's rules, a hand edit): each
+    // such file is skipped and set aside with the reason, and the start goes on (issue 31).
+    const setAside = (p: Persisted<unknown>, what: string, err: unknown) => files?.setAside(p.file, `${what}: ${err instanceof Error ? err.message : String(err)}`);
+    const loadable = async <T>(kind: string, persisted: Persisted<T>[], idOf: (d: T) => string, valid: (d: T) => T): Promise<Persisted<T>[]> => {
+      const out: Persisted<T>[] = [];
+      for (const p of persisted) {
+        try {
+          out.push({ file: p.file, def: valid(p.def) });
+        } catch (err) {
+          await setAside(p, `${kind} ${JSON.stringify(idOf(p.def))}`, err);
+        }
+      }
+      return out;
+    };
+    const configServiceIds = new Set(config.services.map(serviceId));
+    const ownServices = await loadable('service', persistedServices.filter((p) => !configServiceIds.has(serviceId(p.def))), serviceId, validServiceDefinition);
+    for (const { def, file } of [...config.services.map((def) => ({ def, file: undefined })), ...ownServices]) {
+      await this.retrying(`service ${serviceId(def)}`, async () => {
         const start = await this.restoredStates(this.serviceCheckSpecs(def));
         await this.registerService(withStatuses(def, start), all, false, start);
-      });
+      }, file === undefined ? undefined : (err) => setAside({ file, def }, `service ${JSON.stringify(serviceId(def))}`, err));
     }
-    const configCheckIds = new Set(config.checks.map((d) => d.CheckID || d.ID || d.Name || ''));
-    const checks = [...config.checks, ...persistedChecks.filter((d) => !configCheckIds.has(d.CheckID || d.ID || d.Name || ''))];
-    for (const def of checks) {
-      await this.retrying(`check ${def.CheckID || def.ID || def.Name}`, async () => {
+    const configCheckIds = new Set(config.checks.map(checkId));
+    const ownChecks = await loadable('check', persistedChecks.filter((p) => !configCheckIds.has(checkId(p.def))), checkId, validCheckDefinition);
+    for (const { def, file } of [...config.checks.map((def) => ({ def, file: undefined })), ...ownChecks]) {
+      await this.retrying(`check ${checkId(def)}`, async () => {
         const start = (await this.restoredStates([this.checkOf(def)])).values().next().value;
         await this.registerCheck(def, all, false, start);
-      });
+      }, file === undefined ? undefined : (err) => setAside({ file, def }, `check ${JSON.stringify(checkId(def))}`, err));
     }
   }
 
@@ -308,14 +329,20 @@ export class AgentChecks {
     return out;
   }
 
-  private async retrying(what: string, attempt: () => Promise<void>): Promise<void> {
+  /** `refused` is told when the definition itself is refused (a client error), not when the cluster is away. */
+  private async retrying(what: string, attempt: () => Promise<void>, refused?: (err: unknown) => Promise<void> | undefined): Promise<void> {
     for (let tries = 1; !this.stopped; tries++) {
       try {
         await attempt();
         return;
       } catch (err) {
-        if (isClientError(err) || tries >= 30) {
-          this.deps.logger.error({ what, err: (err as Error).message }, 'could not restore agent state');
+        if (isClientError(err)) {
+          this.deps.logger.error({ what, err: (err as Error).message }, 'could not restore agent state: the definition is refused');
+          await refused?.(err);
+          return;
+        }
+        if (tries >= 30) {
+          this.deps.failures.failed('restore', what, err);
           return;
         }
         await sleep(RETRY_MS);
@@ -356,12 +383,13 @@ export class AgentChecks {
     this.checks.set(spec.CheckID, t);
     this.sync.track(spec, { status: state.status, output: state.output }, synced);
     const kind = spec.kind;
+    const failed = (err: unknown) => this.deps.failures.failed('check', spec.CheckID, err);
     if (kind.type === 'ttl') {
-      t.runner = startTtlTimer(kind.ttlMs, () => this.runnerResult(t, 'critical', TTL_EXPIRED), state.ttlLeftMs ?? kind.ttlMs);
+      t.runner = startTtlTimer(kind.ttlMs, () => this.runnerResult(t, 'critical', TTL_EXPIRED), failed, state.ttlLeftMs ?? kind.ttlMs);
     } else {
       const probe = kind.type === 'http' ? () => httpProbe(kind) : () => tcpProbe(kind);
       const interval = Math.max(kind.intervalMs, this.deps.floors.intervalMinMs);
-      t.runner = startIntervalRunner(interval, probe, (r) => this.runnerResult(t, r.status, r.output), this.limiter);
+      t.runner = startIntervalRunner(interval, probe, (r) => this.runnerResult(t, r.status, r.output), this.limiter, failed);
     }
     this.watchCritical(t);
   }
@@ -386,12 +414,13 @@ export class AgentChecks {
     const after = t.spec.deregisterAfterMs;
     if (!after || !t.spec.ServiceID) return;
     if (t.status !== 'critical') {
-      clearTimeout(t.criticalTimer);
+      t.criticalTimer?.clear();
       t.criticalTimer = undefined;
       return;
     }
     if (t.criticalTimer) return;
-    t.criticalTimer = setTimeout(() => {
+    // A long timer: a DeregisterCriticalServiceAfter of "1000h" must not fire after 1 ms.
+    t.criticalTimer = setLongTimeout(() => {
       if (this.checks.get(t.spec.CheckID) !== t || t.status !== 'critical') return;
       this.deps.logger.info({ check: t.spec.CheckID, service: t.spec.ServiceID }, 'check critical too long; deregistering its service');
       this.deregisterService(t.spec.ServiceID, Authorizer.allowAll()).catch((err: Error) => {
@@ -400,12 +429,11 @@ export class AgentChecks {
         this.watchCritical(t);
       });
     }, Math.max(after, this.deps.floors.deregisterMinMs));
-    t.criticalTimer.unref();
   }
 
   private halt(t: Tracked): void {
     t.runner.stop();
-    clearTimeout(t.criticalTimer);
+    t.criticalTimer?.clear();
   }
 
   /** Stop and forget the checks matching `which`, once none of their writes is in flight; returns their last states. */

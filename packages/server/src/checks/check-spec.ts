@@ -34,11 +34,17 @@ export interface CheckSpec {
   definition: AgentCheckDefinition;
 }
 
+/** Go's time.Duration is an int64 of nanoseconds: about 292 years, and no more. */
+const MAX_DURATION_NS = 2 ** 63 - 1;
+
 /** Milliseconds of a duration field (a Go string or nanoseconds), 0 when absent. */
 function durationMs(value: string | number | null | undefined, field: string): number {
   if (value === undefined || value === null || value === '') return 0;
   const ns = typeof value === 'number' ? value : parseGoDuration(value);
-  if (ns === undefined || !Number.isFinite(ns)) throw badRequest(`Request decode failed: ${field}: time: invalid duration ${JSON.stringify(value)}`);
+  // Beyond an int64 Go's decoder refuses the duration, so Consul answers 400 at registration.
+  if (ns === undefined || !Number.isFinite(ns) || Math.abs(ns) > MAX_DURATION_NS) {
+    throw badRequest(`Request decode failed: ${field}: time: invalid duration ${JSON.stringify(value)}`);
+  }
   return ns / 1e6;
 }
 
@@ -79,8 +85,8 @@ export function checkSpecOf(def: AgentCheckDefinition, ids: { CheckID: string; N
   if (def.HTTP && def.TCP) problems.push('HTTP and TCP cannot both be specified');
   if (problems.length > 0) throw badRequest(`Invalid check: ${problems.join('; ')}`);
   if (unsupported) throw badRequest(`Invalid check: ${unsupported} checks are not supported by this agent (TTL, HTTP and TCP are)`);
-  if (def.HTTP && !/^https?:\/\//i.test(def.HTTP)) throw badRequest(`Invalid check: HTTP must be an http:// or https:// URL, got ${JSON.stringify(def.HTTP)}`);
-  if (def.TCP && !/^.+:\d+$/.test(def.TCP)) throw badRequest(`Invalid check: TCP must be host:port, got ${JSON.stringify(def.TCP)}`);
+  // The URL and address are not judged here: Consul 1.4 accepts any string and the check, once
+  // run, is critical with the reason as its output (checks/probes.ts) — so does this agent.
 
   const timeout = timeoutMs > 0 ? timeoutMs : DEFAULT_CHECK_TIMEOUT_MS;
   const kind: CheckKind = def.HTTP

@@ -35,21 +35,23 @@ function valid<T>(what: string, run: () => T): T {
   }
 }
 
+/** A service definition as the HTTP API would take it (throws RegistryError 400 with the reason). */
+export function validServiceDefinition(raw: unknown): ServiceDefinition {
+  const def = serviceBody(raw);
+  // Managed proxies are judged at registration, against connect.proxy.allow_managed_api_registration.
+  servicesFromDefinition(def, new Map(), { allowManagedApiRegistration: true });
+  return def;
+}
+
+/** A check definition as PUT /v1/agent/check/register would take it (throws RegistryError 400). */
+export function validCheckDefinition(raw: unknown): AgentCheckDefinition {
+  const def = checkBody(raw);
+  standaloneCheckSpec(def);
+  return def;
+}
+
 export function agentDefinitionsOf(file: Record<string, unknown>, source: string): AgentDefinitions {
-  const services = listOf(file, 'service', 'services', source).map((raw, i) =>
-    valid(`${source}: services[${i}]`, () => {
-      const def = serviceBody(raw);
-      // Managed proxies are judged at registration, against connect.proxy.allow_managed_api_registration.
-      servicesFromDefinition(def, new Map(), { allowManagedApiRegistration: true });
-      return def;
-    }),
-  );
-  const checks = listOf(file, 'check', 'checks', source).map((raw, i) =>
-    valid(`${source}: checks[${i}]`, () => {
-      const def = checkBody(raw);
-      standaloneCheckSpec(def);
-      return def;
-    }),
-  );
+  const services = listOf(file, 'service', 'services', source).map((raw, i) => valid(`${source}: services[${i}]`, () => validServiceDefinition(raw)));
+  const checks = listOf(file, 'check', 'checks', source).map((raw, i) => valid(`${source}: checks[${i}]`, () => validCheckDefinition(raw)));
   return { services, checks };
 }

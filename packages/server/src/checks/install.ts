@@ -2,6 +2,7 @@
 // and the restore of the config's and the data dir's services and checks (in the background).
 import type { Command, Store } from '@registry/store';
 import type { Logger } from '../agent/logger';
+import type { RunnerFailures } from '../agent/runner-failures';
 import type { AgentConfig } from '../config/config';
 import type { Mesh } from '../connect/mesh';
 import { AgentChecks } from './agent-checks';
@@ -18,6 +19,7 @@ export function installAgentChecks(deps: {
   apply: (cmd: Command) => Promise<unknown>;
   aclsEnabled: boolean;
   logger: Logger;
+  failures: RunnerFailures;
 }): AgentChecks {
   const { config } = deps;
   const checks = new AgentChecks({
@@ -26,11 +28,12 @@ export function installAgentChecks(deps: {
     store: deps.store,
     apply: deps.apply,
     aclsEnabled: deps.aclsEnabled,
-    files: new LocalStateFiles(deps.dataDir),
+    files: new LocalStateFiles(deps.dataDir, deps.logger),
     floors: { intervalMinMs: config.checks.intervalMinMs, deregisterMinMs: config.checks.deregisterMinMs },
     outputIntervalMs: config.checks.updateIntervalMs,
     maxConcurrentProbes: MAX_CONCURRENT_PROBES,
     logger: deps.logger,
+    failures: deps.failures,
   });
   checks.restored = checks.restore(config.definitions).catch((err: Error) => deps.logger.error({ err: err.message }, 'restoring agent services and checks failed'));
   return checks;

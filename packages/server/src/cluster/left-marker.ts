@@ -2,7 +2,8 @@
 // a server as soon as it proposes its removal, so the leaver usually never sees the configuration
 // without itself: restarted, its own log would still name it a voter. The marker tells the joiner
 // it is out of the cluster and must join again; it is removed once the cluster took it back.
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { writeFileDurablySync } from '../agent/durable-file';
 import { join } from 'node:path';
 
 export class LeftMarker {
@@ -17,7 +18,8 @@ export class LeftMarker {
   }
 
   mark(): void {
-    writeFileSync(this.path, `${new Date().toISOString()}\n`);
+    // Durably: a power cut right after `leave` must not bring the server back believing it is a member.
+    writeFileDurablySync(this.path, `${new Date().toISOString()}\n`, 0o644);
   }
 
   clear(): void {

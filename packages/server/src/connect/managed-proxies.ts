@@ -1,8 +1,11 @@
 // Managed proxies (deprecated in Consul 1.6, kept for 1.4 compatibility): the agent runs each one as
 // a child process with its identity in the environment and restarts it when it dies, with a backoff
-// that resets once the process has stayed up for a while.
+// that resets once the process has stayed up for a while. A command that does not exist, cannot be
+// spawned or exits at once is that proxy's failure (logged with the reason, counted, retried with
+// the backoff), never the agent's.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../agent/logger';
+import { describeError, logOnlyFailures, type RunnerFailures } from '../agent/runner-failures';
 
 export interface ManagedProxySpec {
   proxyServiceId: string;
@@ -28,10 +31,15 @@ const STABLE_AFTER_MS = 10_000;
 export class ManagedProxies {
   private readonly procs = new Map<string, Running>();
 
+  private readonly failures: RunnerFailures;
+
   constructor(
     private readonly httpAddress: () => string,
     private readonly logger: Logger,
-  ) {}
+    failures?: RunnerFailures,
+  ) {
+    this.failures = failures ?? logOnlyFailures(logger);
+  }
 
   /** Start the proxy, or restart it when its command changed; a running identical one is left alone. */
   ensure(spec: ManagedProxySpec): void {
@@ -69,26 +77,39 @@ export class ManagedProxies {
     run.timer = null;
     if (this.procs.get(run.spec.proxyServiceId) !== run) return;
     const [cmd, ...args] = run.spec.execMode === 'script' ? ['/bin/sh', '-c', run.spec.command.join(' ')] : run.spec.command;
-    const child = spawn(cmd!, args, {
-      env: {
-        ...process.env,
-        REGISTRY_PROXY_ID: run.spec.proxyServiceId,
-        REGISTRY_PROXY_TOKEN: run.spec.token,
-        REGISTRY_HTTP_ADDR: this.httpAddress(),
-      },
-      stdio: 'ignore',
-    });
-    run.child = child;
     run.startedAt = Date.now();
-    child.on('error', (err) => this.logger.warn({ proxy: run.spec.proxyServiceId, err: err.message }, 'managed proxy failed to start'));
-    child.on('exit', (code, signal) => {
-      if (this.procs.get(run.spec.proxyServiceId) !== run || run.child !== child) return;
-      run.child = null;
-      if (Date.now() - run.startedAt > STABLE_AFTER_MS) run.backoffMs = MIN_BACKOFF_MS;
-      this.logger.warn({ proxy: run.spec.proxyServiceId, code, signal, retryMs: run.backoffMs }, 'managed proxy exited; restarting');
-      run.restarts++;
-      run.timer = setTimeout(() => this.launch(run), run.backoffMs);
-      run.backoffMs = Math.min(MAX_BACKOFF_MS, run.backoffMs * 2);
-    });
+    let child: ChildProcess;
+    try {
+      // Throws for what cannot be spawned at all (no command, a NUL byte in an argument).
+      child = spawn(cmd ?? '', args, {
+        env: {
+          ...process.env,
+          REGISTRY_PROXY_ID: run.spec.proxyServiceId,
+          REGISTRY_PROXY_TOKEN: run.spec.token,
+          REGISTRY_HTTP_ADDR: this.httpAddress(),
+        },
+        stdio: 'ignore',
+      });
+    } catch (err) {
+      this.down(run, null, `could not be started: ${describeError(err)}`);
+      return;
+    }
+    run.child = child;
+    // A command that does not exist is an 'error' (ENOENT) with no 'exit'; either way it is down once.
+    child.on('error', (err) => this.down(run, child, `failed to start: ${err.message}`));
+    child.on('exit', (code, signal) => this.down(run, child, signal ? `exited on ${signal}` : `exited with code ${code}`));
+  }
+
+  /** The proxy's process is gone: report it (a failure when it did not stay up) and restart it after the backoff. */
+  private down(run: Running, child: ChildProcess | null, why: string): void {
+    if (this.procs.get(run.spec.proxyServiceId) !== run || run.child !== child || run.timer) return;
+    run.child = null;
+    const stable = Date.now() - run.startedAt > STABLE_AFTER_MS;
+    if (stable) run.backoffMs = MIN_BACKOFF_MS;
+    if (stable) this.logger.warn({ proxy: run.spec.proxyServiceId, why, retryMs: run.backoffMs }, 'managed proxy exited; restarting');
+    else this.failures.failed('managed-proxy', run.spec.proxyServiceId, `${why} (command ${JSON.stringify(run.spec.command)}; restarting in ${run.backoffMs} ms)`);
+    run.restarts++;
+    run.timer = setTimeout(() => this.launch(run), run.backoffMs);
+    run.backoffMs = Math.min(MAX_BACKOFF_MS, run.backoffMs * 2);
   }
 }

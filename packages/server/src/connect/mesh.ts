@@ -17,6 +17,7 @@ import type { IntentionDefaults } from './intention-decision';
 import { leafFetcher, type IssuedCert } from './leaf-fetcher';
 import { LeafSigner, type SignedLeaf } from './leaf-signer';
 import { ManagedProxies } from './managed-proxies';
+import type { RunnerFailures } from '../agent/runner-failures';
 import { agentServiceOut, registerRequestOf, servicesFromDefinition, type LocalService, type ServiceDefinition } from './local-services';
 import { SignLimiter } from './sign-limiter';
 
@@ -39,6 +40,8 @@ export interface MeshDeps {
   logger: Logger;
   /** host:port of this agent's HTTP API (for managed proxies' environment). */
   httpAddress: () => string;
+  /** Where managed proxies report failures (agent/runner-failures.ts); logged only when absent. */
+  failures?: RunnerFailures;
 }
 
 export class Mesh {
@@ -66,7 +69,7 @@ export class Mesh {
       settings: initialCaSettings(connect.caConfig),
       clusterId: connect.caConfig?.clusterId,
     });
-    this.proxies = new ManagedProxies(deps.httpAddress, deps.logger);
+    this.proxies = new ManagedProxies(deps.httpAddress, deps.logger, deps.failures);
     deps.rpc.leader.handle('Connect.Sign', ({ csrPEM }) => this.signer.sign(csrPEM));
   }
 

@@ -74,6 +74,10 @@ export class Metrics {
   private readonly dnsTimeoutSeries = new CounterSeries(this.ctx, 'registry.dns.tcp.timeouts', { name: 'registry_dns_tcp_timeouts_total', help: 'DNS TCP connections closed for sending no whole query in time (first_query) or being idle (idle)', labelNames: ['reason'] });
   private readonly dnsShed = new CounterSeries(this.ctx, 'registry.dns.udp.shed', { name: 'registry_dns_udp_shed_total', help: 'DNS UDP queries dropped unanswered because limits.dns_udp_max_pending queries were being answered' }).bind();
 
+  // Background runners (agent/runner-failures.ts): a failure each, by kind of runner.
+  private readonly runnerFailureSeries = new CounterSeries(this.ctx, 'registry.runner.failures', { name: 'registry_runner_failures_total', help: 'Failures of background runners (check, managed-proxy, watch, timer, restore) and of unawaited promises or uncaught exceptions, by runner', labelNames: ['runner'] });
+  private readonly runnerFailureCells = new Map<string, CounterCell>();
+
   readonly raftObserver: RaftObserver;
   readonly rpcObserver: RpcObserver;
   readonly dnsObserver: DnsObserver;
@@ -188,6 +192,16 @@ export class Metrics {
         t.observeMs(ms);
       },
     };
+  }
+
+  /** A background runner of kind `runner` failed (agent/runner-failures.ts). */
+  runnerFailed(runner: string): void {
+    let c = this.runnerFailureCells.get(runner);
+    if (!c) {
+      c = this.runnerFailureSeries.bind({ runner });
+      this.runnerFailureCells.set(runner, c);
+    }
+    c.inc();
   }
 
   /** A token was resolved in `ms`, from the cache or not. */

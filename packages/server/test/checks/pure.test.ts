@@ -6,6 +6,8 @@ import { CatalogSync } from '../../src/checks/catalog-sync';
 import { capOutput, statusOfHttpCode } from '../../src/checks/check-output';
 import { catalogCheckOf, checkSpecOf, standaloneCheckSpec } from '../../src/checks/check-spec';
 import { ConcurrencyLimit } from '../../src/checks/concurrency-limit';
+import { startIntervalRunner } from '../../src/checks/check-runner';
+import type { ProbeResult } from '../../src/checks/check-output';
 
 const ids = { CheckID: 'c', Name: 'c', ServiceID: '' };
 
@@ -22,8 +24,13 @@ describe('check definitions', () => {
 
   test('invalid definitions are 400 with the reasons joined', () => {
     expect(() => checkSpecOf({ HTTP: 'http://x', TCP: 'x:1', Interval: '1s' }, ids)).toThrow('Invalid check: HTTP and TCP cannot both be specified');
-    expect(() => checkSpecOf({ HTTP: 'ftp://x', Interval: '1s' }, ids)).toThrow('Invalid check: HTTP must be an http:// or https:// URL');
-    expect(() => checkSpecOf({ TCP: 'nohostport', Interval: '1s' }, ids)).toThrow('Invalid check: TCP must be host:port');
+    // As Consul 1.4: the URL and address are not judged at registration; the probe reports them (issue 31).
+    expect(checkSpecOf({ HTTP: 'ftp://x', Interval: '1s' }, ids).kind).toMatchObject({ type: 'http', url: 'ftp://x' });
+    expect(checkSpecOf({ TCP: 'nohostport', Interval: '1s' }, ids).kind).toMatchObject({ type: 'tcp', address: 'nohostport' });
+    // A duration beyond Go's int64 of nanoseconds (~292 years) does not decode, as in Consul.
+    expect(() => checkSpecOf({ TTL: '3000000h' }, ids)).toThrow('Request decode failed: TTL: time: invalid duration "3000000h"');
+    expect(() => checkSpecOf({ TCP: 'x:1', Interval: 1e30 }, ids)).toThrow('Request decode failed: Interval: time: invalid duration 1e+30');
+    expect(checkSpecOf({ TTL: '2000000h' }, ids).kind).toEqual({ type: 'ttl', ttlMs: 2e6 * 3.6e6 });
     expect(() => checkSpecOf({ GRPC: 'x:1', Interval: '1s' }, ids)).toThrow('Invalid check: gRPC checks are not supported');
     expect(() => standaloneCheckSpec({ Name: 'n', TTL: '1s', Status: 'maintenance' })).toThrow('Bad check status');
     expect(standaloneCheckSpec({ Name: 'n', TTL: '1s' }).CheckID).toBe('n');
@@ -37,6 +44,26 @@ describe('check definitions', () => {
       Definition: { HTTP: 'http://x/', TLSSkipVerify: true, Interval: '10s' },
     });
     expect(catalogCheckOf(checkSpecOf({ TTL: '10s' }, ids), 'node1', 'critical', '').Definition).toEqual({});
+  });
+});
+
+describe('check runner', () => {
+  test('a probe that throws makes its check critical with the reason, is reported, and is run less and less often', async () => {
+    const results: ProbeResult[] = [];
+    const failures: unknown[] = [];
+    let runs = 0;
+    const probe = (): Promise<ProbeResult> => {
+      runs++;
+      throw new Error('boom'); // a bug in a probe: thrown, not a rejected promise
+    };
+    const runner = startIntervalRunner(20, probe, (r) => results.push(r), new ConcurrencyLimit(4), (err) => failures.push(err), () => 0);
+    await new Promise((r) => setTimeout(r, 700));
+    runner.stop();
+    expect(results[0]).toEqual({ status: 'critical', output: 'check failed to run: boom' });
+    expect(failures.length).toBe(runs);
+    // Without the backoff: ~35 runs in 700 ms; with it (40, 80, 160, 320 ms…) about five.
+    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(runs).toBeLessThanOrEqual(7);
   });
 });
 

@@ -49,6 +49,6 @@ export async function startAgentProc(args: string[], logFile: string, env: NodeJ
 /** Until the agent has a leader and its own node is in the catalog (read with `token`). */
 export async function whenReady(a: AgentProc, node: string, token?: string): Promise<void> {
   const headers: Record<string, string> = token ? { 'X-Registry-Token': token } : {};
-  const ok = await eventually(async () => (await fetch(`${a.url}/v1/catalog/node/${node}`, { headers })).status === 200 && (await (await fetch(`${a.url}/v1/catalog/node/${node}`, { headers })).json()) !== null, 20_000);
+  const ok = await eventually(async () => (await fetch(`${a.url}/v1/catalog/node/${node}`, { headers })).status === 200 && (await (await fetch(`${a.url}/v1/catalog/node/${node}`, { headers })).json()) !== null, 45_000);
   if (!ok) throw new Error(`agent never became ready:\n${a.log().slice(-3000)}`);
 }
