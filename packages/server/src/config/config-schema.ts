@@ -114,7 +114,15 @@ export const configFileSchema: SchemaNode = section({
     consul_compat: bool,
     response_headers: strMap,
   }),
-  limits: section({ http_max_conns: int, http_max_conns_per_client: int }),
+  limits: section({
+    http_max_conns: int,
+    http_max_conns_per_client: int,
+    // The server port (raft/src/transport/inbound-limits.ts, docs/operations.md "Limits").
+    rpc_handshake_timeout: duration,
+    rpc_max_conns: int,
+    rpc_max_conns_per_client: int,
+    rpc_idle_timeout: duration,
+  }),
   raft: section({ tick_ms: int, election_ticks: int, snapshot_threshold: int, snapshot_interval_ms: { type: 'integer', minimum: 0 }, trailing_logs: int, wal_segment_bytes: { type: 'integer', minimum: 4096 }, log_store: { type: 'string', enum: ['leveldb', 'wal'] } }),
   // TLS (issue 11, TLS section).
   cert_file: str,
