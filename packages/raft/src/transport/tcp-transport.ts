@@ -126,7 +126,10 @@ export class TcpTransport implements Transport {
     const server = tlsOnly ? createTlsServer({ ...options.tls!.server, noDelay: true }) : createServer({ noDelay: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(options.port, options.host, () => {
+      // A deep accept queue (the kernel caps it at somaxconn): a burst of connections waits there,
+      // costing no descriptor, until the caps admit or close each one; a short queue would leave
+      // the rest half-open on the client's side.
+      server.listen({ port: options.port, host: options.host, backlog: 65_535 }, () => {
         server.off('error', reject);
         resolve();
       });

@@ -1,6 +1,6 @@
 // Connections to a server port that send nothing (or what a test chooses), for the flood and
 // hostile-peer tests. Each socket's fate is recorded; the caller destroys them all at the end.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import type { ClusterHarness } from '../cluster/support/cluster-harness';
 
@@ -66,4 +66,20 @@ export async function refusalCounts(cluster: ClusterHarness, i: number): Promise
   const out: Record<string, number> = {};
   for (const m of res.body.matchAll(/^registry_rpc_refused_total\{reason="([a-z_]+)"\} (\d+)/gm)) out[m[1]!] = Number(m[2]);
   return out;
+}
+
+/** Descriptors a running process has open now. */
+export function openFds(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return -1;
+  }
+}
+
+/** The server port's counted connections (registry_rpc_connections) of server i. */
+export async function serverPortConnections(cluster: ClusterHarness, i: number): Promise<number> {
+  const res = await cluster.http(i, 'GET', '/v1/agent/metrics?format=prometheus', undefined, { timeoutMs: 5_000 });
+  const m = /^registry_rpc_connections (\d+)/m.exec(res.body);
+  return m ? Number(m[1]) : -1;
 }
