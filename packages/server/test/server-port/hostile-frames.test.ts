@@ -96,13 +96,6 @@ test('garbage, oversize and wrong-shape frames and Raft messages from strangers 
   const piece = { from: stranger, to: fol.id, term: ahead, meta: { index: 1_000_000, term: ahead, configuration: { servers: [{ id: stranger, address: '127.0.0.1:1' }] } }, transfer: 't', offset: 0, size: 3, done: true, data: Buffer.from([1, 2, 3]) };
   const snapshot = await send('a snapshot piece from a stranger', c.servers[follower]!.serverPort, frame([1, 42, 'raft.installSnapshot', piece]));
 
-  // Every bad connection is closed by the server.
-  const badOnes = [...badToLeader, ...badToFollower];
-  expect(await eventually(() => badOnes.every((s) => s.closed), 10_000)).toBe(true);
-  // The snapshot piece gets an answer that refuses it, on a connection left open.
-  expect(await eventually(() => snapshot.answer.length > 0, 5_000)).toBe(true);
-  expect(snapshot.answer.toString('latin1')).toMatch(/not a member/);
-
   // Writes go on, through the leader and the follower, and the follower applies them.
   for (let i = 0; i < 5; i++) {
     expect((await c.http(leader, 'PUT', `/v1/kv/h/l${i}`, `v${i}`, { timeoutMs: 10_000 })).body).toBe('true');
@@ -121,6 +114,13 @@ test('garbage, oversize and wrong-shape frames and Raft messages from strangers 
     expect(s.leader).toBe(lead.id);
   }
   expect((await raftStats(c, leader)).role).toBe('leader');
+
+  // Every bad connection is closed by the server.
+  const badOnes = [...badToLeader, ...badToFollower];
+  expect(await eventually(() => badOnes.every((s) => s.closed), 10_000)).toBe(true);
+  // The snapshot piece gets an answer that refuses it, on a connection left open.
+  expect(await eventually(() => snapshot.answer.length > 0, 5_000)).toBe(true);
+  expect(snapshot.answer.toString('latin1')).toMatch(/not a member/);
 
   // The truncated frame was cut by the handshake timeout; the stranger's connections were kept
   // (they were well-formed frames; only the messages were dropped).
