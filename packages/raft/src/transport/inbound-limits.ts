@@ -138,6 +138,8 @@ export class InboundGate {
   private readonly clients = new Set<InboundConnection>();
   private readonly peers = new Set<InboundConnection>();
   private sweeper: NodeJS.Timeout | null = null;
+  private sweepEveryMs = 1_000;
+  private lastSweep = 0;
 
   constructor(
     readonly limits: InboundLimits,
@@ -239,12 +241,19 @@ export class InboundGate {
     const { handshakeTimeoutMs, idleTimeoutMs } = this.limits;
     const shortest = Math.min(...[handshakeTimeoutMs, idleTimeoutMs].filter((ms) => ms > 0));
     if (!Number.isFinite(shortest)) return;
-    this.sweeper = setInterval(() => this.sweep(), Math.min(1_000, Math.max(50, Math.floor(shortest / 5))));
+    this.sweepEveryMs = Math.min(1_000, Math.max(50, Math.floor(shortest / 5)));
+    this.lastSweep = Date.now();
+    this.sweeper = setInterval(() => this.sweep(), this.sweepEveryMs);
     this.sweeper.unref();
   }
 
   private sweep(): void {
     const now = Date.now();
+    // A sweep that comes late found the event loop blocked (a start under load, a long task): timers
+    // run before sockets are read, so a frame may be waiting unread. Give them one turn to be read.
+    const late = now - this.lastSweep > 2 * this.sweepEveryMs + 100;
+    this.lastSweep = now;
+    if (late) return;
     const { handshakeTimeoutMs, idleTimeoutMs } = this.limits;
     if (handshakeTimeoutMs > 0) {
       for (const conn of this.handshaking) {
