@@ -15,7 +15,7 @@
 // How the watchers reach the server (--via):
 //   direct — straight to the server's HTTP port. A connection is a descriptor on both ends, and
 //            this box's hard RLIMIT_NOFILE is 20,000 (a container: root cannot raise it), so the
-//            server takes at most ~15,600 HTTP connections (its cap, http/connection-limit.ts):
+//            server takes at most ~13,100 HTTP connections (its cap, limits/descriptor-budget.ts):
 //            W is capped to that (the script says so);
 //   agents — through --agents client agents (`registry agent` without -server, joined to the
 //            server), W/agents watchers each: every HTTP watcher of an agent is one blocking read
@@ -56,7 +56,7 @@ const SERVICES = Number(arg('--services', '5000'));
 const WRITES = Number(arg('--writes', '20'));
 const PROCS = Number(arg('--procs', '4'));
 const AGENTS = Number(arg('--agents', '4'));
-const DIRECT_CAP = 15_000; // below the server's derived cap at RLIMIT_NOFILE 20,000 (15,648)
+const DIRECT_CAP = 13_000; // below the server's derived cap at RLIMIT_NOFILE 20,000 (13,148; 15,648 before the server port took its share)
 let WATCHERS = Number(arg('--watchers', '50000'));
 const load1 = () => loadavg()[0].toFixed(1);
 

@@ -12,4 +12,9 @@ export interface RaftObserver {
   applied?(entries: number, ms: number): void;
   /** A snapshot of the state machine was taken and written: `ms` from start to on disk, `bytes` long. */
   snapshotTaken?(ms: number, bytes: number): void;
+  /**
+   * A Raft message was dropped because its sender is not a member of the configuration
+   * (stranger-filter.ts says which and why): a hostile or misdirected frame on the server port.
+   */
+  strangerDropped?(from: string, type: string, why: string): void;
 }

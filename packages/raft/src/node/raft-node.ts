@@ -24,6 +24,7 @@ import { PendingReads } from './pending-reads';
 import { CatchUpGate, type CaughtUp } from './catch-up';
 import { Backoff, describeStorageError, StorageFaultError, type StorageFault, type StorageRecovery } from './storage-fault';
 import { monotonicMs } from '../monotonic-clock';
+import { strangerDrop } from './stranger-filter';
 
 export type { RaftNodeOptions, RaftLogger } from './options';
 export { StorageFaultError, describeStorageError, type StorageFault, type StorageRecovery } from './storage-fault';
@@ -174,6 +175,11 @@ export class RaftNode extends EventEmitter {
       term: () => this.core.term,
       accepting: () => !this.stopped && !this.logFault,
       deliver: (m) => this.onMessage(m, undefined),
+      refuses: (from, term) => {
+        const why = this.strangerDrop({ type: 'snapshot', from, to: this.id, term, meta: { index: 0, term: 0, configuration: { servers: [] } } });
+        if (why) this.opts.observer.strangerDropped?.(from, 'snapshot', why);
+        return why;
+      },
     });
     opts.transport.handle(INSTALL_SNAPSHOT, (body) => this.snapshotReceiver.receive(body));
   }
@@ -457,8 +463,24 @@ export class RaftNode extends EventEmitter {
     await done;
   }
 
+  /** Why a message from outside the configuration is dropped (stranger-filter.ts), or null. */
+  private strangerDrop(message: Message): string | null {
+    return strangerDrop(message, {
+      members: this.core.configuration.servers,
+      self: this.id,
+      leading: this.core.role === 'leader',
+      sinceLeaderContactMs: this.lastLeaderContact === 0 ? Infinity : Date.now() - this.lastLeaderContact,
+      electionTimeoutMs: this.opts.tickMs * this.opts.electionTicks,
+    });
+  }
+
   private onMessage(message: Message, fromAddress: string | undefined): void {
     if (this.stopped) return;
+    const dropped = this.strangerDrop(message);
+    if (dropped) {
+      this.opts.observer.strangerDropped?.(message.from, message.type, dropped);
+      return;
+    }
     // A server added to a cluster hears from the leader before it knows the configuration.
     if (fromAddress && !this.addresses.has(message.from)) this.addresses.set(message.from, fromAddress);
     if (this.logFault) {

@@ -171,6 +171,8 @@ interface ReceiverDeps {
   accepting(): boolean;
   /** Steps the core with the snapshot message, once every piece is in. */
   deliver(m: SnapshotMessage): void;
+  /** Why pieces from `from` are not taken (a stranger, stranger-filter.ts), or null. */
+  refuses?(from: string, term: number): string | null;
 }
 
 /** The follower's side: the pieces of the current transfer, then the assembled snapshot. */
@@ -186,7 +188,10 @@ export class SnapshotReceiver {
     const p = body as InstallSnapshotPiece;
     const term = this.deps.term();
     if (!this.deps.accepting()) return { ok: false, term, reason: 'not taking part in raft' };
-    if (!p || typeof p.offset !== 'number' || !(p.data instanceof Uint8Array) || !p.meta) return { ok: false, term, reason: 'malformed piece' };
+    if (!p || typeof p.offset !== 'number' || !(p.data instanceof Uint8Array) || !p.meta || typeof p.from !== 'string' || typeof p.term !== 'number') return { ok: false, term, reason: 'malformed piece' };
+    // Checked at every piece, not only the last: a stranger's pieces are not even held.
+    const refused = this.deps.refuses?.(p.from, p.term);
+    if (refused) return { ok: false, term, reason: refused };
     if (p.term < term) return { ok: false, term, reason: `stale term ${p.term} < ${term}` };
     if (p.offset === 0) {
       // A new transfer (a restart, a new leader): what an earlier one brought is dropped.

@@ -7,6 +7,8 @@ import type { Message, ServerInfo } from '../core/types';
 import type { Transport } from '../interfaces';
 import { writeCoalesced } from './coalesced-write';
 import { DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameEncoder } from './frame-codec';
+import { inboundFrameProblem } from './frame-shape';
+import { DEFAULT_INBOUND_LIMITS, InboundGate, type InboundConnection, type InboundLimits, type InboundObserver } from './inbound-limits';
 import { PeerConnection } from './peer-connection';
 import { RemoteError, RpcConnectionError, RpcTimeoutError } from './rpc-errors';
 import { FrameKind, toWireError, type Frame } from './wire';
@@ -34,7 +36,20 @@ export interface TcpTransportOptions {
    * check); absent: plain. setDialTls() overrides it per address (area links, UseTLS).
    */
   tls?: { server: TlsOptions; dial?: ConnectionOptions; acceptPlain?: boolean };
+  /** Bounds on accepted connections (inbound-limits.ts); unset fields take DEFAULT_INBOUND_LIMITS. */
+  inbound?: Partial<InboundLimits>;
+  /** Told of every connection closed or frame refused by those bounds. */
+  inboundObserver?: InboundObserver;
 }
+
+/**
+ * Unsent answers one connection may hold: past this, its requests are not read until the client
+ * has read its answers (a client that pipelines requests and never reads would otherwise grow the
+ * server's memory without bound, as issue 31 showed for DNS over TCP).
+ */
+const MAX_UNSENT_ANSWER_BYTES = 16 * 1024 * 1024;
+/** Connections one member may hold exempt from the caps (its link, and its next while the old one closes). */
+const PEER_LINKS_PER_MEMBER = 2;
 
 /** First byte of a TLS record carrying a handshake (a ClientHello). */
 const TLS_HANDSHAKE = 0x16;
@@ -53,6 +68,12 @@ export class TcpTransport implements Transport {
   private readonly encoder = new FrameEncoder();
   private readonly peers = new Map<string, PeerConnection>();
   private readonly inbound = new Set<Socket>();
+  private readonly gate: InboundGate;
+  /** TLS connections admitted as raw sockets, by remote address and port, until their handshake ends. */
+  private readonly admittedTls = new Map<string, InboundConnection>();
+  /** Connections exempted as each member's (inbound-limits.ts "peer"), by node id. */
+  private readonly memberLinks = new Map<string, InboundConnection[]>();
+  private isMember: (id: string) => boolean = () => false;
   private readonly handlers = new Map<string, Handler>();
   private readonly pending = new Map<number, PendingCall>();
   /** Per-address dial options set by setDialTls (null: plain). */
@@ -69,19 +90,35 @@ export class TcpTransport implements Transport {
     private readonly dialMap: Readonly<Record<string, string>> = {},
     private readonly dialTls: ConnectionOptions | undefined,
     tls: TcpTransportOptions['tls'],
+    limits: InboundLimits,
+    observer: InboundObserver | undefined,
   ) {
-    // A TLS server hands over the socket once the handshake (and client-certificate check) passed;
-    // a failed handshake (a plain client, a certificate from another CA) just closes it.
-    if (!tls) server.on('connection', (socket: Socket) => this.accept(socket));
-    else if (!tls.acceptPlain) {
-      server.on('secureConnection', (socket: Socket) => this.accept(socket));
+    this.gate = new InboundGate(limits, observer);
+    // Every connection is admitted (or refused) as a raw socket, before any TLS: the handshake
+    // timeout covers a TLS handshake too. A TLS server hands over the socket once the handshake
+    // (and client-certificate check) passed; a failed handshake (a plain client, a certificate from
+    // another CA) just closes it.
+    if (!tls) {
+      server.on('connection', (socket: Socket) => {
+        const conn = this.admit(socket);
+        if (conn) this.accept(socket, conn);
+      });
+    } else if (!tls.acceptPlain) {
+      server.prependListener('connection', (socket: Socket) => this.admitTls(socket));
+      server.on('secureConnection', (socket: Socket) => this.acceptTls(socket));
       server.on('tlsClientError', () => undefined);
     } else {
       const secure = createTlsServer({ ...tls.server, noDelay: true });
-      secure.on('secureConnection', (socket: Socket) => this.accept(socket));
+      secure.on('secureConnection', (socket: Socket) => this.acceptTls(socket));
       secure.on('tlsClientError', () => undefined);
-      server.on('connection', (socket: Socket) => this.sniff(socket, secure));
+      server.on('connection', (socket: Socket) => {
+        const conn = this.admit(socket);
+        if (conn) this.sniff(socket, conn, secure);
+      });
     }
+    // A failed accept (EMFILE and the like, which the caps should make rare) loses that connection;
+    // with no listener Node would end the process.
+    server.on('error', () => undefined);
   }
 
   static async listen(options: TcpTransportOptions): Promise<TcpTransport> {
@@ -89,7 +126,10 @@ export class TcpTransport implements Transport {
     const server = tlsOnly ? createTlsServer({ ...options.tls!.server, noDelay: true }) : createServer({ noDelay: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(options.port, options.host, () => {
+      // A deep accept queue (the kernel caps it at somaxconn): a burst of connections waits there,
+      // costing no descriptor, until the caps admit or close each one; a short queue would leave
+      // the rest half-open on the client's side.
+      server.listen({ port: options.port, host: options.host, backlog: 65_535 }, () => {
         server.off('error', reject);
         resolve();
       });
@@ -104,7 +144,27 @@ export class TcpTransport implements Transport {
       options.dialMap,
       options.tls?.dial,
       options.tls,
+      { ...DEFAULT_INBOUND_LIMITS, ...definedOnly(options.inbound) },
+      options.inboundObserver,
     );
+  }
+
+  /** The bounds this transport applies to accepted connections. */
+  get inboundLimits(): Readonly<InboundLimits> {
+    return this.gate.limits;
+  }
+
+  /** Connections counted against the caps now (not members' links). */
+  get inboundConnections(): number {
+    return this.gate.openConnections;
+  }
+
+  /**
+   * Who is a member (the owner's Raft configuration): a connection that delivers a Raft message
+   * from one is exempt from the caps and timeouts from then on.
+   */
+  setMemberCheck(isMember: (id: string) => boolean): void {
+    this.isMember = isMember;
   }
 
   /**
@@ -169,6 +229,7 @@ export class TcpTransport implements Transport {
     this.peers.clear();
     for (const socket of this.inbound) socket.destroy();
     this.inbound.clear();
+    this.gate.close();
     for (const id of [...this.pending.keys()]) this.settle(id)?.reject(new Error('transport is closed'));
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -214,11 +275,7 @@ export class TcpTransport implements Transport {
   }
 
   /** A connection to a port serving TLS and plain: its first byte says which it is. */
-  private sniff(socket: Socket, secure: Server): void {
-    if (this.closed) {
-      socket.destroy();
-      return;
-    }
+  private sniff(socket: Socket, conn: InboundConnection, secure: Server): void {
     // Held until it closes: close() ends a connection whether or not it became TLS.
     this.inbound.add(socket);
     socket.on('close', () => this.inbound.delete(socket));
@@ -226,13 +283,50 @@ export class TcpTransport implements Transport {
     socket.once('data', (first: Buffer) => {
       socket.pause();
       socket.unshift(first);
-      if (first[0] === TLS_HANDSHAKE) secure.emit('connection', socket);
-      else this.accept(socket);
+      if (first[0] === TLS_HANDSHAKE) {
+        this.admittedTls.set(remoteKey(socket), conn);
+        socket.once('close', () => this.admittedTls.delete(remoteKey(socket)));
+        secure.emit('connection', socket);
+      } else this.accept(socket, conn);
       process.nextTick(() => socket.resume());
     });
   }
 
-  private accept(socket: Socket): void {
+  private admit(socket: Socket): InboundConnection | null {
+    if (this.closed) {
+      socket.destroy();
+      return null;
+    }
+    socket.on('error', () => undefined); // a refused or reset socket is no error of the server's
+    return this.gate.admit(socket);
+  }
+
+  /** A raw socket on a TLS-only port: admitted now, handed over by 'secureConnection' after the handshake. */
+  private admitTls(socket: Socket): void {
+    const conn = this.admit(socket);
+    if (!conn) return;
+    const key = remoteKey(socket);
+    this.admittedTls.set(key, conn);
+    this.inbound.add(socket);
+    socket.once('close', () => {
+      this.inbound.delete(socket);
+      this.admittedTls.delete(key);
+    });
+  }
+
+  private acceptTls(socket: Socket): void {
+    const key = remoteKey(socket);
+    const conn = this.admittedTls.get(key);
+    this.admittedTls.delete(key);
+    if (!conn) {
+      socket.destroy(); // its raw socket was closed meanwhile (a timeout, an eviction)
+      return;
+    }
+    conn.rebind(socket);
+    this.accept(socket, conn);
+  }
+
+  private accept(socket: Socket, conn: InboundConnection): void {
     if (this.closed) {
       socket.destroy();
       return;
@@ -241,20 +335,42 @@ export class TcpTransport implements Transport {
     socket.setNoDelay(true);
     const decoder = new FrameDecoder(this.maxFrameBytes);
     socket.on('data', (chunk: Buffer) => {
+      conn.touch();
       let frames: unknown[];
       try {
         frames = decoder.push(chunk);
       } catch (err) {
-        socket.destroy(err as Error);
+        // Not msgpack, or a frame announcing more than maxFrameBytes (never allocated: refused on its header).
+        conn.refuse('bad_frame', (err as Error).message);
         return;
       }
-      for (const frame of frames as Frame[]) {
-        if (frame[0] === FrameKind.Raft) this.deliver(frame[1], frame[2]);
-        else if (frame[0] === FrameKind.Request) this.serve(socket, frame[1], frame[2], frame[3]);
+      for (const frame of frames) {
+        if (socket.destroyed) return;
+        const problem = inboundFrameProblem(frame);
+        if (problem) {
+          conn.refuse('bad_frame', problem);
+          return;
+        }
+        conn.framed();
+        const f = frame as Frame;
+        if (f[0] === FrameKind.Raft) {
+          if (conn.state !== 'peer') this.identify(conn, f[1].from);
+          this.deliver(f[1], f[2]);
+        } else if (f[0] === FrameKind.Request) this.serve(socket, conn, f[1], f[2], f[3]);
       }
     });
     socket.on('error', () => undefined); // 'close' follows
     socket.on('close', () => this.inbound.delete(socket));
+  }
+
+  /** A member's Raft message: its connection leaves the caps (at most PEER_LINKS_PER_MEMBER per member). */
+  private identify(conn: InboundConnection, from: string): void {
+    if (!this.isMember(from)) return;
+    const links = (this.memberLinks.get(from) ?? []).filter((c) => !c.socket.destroyed);
+    if (links.length >= PEER_LINKS_PER_MEMBER) return; // a copy claiming the same id stays counted
+    links.push(conn);
+    this.memberLinks.set(from, links);
+    conn.identified();
   }
 
   private deliver(message: Message, fromAddress: string): void {
@@ -265,17 +381,17 @@ export class TcpTransport implements Transport {
     }
   }
 
-  private serve(socket: Socket, id: number, method: string, body: unknown): void {
+  private serve(socket: Socket, conn: InboundConnection, id: number, method: string, body: unknown): void {
+    if (!conn.startRequest()) {
+      this.answer(socket, id, new Error(`too many requests in flight on this connection (at most ${this.gate.limits.maxInFlight})`), null);
+      return;
+    }
+    let answered = false;
     const reply = (error: unknown, result: unknown) => {
-      if (socket.destroyed) return;
-      let encoded: Buffer;
-      try {
-        const frame: Frame = [FrameKind.Response, id, error === null ? null : toWireError(error), result];
-        encoded = this.encoder.encode(frame);
-      } catch (err) {
-        encoded = this.encoder.encode([FrameKind.Response, id, toWireError(err), null] satisfies Frame);
-      }
-      writeCoalesced(socket, encoded);
+      if (answered) return;
+      answered = true;
+      conn.endRequest();
+      this.answer(socket, id, error, result);
     };
     const handler = this.handlers.get(method);
     if (!handler) {
@@ -291,4 +407,32 @@ export class TcpTransport implements Transport {
       reply(err, null);
     }
   }
+
+  private answer(socket: Socket, id: number, error: unknown, result: unknown): void {
+    if (socket.destroyed) return;
+    let encoded: Buffer;
+    try {
+      const frame: Frame = [FrameKind.Response, id, error === null ? null : toWireError(error), result];
+      encoded = this.encoder.encode(frame);
+    } catch (err) {
+      encoded = this.encoder.encode([FrameKind.Response, id, toWireError(err), null] satisfies Frame);
+    }
+    writeCoalesced(socket, encoded);
+    // A client that does not read its answers: stop reading its requests until it does.
+    if (socket.writableLength > MAX_UNSENT_ANSWER_BYTES && !socket.isPaused()) {
+      socket.pause();
+      socket.once('drain', () => socket.resume());
+    }
+  }
+}
+
+/** Unset fields left out, so that spreading over the defaults keeps them. */
+function definedOnly<T extends object>(partial: Partial<T> | undefined): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [k, v] of Object.entries(partial ?? {})) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
+}
+
+function remoteKey(socket: Socket): string {
+  return `${socket.remoteAddress}|${socket.remotePort}`;
 }

@@ -22,6 +22,7 @@ import { serverError, badRequest } from '../errors';
 import { Joiner } from '../cluster/join';
 import { LeftMarker } from '../cluster/left-marker';
 import { holdsRaftState, raftStorage } from './raft-storage';
+import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
 import { portOf, type ServerFacts } from '../cluster/server-info';
 import { ClientLiveness, clientsInCatalog } from '../cluster/client-liveness';
@@ -190,21 +191,22 @@ export class Agent {
     }
 
     const tls = await loadAgentTls(config.tls, config.datacenter);
+    const metrics = new Metrics(config.telemetry);
+    metrics.start();
+    const refusals = new ServerPortRefusals(logger.child({ module: 'agent.server.rpc' }), (reason) => metrics.serverPortRefused(reason));
     const transport = options.transport
       ? await options.transport(config)
-      : await TcpTransport.listen({ host: config.bind, port: config.serverPort, dialMap: testDialMap(), tls: tls.rpc });
+      : await TcpTransport.listen({ host: config.bind, port: config.serverPort, dialMap: testDialMap(), tls: tls.rpc, inbound: serverPortLimits(config.rpc), inboundObserver: refusals });
     const advertiseHost = config.advertise ?? (config.bind === '0.0.0.0' || config.bind === '::' ? '127.0.0.1' : config.bind);
     // A transport given by the caller (tests: an in-memory network) is reached at its own address.
     const address = options.transport ? transport.address : `${advertiseHost}:${portOf(transport.address)}`;
     const store = new Store({ datacenter: config.datacenter });
-    const metrics = new Metrics(config.telemetry);
-    metrics.start();
     const raft = await RaftNode.create({
       id: nodeId,
       storage: options.storage ? options.storage(db) : raftStorage(config, dataDir, db),
       transport,
       fsm: storeStateMachine(store, (type, ms) => metrics.fsmApplied(type, ms)),
-      observer: metrics.raftObserver,
+      observer: { ...metrics.raftObserver, strangerDropped: (from, type, why) => refusals.refused('unknown_sender', from, why) },
       tickMs: config.raft.tickMs,
       electionTicks: config.raft.electionTicks,
       snapshotThreshold: config.raft.snapshotThreshold,
@@ -221,6 +223,12 @@ export class Agent {
       nodeMeta: config.nodeMeta,
       ...(config.nonVoter ? { nonVoter: true } : {}),
     };
+    if (transport instanceof TcpTransport) {
+      // A connection carrying a member's Raft messages is exempt from the port's caps and timeouts.
+      transport.setMemberCheck((id) => raft.configuration().some((s) => s.id === id));
+      metrics.watchServerPort(() => transport.inboundConnections);
+      logger.info({ ...transport.inboundLimits }, 'server port limits');
+    }
     const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints, endpointWrites);
     rpc.setObserver(metrics.rpcObserver);
     // clockOffsets is read at scrape time, once `health` below exists.

@@ -43,6 +43,7 @@ import { clientClusterOps, clientForceLeave } from './client-cluster-ops';
 import { addLogSecret, createLogger, type Logger } from './logger';
 import { loadOrCreateNodeId } from './node-id';
 import { runnerFailures } from './runner-failures';
+import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
 import { LogTap } from './log-tap';
 import { hostFacts } from './host-facts';
 import { debugConfig } from './debug-config';
@@ -104,7 +105,8 @@ export class ClientAgent {
     const tls = await loadAgentTls(config.tls, config.datacenter);
     // A client serves nothing on the RPC port; it only dials servers (an ephemeral port, so any
     // number of clients and a server can share a host).
-    const transport = await TcpTransport.listen({ host: config.bind, port: 0, tls: tls.rpc });
+    // Its listener is bounded as a server's is (limits.rpc_*): nothing on it may cost more.
+    const transport = await TcpTransport.listen({ host: config.bind, port: 0, tls: tls.rpc, inbound: serverPortLimits(config.rpc), inboundObserver: new ServerPortRefusals(logger.child({ module: 'agent.client.rpc' }), () => undefined) });
     const link = new ServerLink(transport, config.retryJoin);
     const rpc = new ForwardingRpc(link, clientAclResolver(config, link, logger.child({ module: 'agent.acl' })));
     // The agent's own reads and writes of its node (anti-entropy, the mirror, service and check

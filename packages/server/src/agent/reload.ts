@@ -78,6 +78,7 @@ const RESTART_ONLY: ReadonlyArray<[keyof AgentConfig, string]> = [
   ['logJson', 'log_json'],
   ['raft', 'raft'],
   ['http', 'http_config/limits'],
+  ['rpc', 'limits (rpc_*)'],
 ];
 
 /** Fields other parts of the agent read on use (added by their own issues; copied when present). */

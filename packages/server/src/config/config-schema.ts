@@ -123,6 +123,11 @@ export const configFileSchema: SchemaNode = section({
     dns_tcp_idle_timeout: duration,
     dns_tcp_max_in_flight: int,
     dns_udp_max_pending: int,
+    // The server port (raft/src/transport/inbound-limits.ts, docs/operations.md "Limits").
+    rpc_handshake_timeout: duration,
+    rpc_max_conns: int,
+    rpc_max_conns_per_client: int,
+    rpc_idle_timeout: duration,
   }),
   raft: section({ tick_ms: int, election_ticks: int, snapshot_threshold: int, snapshot_interval_ms: { type: 'integer', minimum: 0 }, trailing_logs: int, wal_segment_bytes: { type: 'integer', minimum: 4096 }, log_store: { type: 'string', enum: ['leveldb', 'wal'] } }),
   // TLS (issue 11, TLS section).

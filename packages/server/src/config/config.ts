@@ -102,6 +102,8 @@ export interface AgentConfig {
   };
   /** Bounds on the HTTP port (docs/http.md "Bounded resources"). */
   http: HttpLimitsConfig;
+  /** Bounds on the server port's accepted connections (`limits.rpc_*`, docs/operations.md "Limits"). */
+  rpc: RpcLimitsConfig;
   /** Metrics (`telemetry`: disable_hostname, prometheus_retention_time; docs/operations.md, Monitoring). */
   telemetry: TelemetryConfig;
   /** HTTPS and TLS on the server port (config/tls-config.ts, docs/operations.md "TLS"). */
@@ -128,6 +130,17 @@ export interface HttpLimitsConfig {
   maxConns: number | undefined;
   /** Open HTTP connections from one client address at most (`limits.http_max_conns_per_client`); undefined → half of maxConns, 0 → no per-client bound. */
   maxConnsPerClient: number | undefined;
+}
+
+export interface RpcLimitsConfig {
+  /** Time from accept to the first valid frame, TLS handshake included (`limits.rpc_handshake_timeout`, Consul's key); 0 = none. */
+  handshakeTimeoutMs: number;
+  /** Connections open at once, members' links not counted (`limits.rpc_max_conns`); undefined → derived from the soft RLIMIT_NOFILE. */
+  maxConns: number | undefined;
+  /** The same from one source address (`limits.rpc_max_conns_per_client`, Consul's key and default); 0 = none. */
+  maxConnsPerClient: number;
+  /** A connection silent this long with no request in flight is closed (`limits.rpc_idle_timeout`); 0 = never. */
+  idleTimeoutMs: number;
 }
 
 export function defaultConfig(): AgentConfig {
@@ -167,6 +180,7 @@ export function defaultConfig(): AgentConfig {
     checks: { updateIntervalMs: 300_000, intervalMinMs: 1_000, deregisterMinMs: 60_000 },
     // 65 s idle: longer than the usual 60 s of load balancers, so they close first.
     http: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, idleTimeoutMs: 65_000, maxConns: undefined, maxConnsPerClient: undefined },
+    rpc: { handshakeTimeoutMs: 5_000, maxConns: undefined, maxConnsPerClient: 100, idleTimeoutMs: 150_000 },
     tls: defaultTlsConfig(),
     clients: defaultClientsConfig(),
   };
@@ -320,6 +334,7 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   const defs = agentDefinitionsOf(file, source);
   out.definitions = { services: [...out.definitions.services, ...defs.services], checks: [...out.definitions.checks, ...defs.checks] };
   applyHttpLimits(out.http, file, source);
+  applyRpcLimits(out.rpc, file, source);
   applyClientsConfig(out.clients, file, source);
   out.tls = applyTlsConfig(out.tls, file, source);
   const consulCompat = (file.http_config as Json | undefined)?.consul_compat;
@@ -373,6 +388,33 @@ function applyHttpLimits(out: HttpLimitsConfig, file: Json, source: string): voi
     if (v === undefined) continue;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw new Error(`${source}: limits.${key} must be an integer ≥ ${min}`);
     out[field] = v;
+  }
+}
+
+/** `limits.rpc_*`: the server port's bounds (raft/src/transport/inbound-limits.ts). */
+function applyRpcLimits(out: RpcLimitsConfig, file: Json, source: string): void {
+  const limits = file.limits;
+  if (limits === undefined || limits === null || typeof limits !== 'object' || Array.isArray(limits)) return; // applyHttpLimits reported a bad section
+  const l = limits as Json;
+  for (const [key, field] of [
+    ['rpc_handshake_timeout', 'handshakeTimeoutMs'],
+    ['rpc_idle_timeout', 'idleTimeoutMs'],
+  ] as const) {
+    const v = l[key];
+    if (v === undefined) continue;
+    const ms = typeof v === 'string' ? parseDuration(v) : undefined;
+    if (ms === undefined || ms < 0) throw new Error(`${source}: limits.${key} must be a duration such as "5s" ("0s" for none)`);
+    out[field] = Math.round(ms);
+  }
+  if (l.rpc_max_conns !== undefined) {
+    const v = l.rpc_max_conns;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new Error(`${source}: limits.rpc_max_conns must be an integer ≥ 1`);
+    out.maxConns = v;
+  }
+  if (l.rpc_max_conns_per_client !== undefined) {
+    const v = l.rpc_max_conns_per_client;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new Error(`${source}: limits.rpc_max_conns_per_client must be an integer ≥ 0`);
+    out.maxConnsPerClient = v;
   }
 }
 

@@ -6,17 +6,13 @@
 // server as a whole is full (`limits.http_max_conns`), 429 when that one client address holds too
 // many (`limits.http_max_conns_per_client`, as Consul 1.7 — which also answers 429), so one
 // address cannot lock every other client out. Refused sockets never reach the HTTP parser.
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { descriptorShares, FALLBACK_NOFILE, HTTP_REFUSAL_SLOTS, softFileLimit } from '../limits/descriptor-budget';
 
-/** Descriptors kept for everything but HTTP clients (LevelDB tables, Raft links, logs, checks…): a quarter of the limit, within these bounds. */
-const HEADROOM_MIN = 256;
-const HEADROOM_MAX = 4096;
-/** Past this many connections memory, not descriptors, is what runs out. */
-const DERIVED_MAX = 65_536;
+export { softFileLimit };
 /** Sockets that may be open at once while being refused; beyond them Node drops new connections without a word. */
-export const REFUSAL_SLOTS = 256;
+export const REFUSAL_SLOTS = HTTP_REFUSAL_SLOTS;
 /**
  * A refused socket is closed this long after its answer has been handed to the kernel, unless the
  * client hangs up first: long enough to read a request sent right after connecting (closing over
@@ -28,28 +24,9 @@ const REFUSAL_LINGER_MS = 50;
 const REFUSAL_MAX_MS = 1_000;
 /** Refusals are logged at most this often (with counts), so a flood does not flood the log too. */
 const LOG_EVERY_MS = 10_000;
-/** Used when the limit cannot be read (not Linux). */
-const FALLBACK_NOFILE = 1024;
-
-/** The soft RLIMIT_NOFILE of this process (Node cannot call getrlimit, Linux shows it in /proc). */
-export function softFileLimit(procLimits = '/proc/self/limits'): number | undefined {
-  let text: string;
-  try {
-    text = readFileSync(procLimits, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const m = /^Max open files\s+(\S+)\s+(\S+)/m.exec(text);
-  if (!m) return undefined;
-  if (m[1] === 'unlimited') return Number.MAX_SAFE_INTEGER;
-  const n = Number(m[1]);
-  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
-}
-
-/** The default `limits.http_max_conns` for a soft descriptor limit. */
+/** The default `limits.http_max_conns` for a soft descriptor limit: HTTP's share (limits/descriptor-budget.ts). */
 export function derivedMaxConns(nofile: number): number {
-  const headroom = Math.min(HEADROOM_MAX, Math.max(HEADROOM_MIN, Math.floor(nofile / 4)));
-  return Math.max(16, Math.min(DERIVED_MAX, nofile - headroom - REFUSAL_SLOTS));
+  return descriptorShares(nofile).http;
 }
 
 export interface ConnectionLimits {

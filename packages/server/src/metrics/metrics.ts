@@ -66,6 +66,10 @@ export class Metrics {
   private readonly aclHits = new CounterSeries(this.ctx, 'registry.acl.token.cache_hit', { name: 'registry_acl_token_cache_hits_total', help: 'Token resolutions answered from the cache' }).bind();
   private readonly aclMisses = new CounterSeries(this.ctx, 'registry.acl.token.cache_miss', { name: 'registry_acl_token_cache_misses_total', help: 'Token resolutions that had to read and compile the token' }).bind();
 
+  // Server port (limits.rpc_*, raft/src/transport/inbound-limits.ts; Raft messages from non-members)
+  private readonly serverPortRefusedSeries = new CounterSeries(this.ctx, 'registry.rpc.refused', { name: 'registry_rpc_refused_total', help: 'Server port: connections closed or refused by its limits, frames and Raft messages refused, by reason', labelNames: ['reason'] });
+  private readonly serverPortRefusedCells = new Map<string, CounterCell>();
+
   // CA
   private readonly leafSigned = new CounterSeries(this.ctx, 'registry.ca.leaf.signed', { name: 'registry_ca_leaf_signed_total', help: 'Leader: leaf certificates signed' }).bind();
 
@@ -202,6 +206,21 @@ export class Metrics {
       this.runnerFailureCells.set(runner, c);
     }
     c.inc();
+  }
+
+  /** The server port closed a connection or refused a frame (agent/server-port-limits.ts); `reason` is one of a fixed set. */
+  serverPortRefused(reason: string): void {
+    let cell = this.serverPortRefusedCells.get(reason);
+    if (!cell) {
+      cell = this.serverPortRefusedSeries.bind({ reason });
+      this.serverPortRefusedCells.set(reason, cell);
+    }
+    cell.inc();
+  }
+
+  /** Connections the server port counts against its caps (members' links not included), read at each scrape. */
+  watchServerPort(open: () => number): void {
+    scrapeGauge(this.ctx, 'registry.rpc.connections', { name: 'registry_rpc_connections', help: 'Server port: open connections counted against limits.rpc_max_conns (members\' links not included)' }, () => one(open()));
   }
 
   /** A token was resolved in `ms`, from the cache or not. */

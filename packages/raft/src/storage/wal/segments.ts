@@ -24,6 +24,11 @@
 //   zeroes that span again, then writes. So a retry of the same record is correct.
 // - A segment that could not be made (a full disk) fails the write that needed it; the write is
 //   retried (RaftNode does) and makes it again. Writes into a made segment need no new space.
+// - Descriptors (issue 33: a flood of connections used them all and the log could not open its next
+//   file): the files a write needs are open before it needs them — the folder (for its syncs) and
+//   the newest segment from the start, the next segment from when it is prepared, its descriptor
+//   kept and used as is once renamed into place. A roll opens nothing; only a spare that could not
+//   be prepared has to be made (and opened) by the write that needs it.
 import { closeSync, close, fsync, fsyncSync, mkdirSync, open, openSync, readdirSync, readFileSync, rename, unlinkSync, write, writeSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -39,6 +44,12 @@ const SYNCED_WRITES = constants.O_RDWR | constants.O_DSYNC;
 export interface SegmentInfo {
   seq: number;
   path: string;
+}
+
+/** A segment made whole under its temporary name, open for synced writes. */
+interface MadeSegment {
+  path: string;
+  fd: number;
 }
 
 export class CorruptSegmentError extends Error {
@@ -120,8 +131,10 @@ export class SegmentFiles {
   private size = 0;
   /** A write that failed: its span is zeroed again before the next write. */
   private failed: { at: number; length: number } | null = null;
-  /** The next segment, being made (or made) under its temporary name. */
-  private spare: { seq: number; made: Promise<string> } | null = null;
+  /** The next segment, being made (or made) under its temporary name, with its open descriptor. */
+  private spare: { seq: number; made: Promise<MadeSegment> } | null = null;
+  /** The folder, open for the syncs that make renames and removals durable. */
+  private dirFd = -1;
 
   constructor(
     readonly dir: string,
@@ -165,6 +178,9 @@ export class SegmentFiles {
         this.size = end;
       }
     }
+    // Open now what writes will need, while descriptors are surely there (see the header).
+    if (this.dirFd < 0) this.dirFd = openSync(this.dir, 'r');
+    if (this.segments.length > 0 && this.fd < 0) this.fd = openSync(this.newest().path, SYNCED_WRITES);
     // A new log: make its first segment now, while the server starts, rather than at its first
     // write (a bootstrap or the first append from a leader would wait for the zero-fill).
     if (this.segments.length === 0 && !this.spare) this.prepareSpare();
@@ -212,8 +228,20 @@ export class SegmentFiles {
   async close(): Promise<void> {
     const spare = this.spare;
     this.spare = null;
-    if (spare) await spare.made.then((path) => unlinkSync(path)).catch(() => undefined);
+    if (spare) {
+      await spare.made
+        .then(async ({ path, fd }) => {
+          await callback<void>((done) => close(fd, done)).catch(() => undefined);
+          unlinkSync(path);
+        })
+        .catch(() => undefined);
+    }
     await this.closeFd();
+    if (this.dirFd >= 0) {
+      const fd = this.dirFd;
+      this.dirFd = -1;
+      await callback<void>((done) => close(fd, done)).catch(() => undefined);
+    }
   }
 
   private newest(): SegmentInfo {
@@ -235,10 +263,10 @@ export class SegmentFiles {
     this.spare = { seq, made };
   }
 
-  /** A zero-filled, synced file of `segmentBytes` under the segment's temporary name. */
-  private async make(seq: number): Promise<string> {
+  /** A zero-filled, synced file of `segmentBytes` under the segment's temporary name, left open for synced writes. */
+  private async make(seq: number): Promise<MadeSegment> {
     const path = join(this.dir, segmentName(seq) + '.tmp');
-    const fd = await callback<number>((done) => open(path, 'w', done));
+    const fd = await callback<number>((done) => open(path, SYNCED_WRITES | constants.O_CREAT | constants.O_TRUNC, done));
     try {
       for (let at = 0; at < this.segmentBytes; at += ZEROS.length) {
         await writeAll(fd, ZEROS.subarray(0, Math.min(ZEROS.length, this.segmentBytes - at)), at);
@@ -253,8 +281,7 @@ export class SegmentFiles {
       }
       throw err;
     }
-    await callback<void>((done) => close(fd, done));
-    return path;
+    return { path, fd };
   }
 
   /** Moves to the next segment: the prepared one (or one made now), renamed into place. */
@@ -264,10 +291,17 @@ export class SegmentFiles {
     this.spare = null;
     const made = spare ? await spare.made.catch(() => this.make(seq)) : await this.make(seq);
     const segment = { seq, path: join(this.dir, segmentName(seq)) };
-    await callback<void>((done) => rename(made, segment.path, done));
-    await this.syncDir();
+    try {
+      await callback<void>((done) => rename(made.path, segment.path, done));
+      await this.syncDir();
+    } catch (err) {
+      // Not in place: the next attempt makes it again (replay removes a leftover temporary file).
+      await callback<void>((done) => close(made.fd, done)).catch(() => undefined);
+      throw err;
+    }
     await this.closeFd();
-    this.fd = await callback<number>((done) => open(segment.path, SYNCED_WRITES, done));
+    // The descriptor opened when it was made: a rename leaves it on the same file.
+    this.fd = made.fd;
     this.segments.push(segment);
     this.size = 0;
   }
@@ -284,11 +318,7 @@ export class SegmentFiles {
   }
 
   private async syncDir(): Promise<void> {
-    const fd = await callback<number>((done) => open(this.dir, 'r', done));
-    try {
-      await callback<void>((done) => fsync(fd, done));
-    } finally {
-      await callback<void>((done) => close(fd, done)).catch(() => undefined);
-    }
+    if (this.dirFd < 0) this.dirFd = await callback<number>((done) => open(this.dir, 'r', done));
+    await callback<void>((done) => fsync(this.dirFd, done));
   }
 }

@@ -45,6 +45,11 @@ export interface ClusterOptions {
    * Logs stay in `<dir>/s<i>/`.
    */
   dataDirs?: Readonly<Record<number, string>>;
+  /**
+   * Soft and hard RLIMIT_NOFILE of server i (started through `bash -c 'ulimit -n N; exec node …'`,
+   * so the pid is still the server's): e.g. a low descriptor limit for a connection flood.
+   */
+  nofile?: Readonly<Record<number, number>>;
 }
 
 export interface ServerInfo {
@@ -368,7 +373,11 @@ export class ClusterHarness {
     const log = openSync(s.logFile, 'a');
     try {
       writeSync(log, `--- harness: node ${bin} ${args.join(' ')}\n`);
-      const child = spawn(process.execPath, [bin, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', log, log] });
+      const nofile = this.options.nofile?.[i];
+      const child =
+        nofile === undefined
+          ? spawn(process.execPath, [bin, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', log, log] })
+          : spawn('bash', ['-c', `ulimit -n ${Math.floor(nofile)} && exec "$0" "$@"`, process.execPath, bin, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', log, log] });
       this.children[i] = child;
       this.exits[i] = new Promise<void>((done) => child.once('exit', () => done()));
       child.once('exit', (code, signal) => this.note(i, `harness: pid ${child.pid} exited (code ${code}, signal ${signal})`));
