@@ -9,6 +9,7 @@ export * from './storage/snapshot-chunks';
 export * from './transport/frame-codec';
 export * from './transport/rpc-errors';
 export * from './transport/tcp-transport';
+export * from './transport/sender-address';
 export * from './transport/memory-transport';
 export * from './node/options';
 export * from './node/observer';

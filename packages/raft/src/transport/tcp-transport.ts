@@ -10,9 +10,16 @@ import { DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameEncoder } from './frame-cod
 import { PeerConnection } from './peer-connection';
 import { RemoteError, RpcConnectionError, RpcTimeoutError } from './rpc-errors';
 import { FrameKind, toWireError, type Frame } from './wire';
+import { joinHostPort, senderAddress, type Caller } from './sender-address';
 
 export interface TcpTransportOptions {
+  /** The address to listen on (may be a wildcard: 0.0.0.0, ::). */
   host: string;
+  /**
+   * The host others reach this server by (its advertised address; an IP or a host name). Frames
+   * name their sender by it and `address` reports it with the listening port. Absent: `host`.
+   */
+  advertise?: string;
   /** 0 picks a free port; `address` then reports it. */
   port: number;
   maxFrameBytes?: number;
@@ -47,7 +54,7 @@ interface PendingCall {
   timer: NodeJS.Timeout;
 }
 
-type Handler = (body: unknown) => Promise<unknown> | unknown;
+type Handler = (body: unknown, caller: Caller) => Promise<unknown> | unknown;
 
 export class TcpTransport implements Transport {
   private readonly encoder = new FrameEncoder();
@@ -63,7 +70,10 @@ export class TcpTransport implements Transport {
 
   private constructor(
     private readonly server: Server,
+    /** The advertised address with the listening port: how frames name this server. */
     readonly address: string,
+    /** Where it listens (`host:port` as bound, perhaps a wildcard). */
+    readonly bindAddress: string,
     private readonly maxFrameBytes: number,
     private readonly defaultTimeoutMs: number,
     private readonly dialMap: Readonly<Record<string, string>> = {},
@@ -95,10 +105,10 @@ export class TcpTransport implements Transport {
       });
     });
     const { port } = server.address() as AddressInfo;
-    const host = options.host.includes(':') ? `[${options.host}]` : options.host;
     return new TcpTransport(
       server,
-      `${host}:${port}`,
+      joinHostPort(options.advertise ?? options.host, port),
+      joinHostPort(options.host, port),
       options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
       options.defaultTimeoutMs ?? 5000,
       options.dialMap,
@@ -249,7 +259,7 @@ export class TcpTransport implements Transport {
         return;
       }
       for (const frame of frames as Frame[]) {
-        if (frame[0] === FrameKind.Raft) this.deliver(frame[1], frame[2]);
+        if (frame[0] === FrameKind.Raft) this.deliver(frame[1], senderAddress(frame[2], socket.remoteAddress));
         else if (frame[0] === FrameKind.Request) this.serve(socket, frame[1], frame[2], frame[3]);
       }
     });
@@ -257,7 +267,7 @@ export class TcpTransport implements Transport {
     socket.on('close', () => this.inbound.delete(socket));
   }
 
-  private deliver(message: Message, fromAddress: string): void {
+  private deliver(message: Message, fromAddress: string | undefined): void {
     try {
       this.messageHandler(message, fromAddress);
     } catch {
@@ -283,7 +293,7 @@ export class TcpTransport implements Transport {
       return;
     }
     try {
-      Promise.resolve(handler(body)).then(
+      Promise.resolve(handler(body, { remoteHost: socket.remoteAddress })).then(
         (result) => reply(null, result ?? null),
         (err) => reply(err ?? new Error('rejected'), null),
       );

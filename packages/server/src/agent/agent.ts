@@ -22,7 +22,7 @@ import { Joiner } from '../cluster/join';
 import { LeftMarker } from '../cluster/left-marker';
 import { raftStorage } from './raft-storage';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
-import { portOf, type ServerFacts } from '../cluster/server-info';
+import { hostOf, type ServerFacts } from '../cluster/server-info';
 import { ClientLiveness, clientsInCatalog } from '../cluster/client-liveness';
 import { installClientGateway } from '../cluster/client-gateway';
 import { clientMemberOut } from '../cluster/client-members';
@@ -40,6 +40,7 @@ import { loadOrCreateNodeId } from './node-id';
 import { LogTap } from './log-tap';
 import { agentLifecycle } from './agent-lifecycle';
 import { debugConfig } from './debug-config';
+import { advertiseHost } from './advertise-address';
 import { AgentTokens } from '../acl/agent-tokens';
 import { Maintenance } from '../checks/maintenance';
 import { LocalStateFiles } from '../checks/local-state-files';
@@ -180,12 +181,13 @@ export class Agent {
     await db.open();
 
     const tls = await loadAgentTls(config.tls, config.datacenter);
+    // Frames, joins and hellos name this server by the address others reach it by, never by a
+    // wildcard bind address (agent/advertise-address.ts; a transport given by the caller — tests:
+    // an in-memory network — is reached at its own address).
     const transport = options.transport
       ? await options.transport(config)
-      : await TcpTransport.listen({ host: config.bind, port: config.serverPort, dialMap: testDialMap(), tls: tls.rpc });
-    const advertiseHost = config.advertise ?? (config.bind === '0.0.0.0' || config.bind === '::' ? '127.0.0.1' : config.bind);
-    // A transport given by the caller (tests: an in-memory network) is reached at its own address.
-    const address = options.transport ? transport.address : `${advertiseHost}:${portOf(transport.address)}`;
+      : await TcpTransport.listen({ host: config.bind, advertise: advertiseHost(config), port: config.serverPort, dialMap: testDialMap(), tls: tls.rpc });
+    const address = transport.address;
     const store = new Store({ datacenter: config.datacenter });
     const metrics = new Metrics(config.telemetry);
     metrics.start();
@@ -216,7 +218,11 @@ export class Agent {
     metrics.watch({ raft, store, blocking: rpc.blocking });
     rpc.setForwardLogger(logger.child({ module: 'agent.rpc' }));
     const left = new LeftMarker(dataDir);
-    const joiner = new Joiner(self, raft, transport, logger.child({ module: 'agent.join' }), left);
+    const catalogNodeName = (id: string) => {
+      const node = store.catalogNode(id).value;
+      return node && node.Node.ID === id ? node.Node.Node : undefined;
+    };
+    const joiner = new Joiner(self, raft, transport, logger.child({ module: 'agent.join' }), left, catalogNodeName);
     const health = new ServerHealth(self, raft, store, transport, (cmd: Command) => rpc.apply(cmd, { internal: true }), logger.child({ module: 'agent.leader' }));
     const leaderDuties = new LeaderDuties(raft, logger.child({ module: 'agent.leader' }));
     leaderDuties.add(health);
@@ -492,7 +498,7 @@ export class Agent {
         },
         Member: this.memberOf({ id: this.nodeId, address: this.self.address }, true),
         Coord: this.areas?.coordinate() ?? null,
-        DebugConfig: debugConfig(this.config, this.nodeId),
+        DebugConfig: debugConfig(this.config, this.nodeId, hostOf(this.self.address)),
         Stats: { raft: raft.stats() },
       }),
     };

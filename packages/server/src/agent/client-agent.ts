@@ -44,6 +44,8 @@ import { loadOrCreateNodeId } from './node-id';
 import { LogTap } from './log-tap';
 import { hostFacts } from './host-facts';
 import { debugConfig } from './debug-config';
+import { advertiseHost } from './advertise-address';
+import { hostOf } from '../cluster/server-info';
 import { ConfigReloader, type ReloadResult } from './reload';
 import { VERSION, type AgentOptions } from './agent';
 
@@ -89,6 +91,11 @@ export class ClientAgent {
 
   private heartbeats!: Heartbeats;
 
+  /** The host this client advertises (its catalog node's address), resolved at start. */
+  private get advertise(): string {
+    return hostOf(this.transport.address);
+  }
+
   private static async boot(config: AgentConfig, options: AgentOptions, made: { agent?: ClientAgent; tempDir?: string }): Promise<ClientAgent> {
     const logTap = new LogTap();
     const logger = options.logger ?? createLogger(config.logLevel, config.logJson, logTap.destination);
@@ -100,7 +107,9 @@ export class ClientAgent {
     const tls = await loadAgentTls(config.tls, config.datacenter);
     // A client serves nothing on the RPC port; it only dials servers (an ephemeral port, so any
     // number of clients and a server can share a host).
-    const transport = await TcpTransport.listen({ host: config.bind, port: 0, tls: tls.rpc });
+    // Its heartbeats name it by the address others reach it by (agent/advertise-address.ts).
+    const advertise = advertiseHost(config);
+    const transport = await TcpTransport.listen({ host: config.bind, advertise, port: 0, tls: tls.rpc });
     const link = new ServerLink(transport, config.retryJoin);
     const rpc = new ForwardingRpc(link, clientAclResolver(config, link, logger.child({ module: 'agent.acl' })));
     // The agent's own reads and writes of its node (anti-entropy, the mirror, service and check
@@ -140,7 +149,6 @@ export class ClientAgent {
       logger: logger.child({ module: 'agent.anti_entropy' }),
     });
 
-    const advertise = config.advertise ?? (config.bind === '0.0.0.0' || config.bind === '::' ? '127.0.0.1' : config.bind);
     agent.heartbeats = new Heartbeats(link, { id: nodeId, node: config.nodeName, address: advertise, port: config.httpPort, nodeMeta: config.nodeMeta }, logger.child({ module: 'agent.client' }), () => {
       void mirror.refresh().catch(() => undefined);
       agent.antiEntropy?.start(config.clients.antiEntropyIntervalMs);
@@ -248,11 +256,11 @@ export class ClientAgent {
         self: () => ({
           Config: { Datacenter: config.datacenter, NodeName: config.nodeName, NodeID: this.nodeId, Server: false, Version: VERSION },
           Member: {
-            Name: config.nodeName, Addr: config.advertise ?? config.bind, Port: this.httpPort,
+            Name: config.nodeName, Addr: this.advertise, Port: this.httpPort,
             Tags: { role: 'node', dc: config.datacenter, id: this.nodeId, vsn: '2', build: VERSION }, Status: 1,
           },
           Coord: null,
-          DebugConfig: debugConfig(config, this.nodeId),
+          DebugConfig: debugConfig(config, this.nodeId, this.advertise),
           Stats: { agent: { server: this.link.current, servers: this.link.known.join(',') }, antiEntropy: { passes: this.antiEntropy?.passes ?? 0, writes: this.antiEntropy?.writes ?? 0, blocked: this.antiEntropy?.blocked ?? 0 } },
         }),
       }),
