@@ -82,6 +82,27 @@ async function listPeers(agent: HostAgent): Promise<string[][]> {
   return stdout.trim().split('\n').slice(1).map((line) => line.trim().split(/\s+/));
 }
 
+/** `registry healthcheck` run inside the agent's namespace, as a container's HEALTHCHECK runs. */
+async function healthcheck(agent: HostAgent): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout } = await exec('ip', ['netns', 'exec', agent.spec.host.ns, process.execPath, CLI, 'healthcheck', '-http-addr', '127.0.0.1:8500', '-timeout', '8000'], { timeout: 15_000 });
+    return { code: 0, output: stdout.trim() };
+  } catch (e) {
+    const err = e as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof err.code === 'number' ? err.code : -1, output: `${err.stdout ?? ''}${err.stderr ?? ''}`.trim() };
+  }
+}
+
+async function expectHealthy(agents: readonly HostAgent[]): Promise<void> {
+  // Eventually: a server that just joined is healthy once the leader has heard from it.
+  for (const a of agents) {
+    let last = { code: -1, output: '' };
+    const ok = await eventually(async () => (last = await healthcheck(a)).code === 0, 20_000, 500);
+    if (!ok) throw new Error(`${a.spec.node} not healthy: ${last.output}`);
+    expect(last.output).toMatch(/^healthy: /);
+  }
+}
+
 /** Three servers on three hosts, each told to join the other two. */
 async function startServers(hosts: readonly Host[], options: { advertise: boolean; bootstrapExpect?: number; names?: string[] }): Promise<HostAgent[]> {
   return Promise.all(
@@ -107,6 +128,7 @@ async function expectFormed(servers: readonly HostAgent[], key: string): Promise
   expect(voters).toEqual(addresses);
   await put(servers[0], key, key);
   await expectReplicated(servers, key, key);
+  await expectHealthy(servers);
 }
 
 async function stopAll(): Promise<void> {
@@ -175,6 +197,7 @@ describeHosts('a cluster on many hosts (network namespaces, -bind 0.0.0.0)', () 
     expect((await members())?.Addr).toBe(clientHost.address);
     const node = await servers[0].json<{ Node: { Address: string } }>('/v1/catalog/node/c0');
     expect(node.Node.Address).toBe(clientHost.address);
+    await expectHealthy([client]);
     await put(client, 'via-client', '1');
     await expectReplicated(servers, 'via-client', '1');
 
@@ -212,6 +235,10 @@ describeHosts('a cluster on many hosts (network namespaces, -bind 0.0.0.0)', () 
       expect(other).not.toBe(leader);
       await put(majority[0], 'during-cut', 'w');
       await put(client, 'during-cut-client', 'w');
+      // Cut off, the old leader is not healthy (asked inside its namespace, as a container's check is).
+      let last = { code: 0, output: '' };
+      expect(await eventually(async () => (last = await healthcheck(leader)).code === 1, 20_000, 500)).toBe(true);
+      expect(last.output).toMatch(/^unhealthy: /);
     } finally {
       net.setLink(leader.spec.host, true);
     }
