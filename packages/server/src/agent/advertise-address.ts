@@ -29,6 +29,9 @@ export function advertiseHost(config: { bind: string; advertise: string | undefi
     if (isUnspecifiedHost(config.advertise.replace(/^\[|\]$/g, ''))) {
       throw new ConfigError([`-advertise ${config.advertise} is not an address others can reach: give this host's address or name`]);
     }
+    if (/^[^:[\]]+:\d+$/.test(config.advertise) || /^\[.*\]:\d+$/.test(config.advertise)) {
+      throw new ConfigError([`-advertise ${config.advertise}: give the address without a port (the port is -server-port)`]);
+    }
     return config.advertise;
   }
   if (!isUnspecifiedHost(config.bind.replace(/^\[|\]$/g, ''))) return config.bind;

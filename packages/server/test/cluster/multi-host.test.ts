@@ -95,12 +95,12 @@ async function healthcheck(agent: HostAgent): Promise<{ code: number; output: st
 
 async function expectHealthy(agents: readonly HostAgent[]): Promise<void> {
   // Eventually: a server that just joined is healthy once the leader has heard from it.
-  for (const a of agents) {
+  await Promise.all(agents.map(async (a) => {
     let last = { code: -1, output: '' };
     const ok = await eventually(async () => (last = await healthcheck(a)).code === 0, 20_000, 500);
     if (!ok) throw new Error(`${a.spec.node} not healthy: ${last.output}`);
     expect(last.output).toMatch(/^healthy: /);
-  }
+  }));
 }
 
 /** Three servers on three hosts, each told to join the other two. */
