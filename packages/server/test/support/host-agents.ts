@@ -4,7 +4,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { CLI, REPO } from './processes';
 import type { Host } from './netns';
 import { eventually } from './wait';
@@ -121,5 +120,3 @@ export class HostAgent {
 export async function killAll(agents: readonly HostAgent[]): Promise<void> {
   await Promise.all(agents.map((a) => a.kill('SIGKILL')));
 }
-
-export const dataDirIn = (root: string, name: string) => join(root, name);
