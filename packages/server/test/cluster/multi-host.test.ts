@@ -43,7 +43,7 @@ async function agreedLeader(servers: readonly HostAgent[]): Promise<HostAgent | 
   return servers.find((s) => s.serverAddress === names[0]) ?? null;
 }
 
-async function waitLeader(servers: readonly HostAgent[], timeoutMs = 45_000): Promise<HostAgent> {
+async function waitLeader(servers: readonly HostAgent[], timeoutMs = 60_000): Promise<HostAgent> {
   let leader: HostAgent | null = null;
   const ok = await eventually(async () => (leader = await agreedLeader(servers)) !== null, timeoutMs, 200);
   if (!ok || !leader) throw new Error(`no agreed leader among ${servers.map((s) => s.spec.node)} in ${timeoutMs} ms\n${logs(servers)}`);
@@ -212,6 +212,7 @@ describeHosts('a cluster on many hosts (network namespaces, -bind 0.0.0.0)', () 
     await put(client, 'after-kill-client', 'y');
     // Back on its data dir, it catches up.
     servers[killed] = await start({ ...leader.spec, join: hosts.filter((h) => h !== leader.spec.host) });
+    await servers[killed].ready();
     await expectReplicated(servers, 'after-kill-client', 'y');
     await waitLeader(servers);
 
@@ -224,6 +225,7 @@ describeHosts('a cluster on many hosts (network namespaces, -bind 0.0.0.0)', () 
     expect(Date.now() - t0).toBeLessThan(10_000);
     await put(successor, 'after-term', 'z');
     servers[termed] = await start({ ...leader.spec, join: hosts.filter((h) => h !== leader.spec.host) });
+    await servers[termed].ready();
     await expectReplicated(servers, 'after-term', 'z');
 
     // The leader's link goes down: the other two go on without it; once back it follows and catches up.
@@ -259,6 +261,7 @@ describeHosts('a cluster on many hosts (network namespaces, -bind 0.0.0.0)', () 
     await victim.wipe();
     const replacement = await start({ ...victim.spec, join: hosts.filter((h) => h !== victim.spec.host) });
     servers[servers.indexOf(victim)] = replacement;
+    await replacement.ready();
     for (let i = 0; i < 10; i++) {
       await put(leader, `while-replacing-${i}`, String(i));
       await sleep(300);
@@ -277,6 +280,7 @@ describeHosts('a cluster on many hosts (network namespaces, -bind 0.0.0.0)', () 
     const newHost = net.addHost();
     const arrived = await start({ ...moved.spec, host: newHost, dataDir: join(dir, `${moved.spec.node}-moved`), join: hosts.filter((h) => h !== moved.spec.host) });
     servers[servers.indexOf(moved)] = arrived;
+    await arrived.ready();
     expect(await eventually(async () => {
       const conf = await configuration(leader);
       return conf.length === 3 && conf.some((s) => s.Address === arrived.serverAddress) && !conf.some((s) => s.Address === moved.serverAddress);

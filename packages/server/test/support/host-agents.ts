@@ -88,8 +88,8 @@ export class HostAgent {
     return JSON.parse(res.text) as T;
   }
 
-  /** Waits for its HTTP API to answer (≤ timeoutMs). */
-  async ready(timeoutMs = 15_000): Promise<void> {
+  /** Waits for its HTTP API to answer (≤ timeoutMs: a start takes seconds of CPU, more on a shared machine). */
+  async ready(timeoutMs = 60_000): Promise<void> {
     const ok = await eventually(async () => (await this.http('GET', '/v1/agent/self', undefined, 1_000)).status === 200, timeoutMs, 100);
     if (!ok) throw new Error(`${this.spec.node} did not answer on ${this.url} within ${timeoutMs} ms\n${this.logTail()}`);
   }
