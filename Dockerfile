@@ -13,6 +13,7 @@ COPY packages/acl/package.json packages/acl/
 COPY packages/ca/package.json packages/ca/
 COPY packages/server/package.json packages/server/
 COPY packages/cli/package.json packages/cli/
+COPY packages/ui/package.json packages/ui/
 # --ignore-scripts: the root `prepare` would compile before the sources are copied, and no
 # dependency needs its install script (classic-level and msgpackr load prebuilt binaries).
 RUN npm ci --ignore-scripts --no-audit --no-fund

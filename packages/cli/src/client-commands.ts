@@ -30,6 +30,7 @@ export const COMMAND_MODULES: Readonly<Record<string, readonly [module: string, 
   'force-leave': ['./commands/membership', 'forceLeaveCommand'],
   reload: ['./commands/membership', 'reloadCommand'],
   validate: ['./validate-command', 'validateCommand'],
+  healthcheck: ['./commands/healthcheck', 'healthcheckCommand'],
 };
 
 export function isClientCommand(name: string | undefined): name is string {

@@ -10,6 +10,7 @@ export * from './transport/frame-codec';
 export * from './transport/rpc-errors';
 export * from './transport/tcp-transport';
 export { DEFAULT_INBOUND_LIMITS, type InboundLimits, type InboundObserver, type InboundRefusal } from './transport/inbound-limits';
+export * from './transport/sender-address';
 export * from './transport/memory-transport';
 export * from './node/options';
 export * from './node/observer';

@@ -1,5 +1,6 @@
 // The small interfaces a RaftNode is wired from (hashicorp/raft's shape):
 // the state machine, the durable log/stable storage, and the transport.
+import type { Caller } from './transport/sender-address';
 import type { Entry, HardState, Message, NodeId, ServerInfo, SnapshotMeta } from './core/types';
 
 /** The replicated state machine. Called on every server, in log order, exactly once per entry. */
@@ -123,17 +124,20 @@ export interface RaftStorage {
 
 /** Raft messages and internal RPC between servers over one port. */
 export interface Transport {
+  /** The address others reach this server by (advertised, never a wildcard bind address). */
   readonly address: string;
   /** Fire-and-forget; delivery is not guaranteed (Raft tolerates loss). */
   send(to: ServerInfo, message: Message): void;
   /**
-   * `fromAddress` is the sender's own transport address, so a server that is not yet in any
-   * configuration (just added) can answer the leader.
+   * `fromAddress` is the sender's advertised transport address, so a server that is not yet in any
+   * configuration (just added) can answer the leader; undefined when the frame named none that can
+   * be dialled back (transport/sender-address.ts).
    */
   onMessage(handler: (message: Message, fromAddress?: string) => void): void;
   /** Request/response to another server's RPC handler by method name. */
   call(address: string, method: string, body: unknown, timeoutMs?: number): Promise<unknown>;
-  handle(method: string, handler: (body: unknown) => Promise<unknown> | unknown): void;
+  /** `caller` says where a request came from, for handlers that record the sender's address. */
+  handle(method: string, handler: (body: unknown, caller: Caller) => Promise<unknown> | unknown): void;
   close(): Promise<void>;
 }
 

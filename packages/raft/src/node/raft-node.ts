@@ -22,6 +22,7 @@ import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './op
 import { PendingProposals } from './pending-proposals';
 import { PendingReads } from './pending-reads';
 import { CatchUpGate, type CaughtUp } from './catch-up';
+import { isUnspecifiedHost, splitHostPort } from '../transport/sender-address';
 import { Backoff, describeStorageError, StorageFaultError, type StorageFault, type StorageRecovery } from './storage-fault';
 import { monotonicMs } from '../monotonic-clock';
 import { strangerDrop } from './stranger-filter';
@@ -481,8 +482,11 @@ export class RaftNode extends EventEmitter {
       this.opts.observer.strangerDropped?.(message.from, message.type, dropped);
       return;
     }
-    // A server added to a cluster hears from the leader before it knows the configuration.
-    if (fromAddress && !this.addresses.has(message.from)) this.addresses.set(message.from, fromAddress);
+    // A server added to a cluster hears from the leader before it knows the configuration. A
+    // wildcard address is never recorded: dialling it reaches this server itself (issue #25).
+    if (fromAddress && !this.addresses.has(message.from) && !isUnspecifiedHost(splitHostPort(fromAddress)?.host ?? fromAddress)) {
+      this.addresses.set(message.from, fromAddress);
+    }
     if (this.logFault) {
       // Out of Raft until the failed write succeeds: the message is lost, as on a bad network.
       // Only note who leads now, so that leader() can point requests at it.

@@ -4,8 +4,9 @@ import type { Message, ServerInfo } from '../core/types';
 import type { Transport } from '../interfaces';
 import { RemoteError, RpcConnectionError, RpcTimeoutError } from './rpc-errors';
 import { toWireError } from './wire';
+import type { Caller } from './sender-address';
 
-type Handler = (body: unknown) => Promise<unknown> | unknown;
+type Handler = (body: unknown, caller: Caller) => Promise<unknown> | unknown;
 
 export class InMemoryNetwork {
   private readonly members = new Map<string, InMemoryTransport>();
@@ -140,6 +141,6 @@ export class InMemoryTransport implements Transport {
   async serve(method: string, body: unknown): Promise<unknown> {
     const handler = this.handlers.get(method);
     if (this.closed || !handler) throw new Error(`unknown rpc method "${method}"`);
-    return (await handler(body)) ?? null;
+    return (await handler(body, {})) ?? null;
   }
 }

@@ -12,9 +12,16 @@ import { DEFAULT_INBOUND_LIMITS, InboundGate, type InboundConnection, type Inbou
 import { PeerConnection } from './peer-connection';
 import { RemoteError, RpcConnectionError, RpcTimeoutError } from './rpc-errors';
 import { FrameKind, toWireError, type Frame } from './wire';
+import { joinHostPort, senderAddress, type Caller } from './sender-address';
 
 export interface TcpTransportOptions {
+  /** The address to listen on (may be a wildcard: 0.0.0.0, ::). */
   host: string;
+  /**
+   * The host others reach this server by (its advertised address; an IP or a host name). Frames
+   * name their sender by it and `address` reports it with the listening port. Absent: `host`.
+   */
+  advertise?: string;
   /** 0 picks a free port; `address` then reports it. */
   port: number;
   maxFrameBytes?: number;
@@ -62,7 +69,7 @@ interface PendingCall {
   timer: NodeJS.Timeout;
 }
 
-type Handler = (body: unknown) => Promise<unknown> | unknown;
+type Handler = (body: unknown, caller: Caller) => Promise<unknown> | unknown;
 
 export class TcpTransport implements Transport {
   private readonly encoder = new FrameEncoder();
@@ -84,7 +91,10 @@ export class TcpTransport implements Transport {
 
   private constructor(
     private readonly server: Server,
+    /** The advertised address with the listening port: how frames name this server. */
     readonly address: string,
+    /** Where it listens (`host:port` as bound, perhaps a wildcard). */
+    readonly bindAddress: string,
     private readonly maxFrameBytes: number,
     private readonly defaultTimeoutMs: number,
     private readonly dialMap: Readonly<Record<string, string>> = {},
@@ -135,10 +145,10 @@ export class TcpTransport implements Transport {
       });
     });
     const { port } = server.address() as AddressInfo;
-    const host = options.host.includes(':') ? `[${options.host}]` : options.host;
     return new TcpTransport(
       server,
-      `${host}:${port}`,
+      joinHostPort(options.advertise ?? options.host, port),
+      joinHostPort(options.host, port),
       options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
       options.defaultTimeoutMs ?? 5000,
       options.dialMap,
@@ -355,7 +365,7 @@ export class TcpTransport implements Transport {
         const f = frame as Frame;
         if (f[0] === FrameKind.Raft) {
           if (conn.state !== 'peer') this.identify(conn, f[1].from);
-          this.deliver(f[1], f[2]);
+          this.deliver(f[1], senderAddress(f[2], socket.remoteAddress));
         } else if (f[0] === FrameKind.Request) this.serve(socket, conn, f[1], f[2], f[3]);
       }
     });
@@ -373,7 +383,7 @@ export class TcpTransport implements Transport {
     conn.identified();
   }
 
-  private deliver(message: Message, fromAddress: string): void {
+  private deliver(message: Message, fromAddress: string | undefined): void {
     try {
       this.messageHandler(message, fromAddress);
     } catch {
@@ -399,7 +409,7 @@ export class TcpTransport implements Transport {
       return;
     }
     try {
-      Promise.resolve(handler(body)).then(
+      Promise.resolve(handler(body, { remoteHost: socket.remoteAddress })).then(
         (result) => reply(null, result ?? null),
         (err) => reply(err ?? new Error('rejected'), null),
       );

@@ -15,7 +15,7 @@ export interface WireError {
 }
 
 export type Frame =
-  /** The third field is the sender's listening address. */
+  /** The third field is the sender's advertised address (sender-address.ts), never its bind address. */
   | [FrameKind.Raft, Message, string]
   | [FrameKind.Request, number, string, unknown]
   | [FrameKind.Response, number, WireError | null, unknown];

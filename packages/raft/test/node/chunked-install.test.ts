@@ -7,6 +7,7 @@
 // last test runs the same over TCP and LevelStorage with a state machine that returns bytes.
 import {
   InMemoryNetwork,
+  type Caller,
   MemoryStorage,
   RaftNode,
   type FSMSnapshot,
@@ -63,7 +64,7 @@ interface Piece {
   data: Uint8Array;
 }
 
-type PieceHandler = (body: unknown) => unknown;
+type PieceHandler = (body: unknown, caller: Caller) => unknown;
 
 /** A transport that lets the test see (and interfere with) the snapshot pieces a server receives. */
 function intercepting(inner: InMemoryTransport, onPiece: (piece: Piece, deliver: () => unknown) => unknown): Transport {
@@ -75,7 +76,7 @@ function intercepting(inner: InMemoryTransport, onPiece: (piece: Piece, deliver:
     onMessage: (h) => inner.onMessage(h),
     call: (address, method, body, timeoutMs) => inner.call(address, method, body, timeoutMs),
     handle: (method, h: PieceHandler) =>
-      inner.handle(method, method === 'raft.installSnapshot' ? (body: unknown) => onPiece(body as Piece, () => h(body)) : h),
+      inner.handle(method, method === 'raft.installSnapshot' ? (body: unknown, caller: Caller) => onPiece(body as Piece, () => h(body, caller)) : h),
     close: () => inner.close(),
   };
 }

@@ -24,7 +24,7 @@ import { LeftMarker } from '../cluster/left-marker';
 import { holdsRaftState, raftStorage } from './raft-storage';
 import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
-import { portOf, type ServerFacts } from '../cluster/server-info';
+import { hostOf, type ServerFacts } from '../cluster/server-info';
 import { ClientLiveness, clientsInCatalog } from '../cluster/client-liveness';
 import { installClientGateway } from '../cluster/client-gateway';
 import { clientMemberOut } from '../cluster/client-members';
@@ -43,6 +43,7 @@ import { runnerFailures } from './runner-failures';
 import { LogTap } from './log-tap';
 import { agentLifecycle } from './agent-lifecycle';
 import { debugConfig } from './debug-config';
+import { advertiseHost } from './advertise-address';
 import { AgentTokens } from '../acl/agent-tokens';
 import { Maintenance } from '../checks/maintenance';
 import { LocalStateFiles } from '../checks/local-state-files';
@@ -194,12 +195,13 @@ export class Agent {
     const metrics = new Metrics(config.telemetry);
     metrics.start();
     const refusals = new ServerPortRefusals(logger.child({ module: 'agent.server.rpc' }), (reason) => metrics.serverPortRefused(reason));
+    // Frames, joins and hellos name this server by the address others reach it by, never by a
+    // wildcard bind address (agent/advertise-address.ts; a transport given by the caller — tests:
+    // an in-memory network — is reached at its own address).
     const transport = options.transport
       ? await options.transport(config)
-      : await TcpTransport.listen({ host: config.bind, port: config.serverPort, dialMap: testDialMap(), tls: tls.rpc, inbound: serverPortLimits(config.rpc), inboundObserver: refusals });
-    const advertiseHost = config.advertise ?? (config.bind === '0.0.0.0' || config.bind === '::' ? '127.0.0.1' : config.bind);
-    // A transport given by the caller (tests: an in-memory network) is reached at its own address.
-    const address = options.transport ? transport.address : `${advertiseHost}:${portOf(transport.address)}`;
+      : await TcpTransport.listen({ host: config.bind, advertise: advertiseHost(config), port: config.serverPort, dialMap: testDialMap(), tls: tls.rpc, inbound: serverPortLimits(config.rpc), inboundObserver: refusals });
+    const address = transport.address;
     const store = new Store({ datacenter: config.datacenter });
     const raft = await RaftNode.create({
       id: nodeId,
@@ -235,7 +237,11 @@ export class Agent {
     metrics.watch({ raft, store, blocking: rpc.blocking, clockOffsets: () => health.clockOffsets.list() });
     rpc.setForwardLogger(logger.child({ module: 'agent.rpc' }));
     const left = new LeftMarker(dataDir);
-    const joiner = new Joiner(self, raft, transport, logger.child({ module: 'agent.join' }), left);
+    const catalogNodeName = (id: string) => {
+      const node = store.catalogNode(id).value;
+      return node && node.Node.ID === id ? node.Node.Node : undefined;
+    };
+    const joiner = new Joiner(self, raft, transport, logger.child({ module: 'agent.join' }), left, catalogNodeName);
     const health = new ServerHealth(self, raft, store, transport, (cmd: Command) => rpc.apply(cmd, { internal: true }), logger.child({ module: 'agent.leader' }));
     const leaderDuties = new LeaderDuties(raft, logger.child({ module: 'agent.leader' }));
     leaderDuties.add(health);
@@ -522,7 +528,7 @@ export class Agent {
         },
         Member: this.memberOf({ id: this.nodeId, address: this.self.address }, true),
         Coord: this.areas?.coordinate() ?? null,
-        DebugConfig: debugConfig(this.config, this.nodeId),
+        DebugConfig: debugConfig(this.config, this.nodeId, hostOf(this.self.address)),
         Stats: { raft: raft.stats() },
       }),
     };

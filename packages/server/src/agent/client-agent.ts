@@ -47,6 +47,8 @@ import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
 import { LogTap } from './log-tap';
 import { hostFacts } from './host-facts';
 import { debugConfig } from './debug-config';
+import { advertiseHost } from './advertise-address';
+import { hostOf } from '../cluster/server-info';
 import { ConfigReloader, type ReloadResult } from './reload';
 import { VERSION, type AgentOptions } from './agent';
 
@@ -94,6 +96,11 @@ export class ClientAgent {
 
   private heartbeats!: Heartbeats;
 
+  /** The host this client advertises (its catalog node's address), resolved at start. */
+  private get advertise(): string {
+    return hostOf(this.transport.address);
+  }
+
   private static async boot(config: AgentConfig, options: AgentOptions, made: { agent?: ClientAgent; tempDir?: string }): Promise<ClientAgent> {
     const logTap = new LogTap();
     const logger = options.logger ?? createLogger(config.logLevel, config.logJson, logTap.destination);
@@ -105,8 +112,10 @@ export class ClientAgent {
     const tls = await loadAgentTls(config.tls, config.datacenter);
     // A client serves nothing on the RPC port; it only dials servers (an ephemeral port, so any
     // number of clients and a server can share a host).
-    // Its listener is bounded as a server's is (limits.rpc_*): nothing on it may cost more.
-    const transport = await TcpTransport.listen({ host: config.bind, port: 0, tls: tls.rpc, inbound: serverPortLimits(config.rpc), inboundObserver: new ServerPortRefusals(logger.child({ module: 'agent.client.rpc' }), () => undefined) });
+    // Its heartbeats name it by the address others reach it by (agent/advertise-address.ts), and its
+    // listener is bounded as a server's is (limits.rpc_*): nothing on it may cost more.
+    const advertise = advertiseHost(config);
+    const transport = await TcpTransport.listen({ host: config.bind, advertise, port: 0, tls: tls.rpc, inbound: serverPortLimits(config.rpc), inboundObserver: new ServerPortRefusals(logger.child({ module: 'agent.client.rpc' }), () => undefined) });
     const link = new ServerLink(transport, config.retryJoin);
     const rpc = new ForwardingRpc(link, clientAclResolver(config, link, logger.child({ module: 'agent.acl' })));
     // The agent's own reads and writes of its node (anti-entropy, the mirror, service and check
@@ -148,7 +157,6 @@ export class ClientAgent {
       logger: logger.child({ module: 'agent.anti_entropy' }),
     });
 
-    const advertise = config.advertise ?? (config.bind === '0.0.0.0' || config.bind === '::' ? '127.0.0.1' : config.bind);
     agent.heartbeats = new Heartbeats(link, { id: nodeId, node: config.nodeName, address: advertise, port: config.httpPort, nodeMeta: config.nodeMeta }, logger.child({ module: 'agent.client' }), () => {
       void mirror.refresh().catch(() => undefined);
       agent.antiEntropy?.start(config.clients.antiEntropyIntervalMs);
@@ -257,11 +265,11 @@ export class ClientAgent {
         self: () => ({
           Config: { Datacenter: config.datacenter, NodeName: config.nodeName, NodeID: this.nodeId, Server: false, Version: VERSION },
           Member: {
-            Name: config.nodeName, Addr: config.advertise ?? config.bind, Port: this.httpPort,
+            Name: config.nodeName, Addr: this.advertise, Port: this.httpPort,
             Tags: { role: 'node', dc: config.datacenter, id: this.nodeId, vsn: '2', build: VERSION }, Status: 1,
           },
           Coord: null,
-          DebugConfig: debugConfig(config, this.nodeId),
+          DebugConfig: debugConfig(config, this.nodeId, this.advertise),
           Stats: { agent: { server: this.link.current, servers: this.link.known.join(',') }, antiEntropy: { passes: this.antiEntropy?.passes ?? 0, writes: this.antiEntropy?.writes ?? 0, blocked: this.antiEntropy?.blocked ?? 0 } },
         }),
       }),

@@ -6,7 +6,8 @@ import type { AgentConfig } from '../config/config';
 
 const HIDDEN = 'hidden';
 
-export function debugConfig(c: AgentConfig, nodeId: string): Record<string, unknown> {
+/** `advertise`: the host this agent advertises as resolved at start (agent/advertise-address.ts). */
+export function debugConfig(c: AgentConfig, nodeId: string, advertise?: string): Record<string, unknown> {
   const tokens = c.acl.tokens;
   const raw: Record<string, unknown> = {
     ACLAgentMasterToken: tokens.agentMaster ?? '',
@@ -20,7 +21,7 @@ export function debugConfig(c: AgentConfig, nodeId: string): Record<string, unkn
     ACLToken: tokens.default ?? '',
     ACLTokenTTL: formatDurationMs(c.acl.tokenTtlMs),
     ACLsEnabled: c.acl.enabled,
-    AdvertiseAddrLAN: c.advertise ?? c.bind,
+    AdvertiseAddrLAN: advertise ?? c.advertise ?? c.bind,
     BindAddr: c.bind,
     Bootstrap: c.bootstrapExpect === 1,
     BootstrapExpect: c.bootstrapExpect,

@@ -2,7 +2,7 @@
 // takes the ordinary server path from here (Rpc.apply / Rpc.read / leader calls), so a client's
 // request is forwarded, checked and answered exactly as one that entered this server over HTTP.
 // Answers are envelopes (rpc/envelope.ts): errors cross with their kind intact.
-import type { Transport } from '@registry/raft';
+import { reachableHost, type Transport } from '@registry/raft';
 import type { Store } from '@registry/store';
 import { resolveToken } from '../acl/authorization';
 import { authorizeLeaderCall } from '../endpoints/leader-call-acl';
@@ -58,9 +58,13 @@ export function installClientGateway(d: ClientGatewayDeps): void {
       return rpc.leader.call(method, args as never);
     });
   });
-  transport.handle('client.heartbeat', (body) =>
+  transport.handle('client.heartbeat', (body, caller) =>
     enveloped(async (): Promise<HeartbeatReply> => {
-      await rpc.leader.call('Cluster.ClientHeartbeat', body as ClientFacts);
+      // The client's node is recorded by an address others can reach: a wildcard or loopback claim
+      // from another host becomes the connection's source address (raft transport/sender-address.ts).
+      const facts = body as ClientFacts;
+      const address = reachableHost(facts.address, caller.remoteHost);
+      await rpc.leader.call('Cluster.ClientHeartbeat', address === facts.address ? facts : { ...facts, address });
       return { servers: d.servers(), leader: d.leader(), intervalMs: d.heartbeatIntervalMs() };
     }),
   );

@@ -3,7 +3,7 @@
 // existing cluster through its leader, or — once it knows `bootstrap-expect` servers and none of
 // them is in a cluster yet — bootstraps Raft with exactly those servers. Every server of a new
 // cluster computes the same sorted set, so their first configurations agree.
-import type { RaftNode, Transport } from '@registry/raft';
+import { isUnspecifiedHost, senderAddress, splitHostPort, type Caller, type RaftNode, type ServerInfo, type Transport } from '@registry/raft';
 import type { Logger } from '../agent/logger';
 import type { HelloReply, ServerFacts } from './server-info';
 import type { LeftMarker } from './left-marker';
@@ -24,10 +24,14 @@ export class Joiner {
     private readonly logger: Logger,
     /** Set when this server left the cluster (`registry leave`); unset when it has joined again. */
     private readonly left?: LeftMarker,
+    /** The node name of a server in the configuration as the catalog holds it, when it does. */
+    private readonly catalogNodeName: (id: string) => string | undefined = () => undefined,
   ) {
     this.known.set(self.id, self);
-    transport.handle('cluster.hello', (body) => this.onHello(body as ServerFacts));
-    transport.handle('cluster.join', (body) => this.onJoin(body as ServerFacts));
+    // A sender is recorded by an address others can dial: a wildcard or loopback claim from another
+    // host is replaced by the connection's source (raft transport/sender-address.ts).
+    transport.handle('cluster.hello', (body, caller) => this.onHello(reachable(body as ServerFacts, caller)));
+    transport.handle('cluster.join', (body, caller) => this.onJoin(reachable(body as ServerFacts, caller)));
   }
 
   /** Voters this server has greeted or been greeted by: the candidates for a bootstrap set (never a non-voter). */
@@ -56,6 +60,10 @@ export class Joiner {
     return this.known.get(id)?.node;
   }
 
+  private memberNodeName(id: string): string | undefined {
+    return this.catalogNodeName(id) ?? this.known.get(id)?.node;
+  }
+
   /** The addresses of the other servers this one has greeted or been greeted by. */
   knownAddresses(): string[] {
     return [...this.known.values()].filter((s) => s.id !== this.self.id).map((s) => s.address);
@@ -77,6 +85,8 @@ export class Joiner {
             this.logger.warn({ address, datacenter: reply.datacenter }, 'ignoring a server of another datacenter');
             return null;
           }
+          // A server that names itself by a wildcard (one from before issue #25) is reached where we dialled it.
+          if (isUnspecifiedHost(splitHostPort(reply.address)?.host ?? reply.address)) reply.address = address;
           this.known.set(reply.id, reply);
           return reply;
         } catch {
@@ -135,10 +145,35 @@ export class Joiner {
     return { ...this.self, inCluster: this.inCluster(), leader: this.raft.leader(), lastIndex: this.raft.lastIndex(), servers: this.raft.configuration() };
   }
 
+  /**
+   * The leader adds a server that asks to join. A new id with the address or node name of a member
+   * is that member's replacement (a server back with an empty data dir, issue #25): the stale member
+   * is removed first, each change committed before the next, so the voters never outnumber what the
+   * live servers can carry (Consul's leader does the same for a duplicate address). A member that
+   * joins again from another address keeps its id and role; only its address changes.
+   */
   private async onJoin(from: ServerFacts): Promise<boolean> {
     if (!this.raft.isLeader()) throw new Error('not the leader');
-    if (this.raft.configuration().some((s) => s.id === from.id)) return true;
-    await this.raft.addServer(from.nonVoter ? { id: from.id, address: from.address, learner: true } : { id: from.id, address: from.address });
+    const configuration = this.raft.configuration();
+    const member = configuration.find((s) => s.id === from.id);
+    if (member && member.address === from.address) return true;
+    const stale = configuration.filter((s) => s.id !== from.id && (s.address === from.address || (from.node !== '' && this.memberNodeName(s.id) === from.node)));
+    if (stale.some((s) => s.id === this.self.id)) {
+      throw new Error(`server ${from.id} claims the address or node name of the leader (${this.self.address}, ${this.self.node})`);
+    }
+    for (const old of stale) {
+      this.logger.info({ removed: old.id, address: old.address, replacement: from.id, node: from.node }, 'removing the server a joining server replaces');
+      await this.raft.removeServer(old.id);
+    }
+    const learner = member ? member.learner === true : from.nonVoter === true;
+    const server: ServerInfo = learner ? { id: from.id, address: from.address, learner: true } : { id: from.id, address: from.address };
+    await this.raft.addServer(server);
     return true;
   }
+}
+
+/** Facts whose address has been checked against the connection they came on (sender-address.ts). */
+function reachable(facts: ServerFacts, caller: Caller): ServerFacts {
+  const address = senderAddress(facts.address, caller.remoteHost);
+  return address === undefined || address === facts.address ? facts : { ...facts, address };
 }
