@@ -470,7 +470,7 @@ export class RaftNode extends EventEmitter {
       members: this.core.configuration.servers,
       self: this.id,
       leading: this.core.role === 'leader',
-      sinceLeaderContactMs: this.lastLeaderContact === 0 ? Infinity : Date.now() - this.lastLeaderContact,
+      sinceLeaderContactMs: this.lastLeaderContact === 0 ? Infinity : monotonicMs() - this.lastLeaderContact,
       electionTimeoutMs: this.opts.tickMs * this.opts.electionTicks,
     });
   }

@@ -20,6 +20,7 @@
 // once. Only when no such connection is left is the new one refused (closed without a word: the
 // port has no way to say why before a frame).
 import type { Socket } from 'node:net';
+import { monotonicMs } from '../monotonic-clock';
 
 export interface InboundLimits {
   /** Handshake and client connections open at once (peers not counted). */
@@ -70,8 +71,8 @@ type State = 'handshake' | 'client' | 'peer';
 /** One admitted connection. */
 export class InboundConnection {
   state: State = 'handshake';
-  readonly acceptedAt = Date.now();
-  lastActivity = Date.now();
+  readonly acceptedAt = monotonicMs();
+  lastActivity = monotonicMs();
   inFlight = 0;
 
   constructor(
@@ -94,12 +95,12 @@ export class InboundConnection {
 
   /** Bytes arrived: not idle. */
   touch(): void {
-    this.lastActivity = Date.now();
+    this.lastActivity = monotonicMs();
   }
 
   /** A valid frame arrived: the handshake is done. */
   framed(): void {
-    this.lastActivity = Date.now();
+    this.lastActivity = monotonicMs();
     if (this.state === 'handshake') this.gate.promote(this, 'client');
   }
 
@@ -120,7 +121,7 @@ export class InboundConnection {
 
   endRequest(): void {
     this.inFlight--;
-    this.lastActivity = Date.now();
+    this.lastActivity = monotonicMs();
   }
 
   /** Closes the connection for a reason that is counted and logged. */
@@ -242,13 +243,13 @@ export class InboundGate {
     const shortest = Math.min(...[handshakeTimeoutMs, idleTimeoutMs].filter((ms) => ms > 0));
     if (!Number.isFinite(shortest)) return;
     this.sweepEveryMs = Math.min(1_000, Math.max(50, Math.floor(shortest / 5)));
-    this.lastSweep = Date.now();
+    this.lastSweep = monotonicMs();
     this.sweeper = setInterval(() => this.sweep(), this.sweepEveryMs);
     this.sweeper.unref();
   }
 
   private sweep(): void {
-    const now = Date.now();
+    const now = monotonicMs();
     // A sweep that comes late found the event loop blocked (a start under load, a long task): timers
     // run before sockets are read, so a frame may be waiting unread. Give them one turn to be read.
     const late = now - this.lastSweep > 2 * this.sweepEveryMs + 100;
