@@ -240,9 +240,11 @@ async function serve(
   } catch (err) {
     // Blocking endpoints still report the index on errors (Consul sets it before failing).
     writeMeta(res, meta, options.consulCompat);
-    // A body the route did not read to its end (refused from the headers, or part-way): close the
-    // connection after the answer rather than take in the rest (Go's server closes past 256 KiB).
-    if (r.streamBody && !req.complete && !res.headersSent) res.setHeader('Connection', 'close');
+    // A body the route did not read to its end (refused from the headers, or part-way) is read and
+    // dropped as it comes, never kept: the answer goes out at once, and the client, which may still
+    // be sending, reads it before anything is closed (closing at once made it lose the answer to a
+    // reset, EPIPE). http_config.request_timeout bounds how long a slow sender can keep this up.
+    if (r.streamBody && !req.complete) req.resume();
     throw err;
   }
   if (res.headersSent || ctx.clientGone()) return;

@@ -80,8 +80,7 @@ export interface Route<B = unknown, Q = any, P = any> {
   /**
    * The edge does not read the body: the handler reads `ctx.bodyStream` itself, after deciding from
    * the headers whether it may (a snapshot archive: its 403 must not cost the bytes, and the bytes
-   * go to a file, not memory). A refusal before the body is read closes the connection after the
-   * answer, as Go's server does, so that the unread bytes are not taken in.
+   * go to a file, not memory). After a refusal the rest of the body is read and dropped, never kept.
    */
   streamBody?: boolean;
   handle(ctx: RouteContext<B, Q, P>): Promise<unknown> | unknown;
