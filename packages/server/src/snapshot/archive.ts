@@ -1,11 +1,13 @@
 // The backup archive of GET/PUT /v1/snapshot, readable without a server (the CLI's `snapshot
-// inspect` imports only this file): a gzipped tar, as Consul's, holding
+// inspect` imports only this file and the two beside it it needs): a gzipped tar, as Consul's, holding
 //   meta.json   {Version, Format, ID, Index, Term, Size, Checksum, Datacenter, Created}
 //   state.bin   the store's snapshot bytes (packages/store snapshot.ts, msgpack, version 1)
 //   SHA256SUMS  "<hex>  meta.json" and "<hex>  state.bin", as `sha256sum` writes them
 // A tar rather than a format of our own: operators can open a backup with `tar -xzf` and check it
 // with `sha256sum -c SHA256SUMS`. Nothing here blocks the event loop for long: gzip runs on the
-// thread pool and hashing runs in 1 MiB slices.
+// thread pool and hashing runs in 1 MiB slices (on reading, chunk by chunk as the tar streams in).
+// Writing uses tar-stream; reading is tar-reader.ts, strict (only these three members, each once,
+// plain ustar headers), so a hostile archive is refused at its first bad header.
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { createGunzip, gzip } from 'node:zlib';
