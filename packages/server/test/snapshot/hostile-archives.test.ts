@@ -75,6 +75,10 @@ test('an archive from another cluster restores, as Consul takes one; the server 
   const deadline = Date.now() + 10_000;
   while ((await here.call('GET', '/v1/catalog/node/snap-here')).status !== 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   expect((await here.call('GET', '/v1/catalog/node/snap-here')).status).toBe(200);
+  // The other cluster's server came with the archive; not being a member here, it is reaped (Consul's reconcileReaped).
+  const nodes = async () => (JSON.parse((await here.call('GET', '/v1/catalog/nodes')).text) as Array<{ Node: string }>).map((n) => n.Node);
+  while ((await nodes()).includes('snap-other') && Date.now() < deadline + 10_000) await new Promise((r) => setTimeout(r, 200));
+  expect(await nodes()).toEqual(['snap-here']);
 });
 
 test('a restore while writes run answers, and the server is consistent and serving after it', async () => {
