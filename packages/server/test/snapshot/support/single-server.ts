@@ -30,7 +30,7 @@ export class SingleServer {
       join(dir, 'agent.log'),
     );
     const server = new SingleServer(dir, proc);
-    await waitFor(async () => (await (await fetch(`${proc.url}/v1/status/leader`)).json()) !== '', 30_000, 100);
+    await waitFor(async () => (await (await fetch(`${proc.url}/v1/status/leader`)).json()) !== '', 60_000, 100);
     return server;
   }
 
