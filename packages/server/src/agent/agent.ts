@@ -54,6 +54,7 @@ import { Metrics } from '../metrics/metrics';
 import { installAreas, type Areas } from '../areas/install';
 import { installDns } from '../dns/install';
 import type { DnsServer } from '../dns/server';
+import { clearUploads } from '../snapshot/archive-upload';
 import { Snapshots } from '../snapshot/snapshots';
 import { installRaftPromote } from '../cluster/raft-promote';
 import { peerOf } from '../cluster/peer-lookup';
@@ -276,7 +277,9 @@ export class Agent {
     agent.mesh = mesh;
     agent.sessions = installSessions({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }) });
     agent.tls = tls;
-    agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter, transport, logger: logger.child({ module: 'agent.snapshot' }) });
+    // An archive a crash left half-checked is nobody's (snapshot/archive-upload.ts).
+    await clearUploads(dataDir);
+    agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter, transport, dataDir, maxArchiveBytes: config.snapshot.restoreMaxBytes, logger: logger.child({ module: 'agent.snapshot' }) });
     agent.areas = installAreas({ self, version: VERSION, raft, store, rpc, transport, leaderDuties, translateWanAddrs: config.translateWanAddrs, logger: logger.child({ module: 'agent.areas' }), secureLink: transport instanceof TcpTransport ? (address, dc, useTls) => transport.setDialTls(address, tls.wanDial(dc, useTls)) : undefined });
 
     raft.start();

@@ -5,7 +5,8 @@
 // invalidates the sessions bound to the node (the store does that for any critical check a session
 // names). The leader is the only writer; like server-health.ts it writes only when something differs.
 // A new leader starts every client it finds in the catalog with a full timeout of grace, so a
-// client that died during the election is still noticed within one timeout after it.
+// client that died during the election is still noticed within one timeout after it; so does the
+// leader after a restore, for the restored catalog's clients it was not tracking.
 import type { Command, HealthCheckOut, NodeOut, RegisterRequest, Store } from '@registry/store';
 import type { LeaderDuty } from '../agent/leader-duties';
 import type { Logger } from '../agent/logger';
@@ -80,6 +81,7 @@ export class ClientLiveness implements LeaderDuty {
   private readonly left = new Map<string, ClientFacts>();
   private readonly writing = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
+  private unwatch: (() => void) | null = null;
   private readonly now: () => number;
 
   constructor(private readonly d: ClientLivenessDeps) {
@@ -96,11 +98,8 @@ export class ClientLiveness implements LeaderDuty {
 
   start(): void {
     this.stop();
-    const at = this.now();
-    for (const { node: n } of clientNodes(this.d.store)) {
-      const facts: ClientFacts = { id: n.ID ?? '', node: n.Node, address: n.Address, port: 0, nodeMeta: n.Meta ?? {} };
-      this.seen.set(n.Node, { facts, at });
-    }
+    this.adoptCatalog();
+    this.watchRestores();
     this.timer = setInterval(() => this.sweep(), Math.max(50, Math.floor(this.d.timeoutMs / 10)));
     this.timer.unref();
   }
@@ -108,7 +107,37 @@ export class ClientLiveness implements LeaderDuty {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.unwatch?.();
+    this.unwatch = null;
     this.seen.clear();
+  }
+
+  /**
+   * Every client node of the catalog that this leader is not already tracking is tracked from now,
+   * with a full timeout of grace: at the start of a term (the catalog is all a new leader knows),
+   * and after a restore, whose catalog may hold nodes this leader never heard of or saw leave
+   * (Consul's leader reconciles the restored catalog with the members actually alive). Clients
+   * already tracked keep their last heartbeat: it is still the truth about them.
+   */
+  private adoptCatalog(): void {
+    const at = this.now();
+    for (const { node: n } of clientNodes(this.d.store)) {
+      if (this.seen.has(n.Node)) continue;
+      const facts: ClientFacts = { id: n.ID ?? '', node: n.Node, address: n.Address, port: 0, nodeMeta: n.Meta ?? {} };
+      this.seen.set(n.Node, { facts, at });
+      this.left.delete(n.Node);
+    }
+  }
+
+  /** A watch on no key fires only when the store's whole state is replaced (a restore). */
+  private watchRestores(): void {
+    this.unwatch = this.d.store.watch([], () => {
+      if (!this.timer) return;
+      const before = this.seen.size;
+      this.adoptCatalog();
+      this.d.logger.info({ tracked: this.seen.size, adopted: this.seen.size - before }, 'state restored: client agents of the restored catalog tracked again');
+      this.watchRestores();
+    });
   }
 
   private async heartbeat(facts: ClientFacts): Promise<void> {

@@ -33,6 +33,9 @@ export class ServerHealth implements LeaderDuty {
   readonly name = 'server-health';
   private timer: NodeJS.Timeout | null = null;
   private running = false;
+  private unwatch: (() => void) | null = null;
+  /** A restore was applied since the last pass: reap the servers it brought that are not members. */
+  private restored = false;
   private readonly facts = new Map<string, ServerFacts>();
   private readonly failures = new Map<string, number>();
   /** Each server's wall clock against this leader's, from the pings (empty while not leading). */
@@ -64,10 +67,15 @@ export class ServerHealth implements LeaderDuty {
   start(): void {
     this.stop();
     this.failures.clear();
+    this.watchRestores();
     const loop = async () => {
       if (this.raft.leaderReady() && !this.running) {
         this.running = true;
         try {
+          if (this.restored) {
+            this.restored = false;
+            await this.reapForeignServers();
+          }
           await this.reconcile();
         } catch (err) {
           this.logger.debug({ err: (err as Error).message }, 'server health reconcile failed');
@@ -84,6 +92,34 @@ export class ServerHealth implements LeaderDuty {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.clockOffsets.retain(new Set());
+    this.unwatch?.();
+    this.unwatch = null;
+    this.restored = false;
+  }
+
+  /** A watch on no key fires only when the store's whole state is replaced (a restore). */
+  private watchRestores(): void {
+    this.unwatch = this.store.watch([], () => {
+      this.restored = true;
+      this.watchRestores();
+    });
+  }
+
+  /**
+   * After a restore: a server's node in the restored catalog that is not in this cluster's Raft
+   * configuration (an archive of another cluster, or of this one before a server was removed) is
+   * deregistered, as Consul's leader reaps catalog members that are not cluster members
+   * (leader.go reconcileReaped). Left alone it would stay passing for good: nothing pings it.
+   */
+  private async reapForeignServers(): Promise<void> {
+    const members = new Set(this.raft.configuration().map((s) => s.id));
+    for (const check of this.store.healthChecksWithId(SERF_CHECK_ID).value) {
+      if (check.CheckID !== SERF_CHECK_ID) continue;
+      const entry = this.store.catalogNode(check.Node).value;
+      if (!entry?.Services['registry'] || members.has(entry.Node.ID ?? '')) continue;
+      this.logger.info({ node: entry.Node.Node, id: entry.Node.ID }, 'restored catalog has a server that is not in the Raft configuration; deregistering it');
+      await this.apply({ type: 'catalog.deregister', req: { Node: entry.Node.Node } });
+    }
   }
 
   /** One pass over the Raft configuration. */

@@ -100,6 +100,8 @@ export const configFileSchema: SchemaNode = section({
   // Client agents (config/client-config.ts).
   client_heartbeat_timeout: duration,
   anti_entropy_interval: duration,
+  // Backups (config/snapshot-config.ts).
+  snapshot_restore_max_bytes: int,
   check_update_interval: duration,
   check_interval_min: duration,
   check_deregister_min: duration,

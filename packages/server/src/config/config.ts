@@ -2,6 +2,7 @@
 import { hostname } from 'node:os';
 import { parseDurationMs as parseDuration } from '@registry/store';
 import { applyClientsConfig, defaultClientsConfig, type ClientsConfig } from './client-config';
+import { applySnapshotConfig, defaultSnapshotConfig, type SnapshotConfig } from './snapshot-config';
 import { agentDefinitionsOf, type AgentDefinitions } from '../checks/config-definitions';
 import { applyDnsConfig, defaultDnsConfig, DEFAULT_DNS_PORT, type DnsConfig } from '../dns/config';
 import { applyTelemetryConfig, defaultTelemetryConfig, type TelemetryConfig } from '../metrics/config';
@@ -114,6 +115,8 @@ export interface AgentConfig {
   uiDir?: string;
   /** Client agents: the servers' heartbeat timeout, the clients' anti-entropy interval (config/client-config.ts). */
   clients: ClientsConfig;
+  /** Backups: the largest archive a restore takes (config/snapshot-config.ts). */
+  snapshot: SnapshotConfig;
 }
 
 export interface HttpLimitsConfig {
@@ -183,6 +186,7 @@ export function defaultConfig(): AgentConfig {
     rpc: { handshakeTimeoutMs: 5_000, maxConns: undefined, maxConnsPerClient: 100, idleTimeoutMs: 150_000 },
     tls: defaultTlsConfig(),
     clients: defaultClientsConfig(),
+    snapshot: defaultSnapshotConfig(),
   };
 }
 
@@ -336,6 +340,7 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   applyHttpLimits(out.http, file, source);
   applyRpcLimits(out.rpc, file, source);
   applyClientsConfig(out.clients, file, source);
+  applySnapshotConfig(out.snapshot, file, source);
   out.tls = applyTlsConfig(out.tls, file, source);
   const consulCompat = (file.http_config as Json | undefined)?.consul_compat;
   if (consulCompat !== undefined) {

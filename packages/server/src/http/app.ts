@@ -95,6 +95,18 @@ export function createApp(routes: Route<any>[], options: AppOptions): HttpHandle
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  // A route that reads its own body (streamBody) is registered before the body parser, so that the
+  // unusual request that takes the Express road reaches it unread too; the bytes are taken as sent,
+  // whatever Content-Encoding says (Go's server does not decode request bodies either).
+  const streamTimers = new Map<Route<any>, RouteTimer | undefined>();
+  for (const r of routes) {
+    if (!r.streamBody) continue;
+    const timer = options.metrics?.httpRoute(r.method, r.path);
+    streamTimers.set(r, timer);
+    app[r.method.toLowerCase() as 'get' | 'put' | 'post' | 'delete'](r.path, (req, res, next) => {
+      serve(r, timer, req.params as RawParams, req.query as Query, req, res, undefined, options).catch(next);
+    });
+  }
   // Bodies arrive with any Content-Type or none (python clients send none): take the raw bytes
   // and let each route decide how to read them.
   app.use(express.raw({ type: () => true, limit: bodyLimit }));
@@ -106,7 +118,11 @@ export function createApp(routes: Route<any>[], options: AppOptions): HttpHandle
     set.add(r.method);
     methodsByPath.set(r.path, set);
     const verb = r.method.toLowerCase() as 'get' | 'put' | 'post' | 'delete';
-    const timer = options.metrics?.httpRoute(r.method, r.path);
+    const timer = r.streamBody ? streamTimers.get(r) : options.metrics?.httpRoute(r.method, r.path);
+    if (r.streamBody) {
+      table.push({ route: r, value: { route: r, timer } });
+      continue;
+    }
     app[verb](r.path, (req, res, next) => {
       const rawBody = Buffer.isBuffer(req.body) ? (req.body as Buffer) : undefined;
       serve(r, timer, req.params as RawParams, req.query as Query, req, res, rawBody, options).catch(next);
@@ -176,6 +192,10 @@ export function createApp(routes: Route<any>[], options: AppOptions): HttpHandle
     const { route, timer } = hit.value;
     const query = parseQueryString(q < 0 ? '' : url.slice(q + 1)) as Query;
     const fail = (err: unknown) => sendError(res, err, pathname, options);
+    if (route.streamBody) {
+      serve(route, timer, params, query, req, res, undefined, options).catch(fail);
+      return;
+    }
     if (!hasBody(req)) {
       // Served in the check phase, after every request of this poll has been read, rather than
       // inline: a read answered from memory then writes its answer with the others of its turn
@@ -237,6 +257,11 @@ async function serve(
   } catch (err) {
     // Blocking endpoints still report the index on errors (Consul sets it before failing).
     writeMeta(res, meta, options.consulCompat);
+    // A body the route did not read to its end (refused from the headers, or part-way) is read and
+    // dropped as it comes, never kept: the answer goes out at once, and the client, which may still
+    // be sending, reads it before anything is closed (closing at once made it lose the answer to a
+    // reset, EPIPE). http_config.request_timeout bounds how long a slow sender can keep this up.
+    if (r.streamBody && !req.complete) req.resume();
     throw err;
   }
   if (res.headersSent || ctx.clientGone()) return;

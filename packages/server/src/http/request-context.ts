@@ -24,6 +24,10 @@ export class RequestContext implements RouteContext<unknown, unknown, unknown> {
     return this.req.headers;
   }
 
+  get bodyStream(): IncomingMessage {
+    return this.req;
+  }
+
   get remoteAddress(): string | undefined {
     return this.req.socket.remoteAddress;
   }

@@ -4,6 +4,7 @@
 // Everything around the handler — reading the query and body, query options, headers, errors,
 // 404/405 — is done once in app.ts.
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { Static, TObject } from '@sinclair/typebox';
 import type { Query, QueryOptions } from './query-options';
 import type { BodyValidator } from '../schemas/validator';
@@ -42,6 +43,11 @@ export interface RouteContext<B = unknown, Q = Query, P = Params> {
   opts: QueryOptions;
   body: B;
   rawBody: Buffer | undefined;
+  /**
+   * The request body as it arrives, unread (only a `streamBody` route may read it; for others the
+   * edge has already read it into rawBody).
+   */
+  readonly bodyStream: Readable;
   remoteAddress: string | undefined;
   meta: ResponseMeta;
   /** Aborted when the client disconnects (ends blocking queries early). Made on first use. */
@@ -71,6 +77,12 @@ export interface Route<B = unknown, Q = any, P = any> {
   bodyOptional?: boolean;
   /** Largest body in bytes, when not the app's limit (a snapshot restore is an archive of the whole state). */
   bodyLimit?: number;
+  /**
+   * The edge does not read the body: the handler reads `ctx.bodyStream` itself, after deciding from
+   * the headers whether it may (a snapshot archive: its 403 must not cost the bytes, and the bytes
+   * go to a file, not memory). After a refusal the rest of the body is read and dropped, never kept.
+   */
+  streamBody?: boolean;
   handle(ctx: RouteContext<B, Q, P>): Promise<unknown> | unknown;
 }
 
@@ -86,6 +98,7 @@ export interface RouteSpec<B, QS extends TObject | undefined, PS extends TObject
   body?: BodyValidator<B>;
   bodyOptional?: boolean;
   bodyLimit?: number;
+  streamBody?: boolean;
   handle(ctx: RouteContext<B, QueryOf<QS>, ParamsOf<PS>>): Promise<unknown> | unknown;
 }
 

@@ -1,15 +1,22 @@
 // The backup archive of GET/PUT /v1/snapshot, readable without a server (the CLI's `snapshot
-// inspect` imports only this file): a gzipped tar, as Consul's, holding
+// inspect` imports only this file and the two beside it it needs): a gzipped tar, as Consul's, holding
 //   meta.json   {Version, Format, ID, Index, Term, Size, Checksum, Datacenter, Created}
 //   state.bin   the store's snapshot bytes (packages/store snapshot.ts, msgpack, version 1)
 //   SHA256SUMS  "<hex>  meta.json" and "<hex>  state.bin", as `sha256sum` writes them
 // A tar rather than a format of our own: operators can open a backup with `tar -xzf` and check it
 // with `sha256sum -c SHA256SUMS`. Nothing here blocks the event loop for long: gzip runs on the
-// thread pool and hashing runs in 1 MiB slices.
+// thread pool and hashing runs in 1 MiB slices (on reading, chunk by chunk as the tar streams in).
+// Writing uses tar-stream; reading is tar-reader.ts, strict (only these three members, each once,
+// plain ustar headers), so a hostile archive is refused at its first bad header.
 import { createHash } from 'node:crypto';
-import { gunzip, gzip } from 'node:zlib';
+import { Readable } from 'node:stream';
+import { createGunzip, gzip } from 'node:zlib';
 import { promisify } from 'node:util';
-import { extract, pack } from 'tar-stream';
+import { pack } from 'tar-stream';
+import { ArchiveError } from './archive-error';
+import { readStrictTar, type TarMember } from './tar-reader';
+
+export { ArchiveError };
 
 export const ARCHIVE_FORMAT = 'registry-snapshot';
 export const ARCHIVE_VERSION = 1;
@@ -17,7 +24,7 @@ const META = 'meta.json';
 const STATE = 'state.bin';
 const SUMS = 'SHA256SUMS';
 /** A state larger than this is refused (the Raft transport's frame limit is 512 MiB). */
-const MAX_STATE_BYTES = 256 * 1024 * 1024;
+export const MAX_STATE_BYTES = 256 * 1024 * 1024;
 const HASH_SLICE = 1 << 20;
 
 export interface ArchiveMeta {
@@ -38,16 +45,7 @@ export interface ArchiveMeta {
   Created: string;
 }
 
-/** An archive that is not one, or is damaged: the reason is one line, fit for a 400. */
-export class ArchiveError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ArchiveError';
-  }
-}
-
 const gzipAsync = promisify(gzip);
-const gunzipAsync = promisify(gunzip);
 
 /** SHA-256 of `bytes` in hex, hashed a slice per event-loop turn. */
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
@@ -92,30 +90,63 @@ export async function writeArchive(state: Uint8Array, at: { index: number; term:
   return gzipAsync(Buffer.concat(chunks));
 }
 
+/** Largest meta.json and SHA256SUMS accepted (ours are a few hundred bytes). */
+const MAX_SMALL_MEMBER = 64 * 1024;
+const MEMBER_LIMITS: ReadonlyMap<string, number> = new Map([
+  [META, MAX_SMALL_MEMBER],
+  [STATE, MAX_STATE_BYTES],
+  [SUMS, MAX_SMALL_MEMBER],
+]);
+
 /**
  * The metadata and state of an archive, every checksum verified. Throws an ArchiveError naming what
- * is wrong (not gzip, truncated, a missing member, a checksum that does not match).
+ * is wrong (not gzip, truncated, a missing or unexpected member, a checksum that does not match).
  */
 export async function readArchive(archive: Uint8Array): Promise<{ meta: ArchiveMeta; state: Buffer }> {
   if (archive.length === 0) throw new ArchiveError('snapshot archive is empty');
-  let tarBytes: Buffer;
+  return readArchiveStream(Readable.from([Buffer.from(archive.buffer, archive.byteOffset, archive.length)]));
+}
+
+/**
+ * readArchive of an archive as it streams in (a file): the gzip stream is inflated as it is read
+ * and the tar read strictly as it comes (tar-reader.ts), so a bad header is refused as soon as it
+ * arrives, whatever sizes it declares, and `source` is destroyed on any refusal.
+ */
+export async function readArchiveStream(source: Readable): Promise<{ meta: ArchiveMeta; state: Buffer }> {
+  const gunzip = createGunzip({ chunkSize: 64 * 1024 });
+  let sourceError: Error | undefined;
+  source.on('error', (err: Error) => {
+    sourceError = err;
+    gunzip.destroy(err);
+  });
+  source.pipe(gunzip);
+  let files: Map<string, TarMember>;
   try {
-    tarBytes = await gunzipAsync(archive, { maxOutputLength: MAX_STATE_BYTES + (1 << 20) });
+    files = await readStrictTar(gunzipped(gunzip), MEMBER_LIMITS);
   } catch (err) {
+    if (err instanceof ArchiveError) throw err;
+    if (sourceError) throw sourceError;
     throw new ArchiveError(`snapshot archive is not a complete gzip stream: ${(err as Error).message}`);
+  } finally {
+    source.unpipe(gunzip);
+    source.destroy();
+    gunzip.destroy();
   }
-  const files = await untar(tarBytes);
   for (const name of [META, STATE, SUMS]) {
     if (!files.has(name)) throw new ArchiveError(`snapshot archive has no ${name}`);
   }
-  const sums = parseSums(files.get(SUMS)!.toString('utf8'));
+  // As Consul's hashList.DecodeAndVerify: every line names a member read, every member has its line.
+  const sums = parseSums(files.get(SUMS)!.bytes.toString('utf8'));
+  for (const name of sums.keys()) {
+    if (name !== META && name !== STATE) throw new ArchiveError(`${SUMS} lists ${JSON.stringify(name)}, which is not in the archive`);
+  }
   for (const name of [META, STATE]) {
     const expected = sums.get(name);
     if (!expected) throw new ArchiveError(`${SUMS} has no line for ${name}`);
-    if ((await sha256Hex(files.get(name)!)) !== expected) throw new ArchiveError(`checksum mismatch for ${name}: the archive is corrupt`);
+    if (files.get(name)!.sha256 !== expected) throw new ArchiveError(`checksum mismatch for ${name}: the archive is corrupt`);
   }
-  const meta = parseMeta(files.get(META)!);
-  const state = files.get(STATE)!;
+  const meta = parseMeta(files.get(META)!.bytes);
+  const state = files.get(STATE)!.bytes;
   if (meta.Size !== state.length) throw new ArchiveError(`${STATE} has ${state.length} bytes, ${META} says ${meta.Size}`);
   if (meta.Checksum !== `sha256:${sums.get(STATE)}`) throw new ArchiveError(`${META} checksum disagrees with ${SUMS}`);
   return { meta, state };
@@ -126,41 +157,14 @@ export async function inspectArchive(archive: Uint8Array): Promise<ArchiveMeta> 
   return (await readArchive(archive)).meta;
 }
 
-function untar(bytes: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    const files = new Map<string, Buffer>();
-    const ex = extract();
-    let failed = false;
-    const fail = (message: string) => {
-      if (failed) return;
-      failed = true;
-      ex.destroy();
-      reject(new ArchiveError(message));
-    };
-    ex.on('entry', (header, stream, next) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      stream.on('data', (data: unknown) => {
-        const c = data as Buffer;
-        size += c.length;
-        if (size > MAX_STATE_BYTES) fail(`snapshot archive member ${header.name} is larger than ${MAX_STATE_BYTES} bytes`);
-        else chunks.push(c);
-      });
-      stream.on('end', () => {
-        if (header.type === 'file') {
-          if (files.has(header.name)) return fail(`snapshot archive holds ${header.name} twice`);
-          files.set(header.name, Buffer.concat(chunks));
-        }
-        next();
-      });
-      stream.on('error', (err: Error) => fail(`snapshot archive is not a valid tar: ${err.message}`));
-    });
-    ex.on('finish', () => {
-      if (!failed) resolve(files);
-    });
-    ex.on('error', (err: Error) => fail(`snapshot archive is not a valid tar: ${err.message}`));
-    ex.end(bytes);
-  });
+/** The inflated bytes; an empty input is named as such rather than as zlib's "unexpected end". */
+async function* gunzipped(gunzip: Readable): AsyncGenerator<Buffer> {
+  let any = false;
+  for await (const chunk of gunzip) {
+    any = true;
+    yield chunk as Buffer;
+  }
+  if (!any) throw new ArchiveError('snapshot archive is empty');
 }
 
 function parseSums(text: string): Map<string, string> {

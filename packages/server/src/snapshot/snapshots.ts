@@ -15,7 +15,10 @@ import type { RaftNode, Transport } from '@registry/raft';
 import type { Store } from '@registry/store';
 import { badRequest, noLeader } from '../errors';
 import type { Rpc } from '../rpc/rpc';
-import { ArchiveError, readArchive, sha256Hex, writeArchive, type ArchiveMeta } from './archive';
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { ArchiveError, readArchiveStream, sha256Hex, writeArchive, type ArchiveMeta } from './archive';
+import { receiveUpload } from './archive-upload';
 
 /** A state saved on some server: its bytes and where in the log it stands. */
 export interface SavedState {
@@ -50,6 +53,10 @@ export interface SnapshotDeps {
   datacenter: string;
   /** The server port, to have the other servers prepare a restore; without it only this one does. */
   transport?: Transport;
+  /** Where an uploaded archive is written while it is checked (archive-upload.ts). */
+  dataDir: string;
+  /** Largest archive a restore accepts (`snapshot_restore_max_bytes`). */
+  maxArchiveBytes: number;
   logger?: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
 }
 
@@ -94,17 +101,30 @@ export class Snapshots {
   }
 
   /**
-   * Replace the cluster's state by the archive's. A damaged archive is refused (400) before any
-   * proposal, so nothing changes; the ACL check of the write runs on the leader (management only).
+   * Replace the cluster's state by the archive arriving as `body` (the caller has already decided,
+   * from the request's headers, that its sender may). The archive goes to a file in the data dir
+   * (archive-upload.ts, at most `maxArchiveBytes`), is read back strictly and every checksum
+   * verified (archive.ts); a damaged or hostile archive is refused (400) before any proposal, so
+   * nothing changes, and the file is removed whatever happens. The ACL check of the write runs
+   * again on the leader (management only).
    */
-  async restore(archive: Buffer, token: string | undefined): Promise<ArchiveMeta> {
+  async restore(body: Readable, declaredLength: number | null, token: string | undefined): Promise<ArchiveMeta> {
+    const upload = await receiveUpload(body, this.d.dataDir, this.d.maxArchiveBytes, declaredLength);
     let read: { meta: ArchiveMeta; state: Buffer };
     try {
-      read = await readArchive(archive);
+      if (upload.bytes === 0) throw new ArchiveError('snapshot archive is empty');
+      read = await readArchiveStream(createReadStream(upload.path, { highWaterMark: 64 * 1024 }));
     } catch (err) {
       if (err instanceof ArchiveError) throw badRequest(err.message);
       throw err;
+    } finally {
+      await upload.remove();
     }
+    return this.restoreState(read, token);
+  }
+
+  /** The checked state goes to every server, then through Raft as one entry. */
+  private async restoreState(read: { meta: ArchiveMeta; state: Buffer }, token: string | undefined): Promise<ArchiveMeta> {
     const budgetMs = restoreBudgetMs(read.state.length);
     const key = read.meta.Checksum;
     // The state bytes are decoded here too: bytes that are not a state (an archive with good sums

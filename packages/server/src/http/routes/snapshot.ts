@@ -7,9 +7,6 @@ import { leaderCallAllowed } from '../../endpoints/leader-call-acl';
 import { route, type Route } from '../route';
 import type { RouteDeps } from './deps';
 
-/** A restore body may be this large (100k nodes archive to about 10 MiB; docs/benchmarks.md). */
-export const SNAPSHOT_BODY_LIMIT = 512 * 1024 * 1024;
-
 export function snapshotRoutes(deps: RouteDeps): Route<any>[] {
   const snapshots = () => {
     if (!deps.snapshots) throw serverError('snapshots are not available on this agent');
@@ -35,12 +32,18 @@ export function snapshotRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'PUT',
       path: '/v1/snapshot',
-      bodyLimit: SNAPSHOT_BODY_LIMIT,
+      // The body is read only once the token may restore, and then into a file (snapshot/archive-upload.ts).
+      streamBody: true,
       async handle(ctx) {
         demand(deps, ctx, allowed);
-        await snapshots().restore(ctx.rawBody ?? Buffer.alloc(0), ctx.opts.token);
+        await snapshots().restore(ctx.bodyStream, contentLength(ctx.headers['content-length']), ctx.opts.token);
         return undefined;
       },
     }),
   ];
+}
+
+/** Content-Length as a number, or null when absent (chunked) or not a plain decimal. */
+function contentLength(header: string | undefined): number | null {
+  return header !== undefined && /^\d+$/.test(header) ? Number(header) : null;
 }
