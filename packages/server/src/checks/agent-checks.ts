@@ -319,7 +319,10 @@ export class AgentChecks {
     for (const spec of specs) {
       if (spec.kind.type === 'ttl') {
         const saved = await this.deps.files?.loadCheckState(spec.CheckID);
-        const left = saved ? saved.Expires - Date.now() : 0;
+        // Expires is a wall-clock time (Consul's persisted check state): a clock stepped back since
+        // it was written would otherwise keep the check passing for the step's length. No TTL
+        // resumes with more than the TTL itself (issue #36).
+        const left = saved ? Math.min(saved.Expires - Date.now(), spec.kind.ttlMs) : 0;
         if (saved && left > 0 && isCheckStatus(saved.Status)) out.set(spec.CheckID, { status: saved.Status, output: saved.Output, ttlLeftMs: left });
       } else {
         const row = rows.get(spec.CheckID);

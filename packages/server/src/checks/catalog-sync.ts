@@ -5,6 +5,7 @@
 import type { Command } from '@registry/store';
 import type { Logger } from '../agent/logger';
 import { catalogCheckOf, type CheckSpec } from './check-spec';
+import { monotonicMs } from '../time';
 
 export interface CheckState {
   status: string;
@@ -49,7 +50,7 @@ export class CatalogSync {
   writes = 0;
 
   constructor(private readonly opts: CatalogSyncOptions) {
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? monotonicMs;
   }
 
   /** Follow a check whose catalog row is known to hold `synced` (undefined: unknown, write it). */

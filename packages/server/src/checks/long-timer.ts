@@ -1,3 +1,4 @@
+import { monotonicMs } from '../time';
 // Timers for durations a user chose: Node fires a setTimeout longer than 2^31-1 ms (24.8 days) after
 // 1 ms instead (TimeoutOverflowWarning), so a check with Interval "1000h" would probe in a hot loop
 // and a TTL of "1000h" would expire at once. A long delay is waited out in steps no longer than that.
@@ -13,9 +14,9 @@ export interface LongTimer {
 export function setLongTimeout(fn: () => void, ms: number): LongTimer {
   let timer: NodeJS.Timeout | undefined;
   let cleared = false;
-  const due = Date.now() + (Number.isFinite(ms) && ms > 0 ? ms : 0);
+  const due = monotonicMs() + (Number.isFinite(ms) && ms > 0 ? ms : 0);
   const arm = () => {
-    const left = due - Date.now();
+    const left = due - monotonicMs();
     if (left > MAX_TIMER_MS) {
       timer = setTimeout(arm, MAX_TIMER_MS);
     } else {
