@@ -168,9 +168,25 @@ export class ServerHealth implements LeaderDuty {
   private async ensure(facts: ServerFacts, status: 'passing' | 'critical', output?: string): Promise<void> {
     const want = registration(facts, status, output);
     if (this.matches(want)) return;
+    await this.reapReplaced(facts);
     if (output) this.logger.warn({ node: facts.node, reason: output }, 'server reports a storage fault; marking serfHealth critical');
     else if (status === 'critical') this.logger.warn({ node: facts.node }, 'server is not answering; marking serfHealth critical');
     await this.apply({ type: 'catalog.register', req: want });
+  }
+
+  /**
+   * A server replaced under its node name (a new id joining with an empty disk, cluster/join.ts):
+   * the old id's catalog node reserves the name, so the new server could never be registered —
+   * it stayed without a passing serfHealth, unhealthy for good. A node of that name whose id is no
+   * longer in the Raft configuration is deregistered first, as Consul's leader reaps catalog members
+   * that left the cluster (leader.go reconcileReaped).
+   */
+  private async reapReplaced(facts: ServerFacts): Promise<void> {
+    const existing = this.store.catalogNode(facts.node).value?.Node;
+    if (!existing?.ID || existing.ID.toLowerCase() === facts.id.toLowerCase()) return;
+    if (this.raft.configuration().some((s) => s.id === existing.ID)) return;
+    this.logger.info({ node: facts.node, old: existing.ID, new: facts.id }, 'a server replaced under its node name: deregistering the old id\'s node');
+    await this.apply({ type: 'catalog.deregister', req: { Node: existing.Node } });
   }
 
   /** True when the catalog already holds exactly this node, service and check. */

@@ -272,6 +272,9 @@ describeHosts('a cluster on many hosts (network namespaces, -bind 0.0.0.0)', () 
     const peers = await voters();
     expect(peers.map((row) => row[2]).sort()).toEqual(servers.map((s) => s.serverAddress).sort());
     expect(peers.map((row) => row[1])).not.toEqual(expect.arrayContaining(idsBefore));
+    // And healthy: the old id's catalog node reserved the name, so the leader could never register
+    // the new one and its healthcheck failed for good (the compose scenario's last step).
+    expect(await eventually(async () => (await healthcheck(replacement)).code === 0, 30_000, 500)).toBe(true);
 
     // Same node name on another host (the container came back with a new address).
     leader = await waitLeader(servers);
@@ -287,6 +290,7 @@ describeHosts('a cluster on many hosts (network namespaces, -bind 0.0.0.0)', () 
     }, 20_000)).toBe(true);
     await put(leader, 'after-move', 'm');
     await expectReplicated(servers, 'after-move', 'm');
+    expect(await eventually(async () => (await healthcheck(arrived)).code === 0, 30_000, 500)).toBe(true);
     expect(await waitLeader(servers)).toBeDefined();
   });
 });
