@@ -228,7 +228,7 @@ declare -A PORT
 http() { # method service path [body]
   local args=(-s -m 5 -X "$1" -w '\n%{http_code}')
   [ $# -ge 4 ] && args+=(--data-binary "$4")
-  in_ns curl "${args[@]}" "http://127.0.0.1:${PORT[$2]}$3" || printf '\n000'
+  in_ns curl "${args[@]}" "http://127.0.0.1:${PORT[$2]}$3" || true # -w prints 000 when no answer came
 }
 status_of() { tail -n 1 <<<"$1"; }
 body_of() { sed '$d' <<<"$1"; }
@@ -236,10 +236,11 @@ jsonq() { "$NODE" -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{le
 
 # A write through a service: PUT compose/<key>, answered `true` within 10 s (retried on errors).
 put() { # service key value
-  local r i
-  for ((i = 0; i < 20; i++)); do
+  local r until=$((SECONDS + 10))
+  while :; do
     r=$(http PUT "$1" "/v1/kv/compose/$2" "$3")
     [ "$(status_of "$r")" = 200 ] && [ "$(body_of "$r")" = true ] && return 0
+    [ "$SECONDS" -ge "$until" ] && break
     sleep 0.5
   done
   say "write through $1 failed: $(status_of "$r") $(body_of "$r" | head -c 200)"
@@ -347,12 +348,11 @@ step "docker-compose up -d --build (the repo's docker-compose.yml)"
 timeout "$(bounded 300)" bash -c "$(declare -f compose); W='$W' PROJECT='$PROJECT' ROOT='$ROOT'; compose up -d --build" >"$W/up.log" 2>&1 \
   || { tail -n 40 "$W/up.log"; die "docker-compose up -d --build failed"; }
 step "started in $((SECONDS - START))s"
+t=$SECONDS
 for s in "${ALL[@]}"; do
-  p=$(compose port "$s" 8500) || die "no published port for $s"
+  p=$(dk port "$(cid "$s")" 8500/tcp | head -n 1) && [ -n "$p" ] || die "no published port for $s"
   PORT[$s]=${p##*:}
 done
-
-t=$SECONDS
 wait_healthy 120 "${ALL[@]}" || die "not all five containers became healthy"
 step "all five containers healthy ($((SECONDS - t))s)"
 
