@@ -95,6 +95,11 @@ cleanup() {
       for s in "${SERVICES[@]}"; do
         c=$(cid "$s"); [ -n "$c" ] || continue
         say "last log lines of $s:"; dk logs --tail 40 "$c" 2>&1 | cut -c1-400
+        say "last health check of $s: $(dk inspect -f '{{json .State.Health}}' "$c" 2>/dev/null | "$NODE" -e '
+          let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+            const h = JSON.parse(s || "null"); const l = h && h.Log && h.Log[h.Log.length - 1];
+            console.log(l ? `exit ${l.ExitCode}: ${String(l.Output).trim().slice(0, 400)}` : "none");
+          });' 2>/dev/null)"
       done
     fi
     # The images and volumes go with the data root below; the containers must stop first.
