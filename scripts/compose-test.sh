@@ -77,6 +77,12 @@ in_ns() { nsenter --net="/run/netns/$NS" "$@"; }
 cid() { dk ps -aq --filter "label=com.docker.compose.project=$PROJECT" --filter "label=com.docker.compose.service=$1" 2>/dev/null | head -n 1; }
 SERVICES=(server1 server2 server3 client1 client2)
 
+# Long commands run in the background and are waited for: bash runs a trap only between
+# commands, and `wait` is one it interrupts, so a SIGTERM (the jest wrapper's bound) is acted on
+# at once instead of after a 5-minute build.
+bg_pid=''
+bg() { "$@" & bg_pid=$!; wait "$bg_pid"; local rc=$?; bg_pid=''; return "$rc"; }
+
 stop_pid() { # pid, seconds: SIGTERM, then SIGKILL after the grace period
   local pid=$1 i
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
@@ -89,6 +95,7 @@ cleanup() {
   local rc=$? pid m d s c
   set +e
   trap - EXIT INT TERM
+  stop_pid "$bg_pid" 10
   if [ -S "$W/docker.sock" ] && [ -n "$dockerd_pid" ]; then
     if [ "$rc" != 0 ]; then
       say "containers at the failure:"; dk ps -a --filter "label=com.docker.compose.project=$PROJECT" 2>&1
@@ -133,7 +140,7 @@ mkdir -p "$CACHE"
 MINBASE=$CACHE/bookworm-minbase.tar
 if [ ! -s "$MINBASE" ]; then
   say "debootstrap --variant=minbase bookworm (once; cached in $MINBASE)"
-  debootstrap --variant=minbase bookworm "$W/minbase" >"$W/debootstrap.log" 2>&1 \
+  bg debootstrap --variant=minbase bookworm "$W/minbase" >"$W/debootstrap.log" 2>&1 \
     || { tail -n 30 "$W/debootstrap.log"; die "debootstrap failed"; }
   # As the official slim image: no package lists or downloaded packages kept.
   rm -rf "$W/minbase"/var/lib/apt/lists/* "$W/minbase"/var/cache/apt/archives/*.deb
@@ -151,7 +158,7 @@ if [ ! -d "$NPM_CACHE" ]; then
   host_cache=$(npm config get cache)
   [ -d "$host_cache/_cacache" ] && cp -a "$host_cache/_cacache" "$NPM_CACHE.tmp/"
   (cd "$ROOT" && cp --parents package.json package-lock.json packages/*/package.json "$W/npmfill/")
-  (cd "$W/npmfill" && npm ci --ignore-scripts --no-audit --no-fund --prefer-offline --cache "$NPM_CACHE.tmp" >"$W/npmfill.log" 2>&1) \
+  bg env -C "$W/npmfill" npm ci --ignore-scripts --no-audit --no-fund --prefer-offline --cache "$NPM_CACHE.tmp" >"$W/npmfill.log" 2>&1 \
     || { tail -n 30 "$W/npmfill.log"; die "npm ci to fill the cache failed"; }
   rm -rf "$W/npmfill" "$NPM_CACHE.tmp/_logs"
   find "$CACHE" -maxdepth 1 -name 'npm-*' ! -name "npm-$LOCK_SUM*" -exec rm -rf {} + # older lockfiles
@@ -215,7 +222,7 @@ for ((i = 0; i < 300; i++)); do dk version >/dev/null 2>&1 && break; kill -0 "$d
 dk version >/dev/null 2>&1 || { tail -n 30 "$W/dockerd.log"; die "dockerd did not start"; }
 
 say "importing the base root as node:20-bookworm-slim"
-dk import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+bg env DOCKER_HOST="unix://$W/docker.sock" "$DOCKER" import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change 'CMD ["node"]' "$BASE" node:20-bookworm-slim >/dev/null
 
 # --- the scenario ------------------------------------------------------------------------------
@@ -344,13 +351,13 @@ others() { local s; for s in "${SERVERS[@]}"; do [ "$s" = "$1" ] || echo "$s"; d
 # minutes, and the scenario's bound is for the cluster. `up -d --build` below then reuses it.
 say "docker-compose build (the repo's Dockerfile on the local base image)"
 t=$SECONDS
-timeout 1200 bash -c "$(declare -f compose); W='$W' PROJECT='$PROJECT' ROOT='$ROOT'; compose build" >"$W/build.log" 2>&1 \
+bg timeout 1200 bash -c "$(declare -f compose); W='$W' PROJECT='$PROJECT' ROOT='$ROOT'; compose build" >"$W/build.log" 2>&1 \
   || { tail -n 40 "$W/build.log"; die "docker-compose build failed"; }
 say "built in $((SECONDS - t))s"
 
 START=$SECONDS
 step "docker-compose up -d --build (the repo's docker-compose.yml)"
-timeout "$(bounded 300)" bash -c "$(declare -f compose); W='$W' PROJECT='$PROJECT' ROOT='$ROOT'; compose up -d --build" >"$W/up.log" 2>&1 \
+bg timeout "$(bounded 300)" bash -c "$(declare -f compose); W='$W' PROJECT='$PROJECT' ROOT='$ROOT'; compose up -d --build" >"$W/up.log" 2>&1 \
   || { tail -n 40 "$W/up.log"; die "docker-compose up -d --build failed"; }
 step "started in $((SECONDS - START))s"
 t=$SECONDS
@@ -415,5 +422,5 @@ caught_up 30 "${SERVERS[@]}" || die "the new server2 did not catch up"
 three_voters 30 server1 || die "list-peers does not show server1, server2 and server3 as the three voters"
 step "new server2 caught up; list-peers shows three voters"
 
-timeout "$(bounded 120)" bash -c "$(declare -f compose); W='$W' PROJECT='$PROJECT' ROOT='$ROOT'; compose down -v" >/dev/null 2>&1 || die "docker-compose down -v failed"
+bg timeout "$(bounded 120)" bash -c "$(declare -f compose); W='$W' PROJECT='$PROJECT' ROOT='$ROOT'; compose down -v" >/dev/null 2>&1 || die "docker-compose down -v failed"
 step "docker-compose down -v; scenario took $((SECONDS - START))s"
