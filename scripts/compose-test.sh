@@ -33,6 +33,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${REGISTRY_CI_CACHE:-/var/cache/registry-ci}
 BOUND=${COMPOSE_TEST_BOUND:-600}
 T0=$SECONDS
+exec 7>&1 8>&2 # the script's own output, for cleanup
 
 say() { printf '[compose-test %4ss] %s\n' "$((SECONDS - T0))" "$*"; }
 die() { say "FAIL: $*"; exit 1; }
@@ -95,6 +96,7 @@ cleanup() {
   local rc=$? pid m d s c
   set +e
   trap - EXIT INT TERM
+  exec 1>&7 2>&8 # a trap that ran inside `bg … >log` would otherwise write into that log
   stop_pid "$bg_pid" 10
   if [ -S "$W/docker.sock" ] && [ -n "$dockerd_pid" ]; then
     if [ "$rc" != 0 ]; then
