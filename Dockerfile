@@ -1,6 +1,9 @@
 # registry server image. Build:  docker build -t registry:local .
 # Run one dev server:            docker run --rm -p 127.0.0.1:8500:8500 registry:local agent -dev -client 0.0.0.0
 # Three servers: see docker-compose.yml and docs/cluster.md.
+# The base image is the official node:20-bookworm-slim. CI, which reaches no image registry, builds
+# a local stand-in under that name (scripts/compose-test.sh: debootstrap, this machine's node and
+# npm, npm offline from a cache) and builds this file unchanged on it.
 
 # --- build: install every dependency, compile the workspaces, then drop dev dependencies
 FROM node:20-bookworm-slim AS build
