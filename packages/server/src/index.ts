@@ -8,3 +8,4 @@ export { ConfigError, readConfigSources, sourceOf, type ConfigSource } from './c
 export { LOG_LEVELS, setLogLevel } from './agent/logger';
 export { readArchive, inspectArchive, writeArchive, ArchiveError, ARCHIVE_FORMAT, ARCHIVE_VERSION, type ArchiveMeta } from './snapshot/archive';
 export { guardProcess } from './agent/process-guard';
+export { monotonicMs } from './time';

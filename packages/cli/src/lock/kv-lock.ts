@@ -6,6 +6,7 @@ import { kvPath } from '../kv-path';
 import { parseKv, type KvPair } from '../kv-json';
 import type { LockSession } from './lock-session';
 import { LockConflict, monitorHold, sleep, waitFor, type LockHolder, type LockOptions } from './lock-holder';
+import { monotonicMs } from '@registry/server';
 
 /** Consul's api.LockFlagValue: marks a key as a lock, so a semaphore on the same prefix conflicts. */
 export const LOCK_FLAG_VALUE = 0x2ddccbc058a50c18n;
@@ -32,10 +33,10 @@ export class KvLock implements LockHolder {
   }
 
   async acquire(signal: AbortSignal): Promise<boolean> {
-    const deadline = this.opts.timeoutMs ? Date.now() + this.opts.timeoutMs : 0;
+    const deadline = this.opts.timeoutMs ? monotonicMs() + this.opts.timeoutMs : 0;
     let index = 0;
     while (!signal.aborted) {
-      if (deadline && Date.now() >= deadline) return false;
+      if (deadline && monotonicMs() >= deadline) return false;
       let got: { pair: KvPair | null; index: number };
       try {
         got = await this.read(index, deadline, signal);

@@ -2,6 +2,7 @@
 // the wait ran out or was aborted), a promise that settles when the hold is lost, release, and
 // cleanup of the keys when nobody else uses them.
 import { ApiError } from '../http-client';
+import { monotonicMs } from '@registry/server';
 export interface LockHolder {
   acquire(signal: AbortSignal): Promise<boolean>;
   /** Settles once the lock, after being acquired, is no longer ours. */
@@ -32,7 +33,7 @@ export const sleep = (ms: number, signal?: AbortSignal) =>
 /** The blocking-query wait for an attempt that must end by `deadline` (0: none). */
 export function waitFor(deadline: number): string {
   if (!deadline) return '15s';
-  return `${Math.max(1, Math.ceil((deadline - Date.now()) / 1000))}s`;
+  return `${Math.max(1, Math.ceil((deadline - monotonicMs()) / 1000))}s`;
 }
 
 /**

@@ -7,6 +7,7 @@ import { kvPath } from '../kv-path';
 import { parseKv, type KvPair } from '../kv-json';
 import type { LockSession } from './lock-session';
 import { LockConflict, monitorHold, waitFor, type LockHolder, type LockOptions } from './lock-holder';
+import { monotonicMs } from '@registry/server';
 
 /** Consul's api.SemaphoreFlagValue. */
 export const SEMAPHORE_FLAG_VALUE = 0xe0f69a2baa414de0n;
@@ -77,10 +78,10 @@ export class Semaphore implements LockHolder {
       query: { acquire: this.session.id, flags: String(SEMAPHORE_FLAG_VALUE) },
     });
     if (!made) throw new Error('failed to make contender entry');
-    const deadline = this.opts.timeoutMs ? Date.now() + this.opts.timeoutMs : 0;
+    const deadline = this.opts.timeoutMs ? monotonicMs() + this.opts.timeoutMs : 0;
     let index = 0;
     while (!signal.aborted) {
-      if (deadline && Date.now() >= deadline) return false;
+      if (deadline && monotonicMs() >= deadline) return false;
       let got: { pairs: KvPair[]; index: number };
       try {
         got = await this.readAll(index, deadline, signal);

@@ -60,6 +60,7 @@ import { installRaftPromote } from '../cluster/raft-promote';
 import { peerOf } from '../cluster/peer-lookup';
 import { installLeaveServer, leaveCluster } from '../cluster/graceful-leave';
 import { loadAgentTls, type AgentTls } from '../tls/tls-files';
+import { monotonicMs } from '../time';
 
 declare module '../rpc/leader-calls' {
   interface LeaderMethods {
@@ -73,9 +74,9 @@ export const VERSION = '0.1.0';
 
 /** Poll `cond` every 50 ms until it holds (true) or `ms` pass (false). */
 async function until(cond: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
+  const deadline = monotonicMs() + ms;
   while (!cond()) {
-    if (Date.now() > deadline) return false;
+    if (monotonicMs() > deadline) return false;
     await new Promise((r) => setTimeout(r, 50));
   }
   return true;

@@ -51,6 +51,7 @@ import { advertiseHost } from './advertise-address';
 import { hostOf } from '../cluster/server-info';
 import { ConfigReloader, type ReloadResult } from './reload';
 import { VERSION, type AgentOptions } from './agent';
+import { monotonicMs } from '../time';
 
 export class ClientAgent {
   private http: Server | null = null;
@@ -303,8 +304,8 @@ function clientAclResolver(config: AgentConfig, link: ServerLink, logger: Logger
     fetch: tokenFetcher(link, config.datacenter),
     onDown: (err, policy) => {
       // Once per 10 s at most: under load every request with an unknown or expired token gets here.
-      if (Date.now() - lastWarned < 10_000) return;
-      lastWarned = Date.now();
+      if (monotonicMs() - lastWarned < 10_000) return;
+      lastWarned = monotonicMs();
       logger.warn({ err: err.message, down_policy: policy }, 'no server could resolve an ACL token; the down policy answers');
     },
   });

@@ -5,6 +5,7 @@
 import type { InboundLimits, InboundObserver, InboundRefusal } from '@registry/raft';
 import type { RpcLimitsConfig } from '../config/config';
 import { descriptorShares } from '../limits/descriptor-budget';
+import { monotonicMs } from '../time';
 
 const LOG_EVERY_MS = 10_000;
 
@@ -36,7 +37,7 @@ export class ServerPortRefusals implements InboundObserver {
     this.count(reason);
     this.counts.set(reason, (this.counts.get(reason) ?? 0) + 1);
     this.last = { reason, remote, detail };
-    const now = Date.now();
+    const now = monotonicMs();
     if (now - this.lastLog < LOG_EVERY_MS) return;
     this.lastLog = now;
     this.logger.warn({ refused: Object.fromEntries(this.counts), last: this.last }, 'server port: refusing connections or frames');

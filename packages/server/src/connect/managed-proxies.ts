@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../agent/logger';
 import { describeError, logOnlyFailures, type RunnerFailures } from '../agent/runner-failures';
+import { monotonicMs } from '../time';
 
 export interface ManagedProxySpec {
   proxyServiceId: string;
@@ -77,7 +78,7 @@ export class ManagedProxies {
     run.timer = null;
     if (this.procs.get(run.spec.proxyServiceId) !== run) return;
     const [cmd, ...args] = run.spec.execMode === 'script' ? ['/bin/sh', '-c', run.spec.command.join(' ')] : run.spec.command;
-    run.startedAt = Date.now();
+    run.startedAt = monotonicMs();
     let child: ChildProcess;
     try {
       // Throws for what cannot be spawned at all (no command, a NUL byte in an argument).
@@ -104,7 +105,7 @@ export class ManagedProxies {
   private down(run: Running, child: ChildProcess | null, why: string): void {
     if (this.procs.get(run.spec.proxyServiceId) !== run || run.child !== child || run.timer) return;
     run.child = null;
-    const stable = Date.now() - run.startedAt > STABLE_AFTER_MS;
+    const stable = monotonicMs() - run.startedAt > STABLE_AFTER_MS;
     if (stable) run.backoffMs = MIN_BACKOFF_MS;
     if (stable) this.logger.warn({ proxy: run.spec.proxyServiceId, why, retryMs: run.backoffMs }, 'managed proxy exited; restarting');
     else this.failures.failed('managed-proxy', run.spec.proxyServiceId, `${why} (command ${JSON.stringify(run.spec.command)}; restarting in ${run.backoffMs} ms)`);

@@ -6,6 +6,7 @@
 // Refusals are counted (DnsObserver) and logged at most once per interval, with counts.
 import type { Server, Socket } from 'node:net';
 import type { DnsObserver, TcpRefusal } from './observer';
+import { monotonicMs } from '../time';
 
 /** Refusals are logged at most this often, so a flood does not flood the log too. */
 const LOG_EVERY_MS = 10_000;
@@ -52,7 +53,7 @@ export class TcpAdmission {
   private refuse(reason: TcpRefusal): void {
     this.refused[reason]++;
     this.observer?.tcpRefused(reason);
-    const now = Date.now();
+    const now = monotonicMs();
     if (!this.logger || now - this.lastLog < LOG_EVERY_MS) return;
     this.lastLog = now;
     this.logger.warn(

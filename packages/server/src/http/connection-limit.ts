@@ -9,6 +9,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { descriptorShares, FALLBACK_NOFILE, HTTP_REFUSAL_SLOTS, softFileLimit } from '../limits/descriptor-budget';
+import { monotonicMs } from '../time';
 
 export { softFileLimit };
 /** Sockets that may be open at once while being refused; beyond them Node drops new connections without a word. */
@@ -112,7 +113,7 @@ export class ConnectionLimiter {
   }
 
   private noteRefusal(): void {
-    const now = Date.now();
+    const now = monotonicMs();
     if (!this.logger || now - this.lastLog < LOG_EVERY_MS) return;
     this.lastLog = now;
     this.logger.warn(

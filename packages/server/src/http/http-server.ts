@@ -9,6 +9,7 @@ import type { HttpLimitsConfig } from '../config/config';
 import type { HttpHandler } from './app';
 import { answerClientError } from './client-errors';
 import { ConnectionLimiter, resolveConnectionLimits, type ConnectionLimits } from './connection-limit';
+import { monotonicMs } from '../time';
 
 export interface HttpServerLogger {
   warn(o: object, msg: string): void;
@@ -60,7 +61,7 @@ export function createHttpServer(app: HttpHandler, config: HttpLimitsConfig, log
   let lastAcceptError = 0;
   server.on('error', (err: NodeJS.ErrnoException) => {
     if (!server.listening) return; // listen errors are the caller's (agent.ts rejects on them)
-    const now = Date.now();
+    const now = monotonicMs();
     if (now - lastAcceptError < 10_000) return;
     lastAcceptError = now;
     logger?.warn({ code: err.code, err: err.message, open: limiter.openConnections, maxConns: limits.maxConns }, 'accepting an HTTP connection failed');

@@ -1,3 +1,4 @@
+import { monotonicMs } from '../time';
 // The agent's simple cache for `?cached` prepared-query executes (spec "Agent caching", simple form):
 // a hit is served while the entry is younger than the TTL and the request's Cache-Control allows it
 // (max-age, must-revalidate / max-age=0 always re-fetch); when re-fetching fails, stale-if-error
@@ -27,7 +28,7 @@ export class SimpleCache<V> {
   constructor(
     private readonly maxEntries = 1024,
     private readonly ttlMs = 3 * 24 * 3600_000,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = monotonicMs,
   ) {}
 
   get size(): number {

@@ -19,6 +19,7 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { ArchiveError, readArchiveStream, sha256Hex, writeArchive, type ArchiveMeta } from './archive';
 import { receiveUpload } from './archive-upload';
+import { monotonicMs } from '../time';
 
 /** A state saved on some server: its bytes and where in the log it stands. */
 export interface SavedState {
@@ -144,7 +145,7 @@ export class Snapshots {
    * state: every server would refuse the entry), or null.
    */
   private async prepareEverywhere(req: PrepareRequest, timeoutMs: number): Promise<Error | null> {
-    const started = Date.now();
+    const started = monotonicMs();
     const servers = this.d.raft.configuration();
     const self = this.prepareHere(req);
     let selfError: Error | null = null;
@@ -157,7 +158,7 @@ export class Snapshots {
       ),
     );
     let grace: NodeJS.Timeout | undefined;
-    const graceMs = () => Math.max(2_000, 2 * (Date.now() - started));
+    const graceMs = () => Math.max(2_000, 2 * (monotonicMs() - started));
     const enough = self.then(
       () => new Promise<void>((resolve) => (grace = setTimeout(resolve, graceMs()))),
       () => new Promise<void>((resolve) => (grace = setTimeout(resolve, 1_000))),
@@ -166,7 +167,7 @@ export class Snapshots {
     clearTimeout(grace);
     const count = `${ready.filter(Boolean).length}/${servers.length}`;
     if (!ready.every(Boolean)) this.d.logger?.warn({ prepared: count }, 'snapshot restore: not every server prepared the state in time; the others rebuild it when the entry applies');
-    this.d.logger?.info({ prepared: count, ms: Date.now() - started }, 'snapshot restore: state prepared ahead of the entry');
+    this.d.logger?.info({ prepared: count, ms: monotonicMs() - started }, 'snapshot restore: state prepared ahead of the entry');
     // Settled by now: `enough` waits for it.
     await self.catch(() => undefined);
     return selfError;
