@@ -118,6 +118,14 @@ export class Store {
   }
 
   /**
+   * The latest stamp of a request this state machine has applied (0 when none): the log's time,
+   * which the next leader's stamps continue (server rpc/log-clock.ts).
+   */
+  latestRequestStamp(): number {
+    return this.state.requests.latestStamp;
+  }
+
+  /**
    * The result `request` was applied with while it is in the dedup window (requests/request-table.ts),
    * else undefined. A leader answers a re-sent write from here without proposing it again.
    */

@@ -1,0 +1,52 @@
+// A write's time budget is a duration on this process's monotonic clock, never a wall-clock
+// deadline (issue 36, finding 2): a deadline fixed on the entering server's clock and compared on
+// the leader's refused every write through a follower while their clocks disagreed. A budget
+// travels between processes as the milliseconds it has left when sent, and the receiver counts
+// it down on its own monotonic clock from the moment it reads the message.
+//
+// Time a message spent in transit is not counted — no clock of the sender's can be compared with
+// the receiver's — except the part of it that the receiver itself can see: a process that was
+// paused (SIGSTOP, a VM frozen, a loop blocked for seconds) read nothing meanwhile, so a message
+// read right after the pause may have waited the whole pause in its socket (issue 31, finding 4:
+// a server paused with a client's write unread forwarded it 40 s later with a fresh budget). A
+// beat on a timer shows how long the loop has not run; that much is taken off a received budget.
+import { performance } from 'node:perf_hooks';
+
+/** How often the beat runs; a received budget loses only what the loop missed beyond it. */
+const BEAT_MS = 100;
+
+let lastBeat = performance.now();
+let beat: NodeJS.Timeout | undefined;
+
+function beating(): void {
+  if (beat) return;
+  lastBeat = performance.now();
+  beat = setInterval(() => (lastBeat = performance.now()), BEAT_MS);
+  beat.unref(); // never what keeps a process (or a test runner) alive
+}
+
+/** Now on the monotonic clock, in ms. */
+export function monotonicMs(): number {
+  return performance.now();
+}
+
+/**
+ * The monotonic end of a budget of `ms` that arrived in a message read just now: `ms` from now,
+ * less the time this process's loop had not run before reading it.
+ */
+export function receivedBudgetEnd(ms: number): number {
+  beating();
+  const now = performance.now();
+  const stalled = Math.max(0, now - lastBeat - BEAT_MS);
+  return now + ms - stalled;
+}
+
+/** Start the beat (at a server's start, so the first message after a pause is judged too). */
+export function watchLoopStalls(): void {
+  beating();
+}
+
+/** receivedBudgetEnd() as the ms left from now. */
+export function receivedBudgetLeft(ms: number): number {
+  return receivedBudgetEnd(ms) - performance.now();
+}
