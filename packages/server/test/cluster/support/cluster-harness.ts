@@ -33,6 +33,8 @@ export interface ClusterOptions {
   extraArgs?: readonly string[];
   /** Added to every server's environment. */
   env?: Readonly<Record<string, string>>;
+  /** Added to server i's environment only (after `env`), e.g. libfaketime for one skewed clock. */
+  serverEnv?: Readonly<Record<number, Readonly<Record<string, string>>>>;
   /** Keep the data dirs and logs after `stop()` (also when REGISTRY_KEEP_CLUSTER_DIR=1). */
   keepDir?: boolean;
   /** The script run with `node` (default packages/cli/bin/registry.js; the kit's own tests use a fake). */
@@ -358,7 +360,7 @@ export class ClusterHarness {
       retryJoin: peers.map((p) => (proxied ? this.link(i, p.index).address : p.serverAddress)),
       extraArgs: nonVoter ? ['-non-voter', ...(this.options.extraArgs ?? [])] : this.options.extraArgs,
     });
-    const env: NodeJS.ProcessEnv = { ...process.env, ...this.options.env };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...this.options.env, ...this.options.serverEnv?.[i] };
     if (proxied) {
       env[DIAL_MAP_ENV] = dialMap(peers.map((p) => ({ peerAddress: p.serverAddress, proxyAddress: this.link(i, p.index).address })));
     }
