@@ -63,7 +63,14 @@ export class ServerLink {
         const address = this.current;
         try {
           const env = (await this.transport.call(address, method, bodyFor(left), Math.min(left, SERVER_WRITE_MS) + 1_000)) as Envelope<T>;
-          if (env.ok || !('retry' in env)) return env;
+          if (env.ok) return env;
+          if (!('retry' in env)) {
+            // This server's refusal says nothing of the copy an earlier one may still hold ("No
+            // cluster leader" here while the paused server forwards it later): only the caller's
+            // own mistakes (400, 403) are definite, since any copy would be refused alike.
+            if (maybeDelivered && NOT_ABOUT_THE_WRITE.has(env.kind)) throw outcomeUnknown(env.message);
+            return env;
+          }
           lastError = env.message;
         } catch (err) {
           if (err instanceof RemoteError) throw serverError(`server ${address} refused ${method}: ${err.message}`);
@@ -114,6 +121,9 @@ export class ServerLink {
     }
   }
 }
+
+/** Refusals that are about the server's state, not the write's: another copy may still be applied. */
+const NOT_ABOUT_THE_WRITE: ReadonlySet<string> = new Set(['NoLeader', 'OutcomeUnknown', 'Internal', 'TooManyRequests']);
 
 /** Whether a call failed before its request could reach the server (nothing was delivered). */
 function refusedAtConnect(err: unknown): boolean {

@@ -14,15 +14,40 @@ import { performance } from 'node:perf_hooks';
 
 /** How often the beat runs; a received budget loses only what the loop missed beyond it. */
 const BEAT_MS = 100;
+/**
+ * How long after a stall ended a message read is still taken to have waited through it. A process
+ * resumed after SIGSTOP runs its overdue timers (this beat too) before it reads its sockets, and
+ * the backlog takes a few loop turns to drain, so the stall must be remembered a little while.
+ */
+const STALL_MEMORY_MS = 1_000;
+/** Gaps between beats shorter than this are ordinary loop delay, not a stall. */
+const STALL_MIN_MS = 250;
 
 let lastBeat = performance.now();
+/** The last stall seen: how long the loop did not run, and when it ran again. */
+let stallMs = 0;
+let stallEndedAt = -Infinity;
 let beat: NodeJS.Timeout | undefined;
 
 function beating(): void {
   if (beat) return;
   lastBeat = performance.now();
-  beat = setInterval(() => (lastBeat = performance.now()), BEAT_MS);
+  beat = setInterval(() => {
+    const now = performance.now();
+    const gap = now - lastBeat - BEAT_MS;
+    if (gap >= STALL_MIN_MS) {
+      stallMs = gap;
+      stallEndedAt = now;
+    }
+    lastBeat = now;
+  }, BEAT_MS);
   beat.unref(); // never what keeps a process (or a test runner) alive
+}
+
+/** How long a message read now may have waited unread: a stall going on, or one that just ended. */
+function stalledMs(now: number): number {
+  const ongoing = Math.max(0, now - lastBeat - BEAT_MS);
+  return Math.max(ongoing, now - stallEndedAt < STALL_MEMORY_MS ? stallMs : 0);
 }
 
 /** Now on the monotonic clock, in ms. */
@@ -37,8 +62,7 @@ export function monotonicMs(): number {
 export function receivedBudgetEnd(ms: number): number {
   beating();
   const now = performance.now();
-  const stalled = Math.max(0, now - lastBeat - BEAT_MS);
-  return now + ms - stalled;
+  return now + ms - stalledMs(now);
 }
 
 /** Start the beat (at a server's start, so the first message after a pause is judged too). */
