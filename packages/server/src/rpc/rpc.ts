@@ -204,7 +204,7 @@ export class Rpc {
    * Not async itself: a leader's own writes (the common case) go straight to applyHere's promise.
    */
   private sendApply(req: ForwardedApply, attemptMs = WRITE_ATTEMPT_MS): Promise<Envelope> {
-    return this.raft.isLeader() ? this.applyHere(req) : this.forwardApply(req, attemptMs);
+    return this.raft.isLeader() ? this.applyHere(req, true) : this.forwardApply(req, attemptMs);
   }
 
   private async forwardApply(req: ForwardedApply, attemptMs: number): Promise<Envelope> {
@@ -368,7 +368,7 @@ export class Rpc {
    * proposal's promise exists: every write passes here, and a chain of async frames per write
    * cost the leader more than the checks do.
    */
-  private applyHere(req: ForwardedApply): Promise<Envelope> {
+  private applyHere(req: ForwardedApply, local = false): Promise<Envelope> {
     if (!this.raft.isLeader()) return Promise.resolve({ ok: false, retry: true, message: NO_LEADER });
     if (req.resent) {
       const applied = this.store.appliedRequest(req.id);
@@ -378,7 +378,8 @@ export class Rpc {
     }
     // Refused before the log, so surely not applied; the sender's own budget is spent too (or is
     // about to be: it counts down the same duration), and it answers its client.
-    if (budgetLeft(req) <= 0) return Promise.resolve({ ok: false, retry: true, message: EXPIRED });
+    // A write that entered here was checked by apply() a moment ago, and waited through no stall.
+    if (!local && budgetLeft(req) <= 0) return Promise.resolve({ ok: false, retry: true, message: EXPIRED });
     let entry: Uint8Array;
     try {
       const answer = this.writes.admit(req.cmd, req.internal ? null : this.acl.resolve(req.token), this.store, this.acl.enabled);
