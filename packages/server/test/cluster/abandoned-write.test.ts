@@ -29,7 +29,7 @@ async function outcome(i: number, method: string, path: string, body: string, ti
 
 test('a write whose client gave up is not re-sent, and a newer acknowledged write stays after the partition heals', async () => {
   cluster = await ClusterHarness.start({ size: 3, proxied: true });
-  const old = await cluster.waitForLeader(15_000);
+  const old = await cluster.waitForLeader(60_000);
   const follower = (old + 1) % 3;
   expect((await cluster.http(old, 'PUT', '/v1/kv/k', 'first')).body).toBe('true');
   // The follower has the leader's write, so it knows that leader when the cut comes.
@@ -54,7 +54,7 @@ test('a write whose client gave up is not re-sent, and a newer acknowledged writ
   await sleep(Math.max(0, 4_500 - (Date.now() - cutAt)));
   cluster.heal();
   await sleep(8_000);
-  const leader = await cluster.waitForLeader(15_000);
+  const leader = await cluster.waitForLeader(60_000);
   const r = await cluster.http(leader, 'GET', '/v1/kv/k?raw');
   expect(r.body).toBe('new');
   for (const i of [0, 1, 2]) {
