@@ -75,6 +75,12 @@ interface ForwardedApply {
    */
   budgetMs?: number;
   /**
+   * The log's time when this copy was sent, as the sender could tell it (Store.logTimeNow): the
+   * leader takes the difference to its own as the time the copy spent on its way (a copy held in a
+   * cut link for seconds), which no wall clock may measure.
+   */
+  sentAtLogMs?: number;
+  /**
    * What versions before budgetMs sent: a wall-clock deadline on the entering server's clock. Read
    * only from such senders, during a rolling upgrade.
    */
@@ -188,6 +194,7 @@ export class Rpc {
         throw last === NO_LEADER ? noLeader() : serverError(last);
       }
       req.budgetMs = left;
+      req.sentAtLogMs = this.store.logTimeNow();
       const env = await this.sendApply(req, attemptMs);
       if (env.ok) return env.value;
       if (!('retry' in env)) throw errorOf(env);
@@ -379,7 +386,7 @@ export class Rpc {
     // Refused before the log, so surely not applied; the sender's own budget is spent too (or is
     // about to be: it counts down the same duration), and it answers its client.
     // A write that entered here was checked by apply() a moment ago, and waited through no stall.
-    if (!local && budgetLeft(req) <= 0) return Promise.resolve({ ok: false, retry: true, message: EXPIRED });
+    if (!local && budgetLeft(req) - inTransit(req, this.store) <= 0) return Promise.resolve({ ok: false, retry: true, message: EXPIRED });
     let entry: Uint8Array;
     try {
       const answer = this.writes.admit(req.cmd, req.internal ? null : this.acl.resolve(req.token), this.store, this.acl.enabled);
@@ -495,6 +502,13 @@ function budgetLeft(req: ForwardedApply): number {
   if (typeof req.budgetMs === 'number') return receivedBudgetLeft(req.budgetMs);
   if (typeof req.deadline === 'number') return req.deadline - Date.now();
   return WRITE_BUDGET_MS;
+}
+
+/** How long a copy was on its way, by the log's time at both ends (0 when unknown or negative). */
+function inTransit(req: ForwardedApply, store: Store): number {
+  if (typeof req.sentAtLogMs !== 'number' || req.sentAtLogMs <= 0) return 0;
+  const here = store.logTimeNow();
+  return here > 0 ? Math.max(0, here - req.sentAtLogMs) : 0;
 }
 
 /** Whether a failed call surely never reached the remote handler (so the write cannot be in a log). */
