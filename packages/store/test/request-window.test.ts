@@ -150,6 +150,22 @@ describe('a request committed twice is applied once', () => {
     expect(copy.apply(2, create('k'), { id: 'r1', at: 2, resent: true })).toBe(true);
   });
 
+  test('the latest stamp applied (where the next leader\'s log clock continues) survives a restore, from the columnar and the one-row-per-request form', () => {
+    const store = new Store();
+    expect(store.latestRequestStamp()).toBe(0);
+    store.apply(1, put('a'), { id: 'r1', at: 1_700_000_000_500.25 });
+    store.apply(2, put('b'), { id: 'r2', at: 1_700_000_000_000 }); // an older leader's wall-clock stamp
+    expect(store.latestRequestStamp()).toBe(1_700_000_000_500.25);
+    const copy = new Store();
+    copy.restore(store.snapshot());
+    expect(copy.latestRequestStamp()).toBe(1_700_000_000_500.25);
+    const snap = unpack(store.snapshot()) as { state: { requests: unknown } };
+    snap.state.requests = [['r1', 1, 1_700_000_000_500.25, { value: true }], ['r2', 2, 1_700_000_000_000, { value: true }]];
+    const rows = new Store();
+    rows.restore(pack(snap));
+    expect(rows.latestRequestStamp()).toBe(1_700_000_000_500.25);
+  });
+
   test('requests older than the window age out by the proposers\' stamps, not this server\'s clock', () => {
     const store = new Store();
     store.apply(1, put('a'), { id: 'old', at: 0 });

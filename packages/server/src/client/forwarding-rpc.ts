@@ -41,9 +41,17 @@ export class ForwardingRpc implements RpcApi {
     this.leader = { call, handle: () => undefined } as LeaderCallsApi;
   }
 
+  /**
+   * A write goes to a server with what is left of its budget, so that server forwards or proposes
+   * it only while this agent could still answer its client (issue 31, finding 4: a server paused
+   * with the write unread forwarded it 40 s later, after a newer write); it is not sent to another
+   * server once the client has gone, and an answer whose outcome is unknown says so.
+   */
   async apply(cmd: Command, options: ApplyOptions = {}): Promise<unknown> {
-    const req: ClientApply = { cmd, token: options.token, internal: options.internal ?? false, requestId: options.requestId ?? this.ids.next() };
-    return fromEnvelope(await this.link.call('client.apply', req, ATTEMPT_MS, BUDGET_MS));
+    const requestId = options.requestId ?? this.ids.next();
+    const budget = Math.min(options.budgetMs ?? BUDGET_MS, BUDGET_MS);
+    const body = (budgetMs: number): ClientApply => ({ cmd, token: options.token, internal: options.internal ?? false, requestId, budgetMs });
+    return fromEnvelope(await this.link.write('client.apply', body, budget, options.clientGone));
   }
 
   read<K extends ReadName>(name: K, args: ReadArgs<K>, opts: QueryOptions, signal?: AbortSignal): Promise<ReadReply<ReadValue<K>>> {

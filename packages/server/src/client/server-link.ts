@@ -2,12 +2,18 @@
 // fails. It starts from -retry-join and learns the whole Raft configuration from each heartbeat
 // reply. Every request a client sends may be re-sent to another server: reads change nothing, and a
 // write carries its request id from the client, so the leader applies it once however often it came.
-import { RemoteError, type Transport } from '@registry/raft';
-import { noLeader, serverError } from '../errors';
+import { RemoteError, RpcConnectionError, type Transport } from '@registry/raft';
+import { noLeader, outcomeUnknown, serverError } from '../errors';
 import type { Envelope } from '../rpc/envelope';
+import { monotonicMs } from '../time';
 
 /** A pause between rounds over every server, so a datacenter that is down is not hammered. */
 const ROUND_PAUSE_MS = 250;
+/**
+ * How long a server may take over a write: its own budget (rpc.ts, 7 s) and the time for its answer
+ * to come back. After that the write goes to another server, with what is left of the budget.
+ */
+const SERVER_WRITE_MS = 8_000;
 
 export class ServerLink {
   private servers: string[];
@@ -40,6 +46,51 @@ export class ServerLink {
   }
 
   /**
+   * Send a write to a server, failing over as call() does, with the difference that a write may be
+   * held by a server that did not answer: each attempt carries what is left of the write's budget
+   * (`bodyFor(leftMs)`), so no server proposes or forwards it after the budget is spent, and once
+   * the budget is spent or the client has gone it is not sent to another server. When an attempt
+   * may have reached a server, the answer is that the outcome is unknown — never "not reachable".
+   */
+  async write<T = unknown>(method: string, bodyFor: (leftMs: number) => unknown, budgetMs: number, clientGone?: () => boolean): Promise<Envelope<T>> {
+    const end = monotonicMs() + budgetMs;
+    let maybeDelivered = false;
+    let lastError = '';
+    for (;;) {
+      for (let tried = 0; tried < Math.max(1, this.servers.length); tried++) {
+        const left = end - monotonicMs();
+        if (left <= 0 || clientGone?.()) return this.writeGivenUp(maybeDelivered, lastError);
+        const address = this.current;
+        try {
+          const env = (await this.transport.call(address, method, bodyFor(left), Math.min(left, SERVER_WRITE_MS) + 1_000)) as Envelope<T>;
+          if (env.ok) return env;
+          if (!('retry' in env)) {
+            // This server's refusal says nothing of the copy an earlier one may still hold ("No
+            // cluster leader" here while the paused server forwards it later): only the caller's
+            // own mistakes (400, 403) are definite, since any copy would be refused alike.
+            if (maybeDelivered && NOT_ABOUT_THE_WRITE.has(env.kind)) throw outcomeUnknown(env.message);
+            return env;
+          }
+          lastError = env.message;
+        } catch (err) {
+          if (err instanceof RemoteError) throw serverError(`server ${address} refused ${method}: ${err.message}`);
+          lastError = `${address}: ${(err as Error).message}`;
+          if (!refusedAtConnect(err)) maybeDelivered = true;
+        }
+        this.preferred = (this.preferred + 1) % Math.max(1, this.servers.length);
+      }
+      await new Promise((r) => setTimeout(r, Math.min(ROUND_PAUSE_MS, Math.max(0, end - monotonicMs()))));
+    }
+  }
+
+  private writeGivenUp(maybeDelivered: boolean, lastError: string): never {
+    const servers = [...new Set([...this.servers, ...this.seeds])].join(', ');
+    if (maybeDelivered) throw outcomeUnknown(`no answer from a registry server in time (${servers}): ${lastError}`);
+    if (lastError) throw serverError(`no registry server reachable (${servers}): ${lastError}`);
+    throw noLeader();
+  }
+
+  /**
    * Call `method` on a server; on a transport failure (connection lost or refused, no answer in
    * `timeoutMs`) try the next one, round after round, until `budgetMs` has passed. A server's
    * answer, success or error, is final. Never returns a retry envelope.
@@ -69,4 +120,12 @@ export class ServerLink {
       await new Promise((r) => setTimeout(r, Math.min(ROUND_PAUSE_MS, Math.max(0, deadline - Date.now()))));
     }
   }
+}
+
+/** Refusals that are about the server's state, not the write's: another copy may still be applied. */
+const NOT_ABOUT_THE_WRITE: ReadonlySet<string> = new Set(['NoLeader', 'OutcomeUnknown', 'Internal', 'TooManyRequests']);
+
+/** Whether a call failed before its request could reach the server (nothing was delivered). */
+function refusedAtConnect(err: unknown): boolean {
+  return err instanceof RpcConnectionError && (err.cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED';
 }

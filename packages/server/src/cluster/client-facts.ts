@@ -38,6 +38,11 @@ export interface ClientApply {
   token: string | undefined;
   internal: boolean;
   requestId: string;
+  /**
+   * The ms left of the write's budget when the client agent sent it (client/server-link.ts): the
+   * server forwards or proposes it only within that. Absent from client agents of older versions.
+   */
+  budgetMs?: number;
 }
 
 export interface ClientRead {

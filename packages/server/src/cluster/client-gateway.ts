@@ -41,7 +41,8 @@ export function installClientGateway(d: ClientGatewayDeps): void {
     // `internal` skips the ACL checks, and anyone who reaches this port can claim it: with ACLs on,
     // a client's own writes are checked against the token it sends (its agent token) like any other.
     const internal = req.internal === true && !rpc.aclResolver.enabled;
-    return enveloped(() => rpc.apply(req.cmd, { token: req.token, internal, requestId: req.requestId }));
+    const receivedBudgetMs = typeof req.budgetMs === 'number' && Number.isFinite(req.budgetMs) ? req.budgetMs : undefined;
+    return enveloped(() => rpc.apply(req.cmd, { token: req.token, internal, requestId: req.requestId, receivedBudgetMs }));
   });
   transport.handle('client.read', (body) => {
     const req = body as ClientRead;

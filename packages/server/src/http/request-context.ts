@@ -47,9 +47,13 @@ export class RequestContext implements RouteContext<unknown, unknown, unknown> {
     return this.controller.signal;
   }
 
-  clientGone(): boolean {
-    return this.gone;
-  }
+  /**
+   * An arrow, not a method: routes hand it on detached (`const { clientGone } = ctx`, `clientGone:
+   * ctx.clientGone`), and rpc.apply calls it as `options.clientGone()`. As a method its `this` was
+   * then the options object, so it always answered false and a write whose client had left was
+   * still re-sent after an ambiguous failure, and applied later over newer writes (issue 31, finding 3).
+   */
+  readonly clientGone = (): boolean => this.gone;
 
   /** The client closed the connection before its answer: end what waits for it. */
   left(): void {

@@ -52,8 +52,8 @@ export interface RouteContext<B = unknown, Q = Query, P = Params> {
   meta: ResponseMeta;
   /** Aborted when the client disconnects (ends blocking queries early). Made on first use. */
   signal: AbortSignal;
-  /** Whether the client has disconnected (cheap: writes ask it instead of making a signal). */
-  clientGone(): boolean;
+  /** Whether the client has disconnected (cheap: writes ask it instead of making a signal). Safe to pass on detached. */
+  readonly clientGone: () => boolean;
 }
 
 export interface Route<B = unknown, Q = any, P = any> {

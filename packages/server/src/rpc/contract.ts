@@ -29,6 +29,11 @@ export interface ApplyOptions {
    * megabytes every 2 s would only add to the load that made it slow.
    */
   budgetMs?: number;
+  /**
+   * What is left of the budget of a write that entered elsewhere (a client agent), in ms when it
+   * was sent: the write gets no more than that here, counted from when this server read it.
+   */
+  receivedBudgetMs?: number;
 }
 
 /**

@@ -26,6 +26,9 @@ import { noRpcObserver, type RpcObserver } from './observer';
 import type { OpenQueries } from './blocking';
 import { CommitIndexBatcher } from './commit-index-batcher';
 import { AppliedWait } from './applied-wait';
+import { receivedBudgetEnd, receivedBudgetLeft, watchLoopStalls } from './write-budget';
+import { monotonicMs } from '../time';
+import { LogClock } from './log-clock';
 
 /** How long a read waits for a leader to exist before answering `No cluster leader` (Consul: 7 s). */
 const LEADER_WAIT_MS = 7_000;
@@ -33,9 +36,11 @@ const FORWARD_TIMEOUT_MS = 10_000;
 /**
  * A write's whole budget from the moment it enters this server (Consul's RPCHoldTimeout, 7 s): it
  * is re-sent within it and never proposed after it, so once its client has its answer, no copy of
- * it can still start on its way into the log.
+ * it can still start on its way into the log. Counted on the monotonic clock (write-budget.ts).
  */
 const WRITE_BUDGET_MS = 7_000;
+/** The leader's refusal of a write whose budget was spent when it arrived: surely not in any log. */
+const EXPIRED = 'request expired before it reached the leader';
 /**
  * One forwarded attempt waits this long for the leader's answer before the write is re-sent (same
  * request id) to whoever leads then: a paused or cut-off leader must not hold a write for its
@@ -65,10 +70,22 @@ interface ForwardedApply {
    */
   resent: boolean;
   /**
-   * Wall-clock ms (the entering server's clock; servers are assumed NTP-synchronised) after which
-   * the write must not be proposed: its client has been, or is about to be, answered.
+   * The ms of the write's budget left when this copy was sent (write-budget.ts): the leader counts
+   * it down from when it reads the message and proposes nothing once it is spent, since the client
+   * has been, or is about to be, answered. A duration, so no two servers' clocks are compared.
    */
-  deadline: number;
+  budgetMs?: number;
+  /**
+   * The log's time when this copy was sent, as the sender could tell it (Store.logTimeNow): the
+   * leader takes the difference to its own as the time the copy spent on its way (a copy held in a
+   * cut link for seconds), which no wall clock may measure.
+   */
+  sentAtLogMs?: number;
+  /**
+   * What versions before budgetMs sent: a wall-clock deadline on the entering server's clock. Read
+   * only from such senders, during a rolling upgrade.
+   */
+  deadline?: number;
 }
 
 interface ForwardedRead {
@@ -107,6 +124,8 @@ export class Rpc {
     transport.handle('rpc.commitIndex', () => this.commitIndexHere());
     this.commitIndexes = new CommitIndexBatcher(() => this.askCommitIndex());
     this.appliedWait = new AppliedWait(raft);
+    // From the start, so that a write read right after this process was paused is judged by it.
+    watchLoopStalls();
   }
 
   /** Other datacenters (network areas): every request for a `dc` other than this one goes there. */
@@ -159,21 +178,31 @@ export class Rpc {
       internal: options.internal ?? false,
       id: options.requestId ?? this.requestIds.next(),
       resent: options.requestId !== undefined,
-      deadline: Date.now() + (options.budgetMs ?? WRITE_BUDGET_MS),
     };
+    const budget = options.budgetMs ?? WRITE_BUDGET_MS;
+    // A write that entered a client agent brings what is left of the client's budget, less any time
+    // this process was not reading (write-budget.ts); it gets no more than a write entering here.
+    const end = options.receivedBudgetMs === undefined ? monotonicMs() + budget : Math.min(receivedBudgetEnd(options.receivedBudgetMs), monotonicMs() + budget);
     const attemptMs = options.budgetMs === undefined ? WRITE_ATTEMPT_MS : Math.max(WRITE_ATTEMPT_MS, options.budgetMs);
     let maybeApplied = false;
+    let last = EXPIRED;
     for (;;) {
+      // Checked before every send, the first included: a write whose client has gone, or whose
+      // budget is spent, is not sent (again) by this server.
+      const left = end - monotonicMs();
+      if (left <= 0 || options.clientGone?.()) {
+        if (maybeApplied) throw outcomeUnknown(last);
+        throw last === NO_LEADER ? noLeader() : serverError(last);
+      }
+      req.budgetMs = left;
+      req.sentAtLogMs = this.store.logTimeNow();
       const env = await this.sendApply(req, attemptMs);
       if (env.ok) return env.value;
       if (!('retry' in env)) throw errorOf(env);
       maybeApplied ||= env.maybeApplied === true;
-      const left = req.deadline - Date.now();
-      if (left <= 0 || options.clientGone?.()) {
-        if (maybeApplied) throw outcomeUnknown(env.message);
-        throw env.message === NO_LEADER ? noLeader() : serverError(env.message);
-      }
-      await this.leaderWait.wait(Math.min(250, left));
+      last = env.message;
+      const wait = end - monotonicMs();
+      if (wait > 0 && !options.clientGone?.()) await this.leaderWait.wait(Math.min(250, wait));
       req.resent = true;
     }
   }
@@ -183,13 +212,13 @@ export class Rpc {
    * Not async itself: a leader's own writes (the common case) go straight to applyHere's promise.
    */
   private sendApply(req: ForwardedApply, attemptMs = WRITE_ATTEMPT_MS): Promise<Envelope> {
-    return this.raft.isLeader() ? this.applyHere(req) : this.forwardApply(req, attemptMs);
+    return this.raft.isLeader() ? this.applyHere(req, true) : this.forwardApply(req, attemptMs);
   }
 
   private async forwardApply(req: ForwardedApply, attemptMs: number): Promise<Envelope> {
     const leader = this.raft.leader();
     if (!leader) return { ok: false, retry: true, message: NO_LEADER };
-    const timeoutMs = Math.max(1, Math.min(attemptMs, req.deadline - Date.now()));
+    const timeoutMs = Math.max(1, Math.min(attemptMs, req.budgetMs ?? attemptMs));
     this.observer.forwarded('write');
     if (this.forwardLog?.isLevelEnabled('debug')) this.forwardLog.debug({ rpc: 'rpc.apply', command: req.cmd.type, leader: leader.address }, 'forwarding write to the leader');
     try {
@@ -338,13 +367,16 @@ export class Rpc {
   /** Writes this leader is proposing, by request id: a re-send that arrives meanwhile waits for the first. */
   private readonly proposing = new Map<string, Promise<Envelope>>();
 
+  /** The stamps this leader puts on its entries, which age the dedup window (log-clock.ts). */
+  private readonly logClock = new LogClock(() => this.store.latestRequestStamp());
+
   /**
    * A write on this leader: answered from the window or the proposal in flight when re-sent, else
    * checked (ACL, lock-delay) and proposed. Not async itself, and the checks run before the
    * proposal's promise exists: every write passes here, and a chain of async frames per write
    * cost the leader more than the checks do.
    */
-  private applyHere(req: ForwardedApply): Promise<Envelope> {
+  private applyHere(req: ForwardedApply, local = false): Promise<Envelope> {
     if (!this.raft.isLeader()) return Promise.resolve({ ok: false, retry: true, message: NO_LEADER });
     if (req.resent) {
       const applied = this.store.appliedRequest(req.id);
@@ -352,12 +384,15 @@ export class Rpc {
       const pending = this.proposing.get(req.id);
       if (pending) return pending;
     }
-    if (Date.now() > req.deadline) return Promise.resolve(toEnvelope(serverError('request expired before it reached the leader')));
+    // Refused before the log, so surely not applied; the sender's own budget is spent too (or is
+    // about to be: it counts down the same duration), and it answers its client.
+    // A write that entered here was checked by apply() a moment ago, and waited through no stall.
+    if (!local && budgetLeft(req) - inTransit(req, this.store) <= 0) return Promise.resolve({ ok: false, retry: true, message: EXPIRED });
     let entry: Uint8Array;
     try {
       const answer = this.writes.admit(req.cmd, req.internal ? null : this.acl.resolve(req.token), this.store, this.acl.enabled);
       if (answer !== undefined) return Promise.resolve({ ok: true, value: answer });
-      entry = encodeStamped(req.cmd, req.id, Date.now(), req.resent);
+      entry = encodeStamped(req.cmd, req.id, this.logClock.stamp(this.raft.term()), req.resent);
     } catch (err) {
       return Promise.resolve(toEnvelope(err));
     }
@@ -457,6 +492,24 @@ export class Rpc {
 /** The FSM's result as an answer: a refused command is the client's mistake (400). */
 function answerOf(result: unknown): Envelope {
   return result instanceof CommandError ? toEnvelope(badRequest(result.message)) : { ok: true, value: result };
+}
+
+/**
+ * The ms a write that just arrived may still be proposed in: what the sender had left, less the
+ * time this process was not reading; from a sender of a version before budgets, its wall-clock
+ * deadline against this clock (as those versions did); from neither, the usual budget.
+ */
+function budgetLeft(req: ForwardedApply): number {
+  if (typeof req.budgetMs === 'number') return receivedBudgetLeft(req.budgetMs);
+  if (typeof req.deadline === 'number') return req.deadline - Date.now();
+  return WRITE_BUDGET_MS;
+}
+
+/** How long a copy was on its way, by the log's time at both ends (0 when unknown or negative). */
+function inTransit(req: ForwardedApply, store: Store): number {
+  if (typeof req.sentAtLogMs !== 'number' || req.sentAtLogMs <= 0) return 0;
+  const here = store.logTimeNow();
+  return here > 0 ? Math.max(0, here - req.sentAtLogMs) : 0;
 }
 
 /** Whether a failed call surely never reached the remote handler (so the write cannot be in a log). */

@@ -17,7 +17,12 @@ import { SlotIndex } from './slot-index';
 export interface RequestStamp {
   /** Unique per write, fixed where the write entered the cluster and kept across every retry. */
   id: string;
-  /** The proposing leader's wall clock (ms); ages the window out identically on every server. */
+  /**
+   * The log's time (ms) when the entry was proposed: the proposing leader continues the latest stamp
+   * in its log by its own monotonic clock (server rpc/log-clock.ts). Read from the entry, it ages the
+   * window out identically on every server. (Versions before that stamped the leader's wall clock;
+   * such stamps load and age as they did, and the log's time continues from the latest of them.)
+   */
   at: number;
   /**
    * Set on every copy after the first (a re-send). Only such a copy can find its request applied
@@ -101,6 +106,8 @@ export class RequestTable {
   private results: unknown[];
   private head = 0;
   private count = 0;
+  /** The latest stamp applied: where the next leader's log clock continues from. */
+  private latest = 0;
   private readonly ids = new ProposerLanes();
   private readonly slots: SlotIndex;
 
@@ -137,7 +144,13 @@ export class RequestTable {
     return this.count;
   }
 
+  /** The latest stamp among the requests recorded (0 when none): the log's time as applied here. */
+  get latestStamp(): number {
+    return this.latest;
+  }
+
   private push(id: string, index: number, at: number, result: unknown): void {
+    if (at > this.latest) this.latest = at;
     const seq = this.ids.intern(id);
     const lane = this.ids.lane;
     if (this.count === this.capacity) this.grow();
