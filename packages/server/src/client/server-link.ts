@@ -96,7 +96,7 @@ export class ServerLink {
    * answer, success or error, is final. Never returns a retry envelope.
    */
   async call<T = unknown>(method: string, body: unknown, timeoutMs: number, budgetMs: number): Promise<Envelope<T>> {
-    const deadline = Date.now() + budgetMs;
+    const deadline = monotonicMs() + budgetMs;
     for (;;) {
       for (let tried = 0; tried < Math.max(1, this.servers.length); tried++) {
         const address = this.current;
@@ -110,14 +110,14 @@ export class ServerLink {
           this.lastError = `${address}: ${(err as Error).message}`;
         }
         this.preferred = (this.preferred + 1) % Math.max(1, this.servers.length);
-        if (Date.now() >= deadline) break;
+        if (monotonicMs() >= deadline) break;
       }
-      if (Date.now() >= deadline) {
+      if (monotonicMs() >= deadline) {
         // Consul's client answers "No known Consul servers" when it cannot reach any.
         if (this.lastError) throw serverError(`no registry server reachable (${[...new Set([...this.servers, ...this.seeds])].join(', ')}): ${this.lastError}`);
         throw noLeader();
       }
-      await new Promise((r) => setTimeout(r, Math.min(ROUND_PAUSE_MS, Math.max(0, deadline - Date.now()))));
+      await new Promise((r) => setTimeout(r, Math.min(ROUND_PAUSE_MS, Math.max(0, deadline - monotonicMs()))));
     }
   }
 }

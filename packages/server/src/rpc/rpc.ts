@@ -333,7 +333,7 @@ export class Rpc {
   }
 
   private async readOnLeader<T>(req: ForwardedRead, signal?: AbortSignal): Promise<ReadReply<T>> {
-    const deadline = Date.now() + LEADER_WAIT_MS;
+    const deadline = monotonicMs() + LEADER_WAIT_MS;
     for (;;) {
       if (this.raft.isLeader()) {
         const env = await this.readHere(req, signal);
@@ -350,7 +350,7 @@ export class Rpc {
           } catch (err) {
             this.observer.forwardFailed('read');
             // Reads change nothing: another try is always safe while the budget lasts.
-            if (Date.now() >= deadline) throw serverError(`forwarding to the leader failed: ${(err as Error).message}`);
+            if (monotonicMs() >= deadline) throw serverError(`forwarding to the leader failed: ${(err as Error).message}`);
           }
           // The leader's answer, success or error, is final.
           if (env && (env.ok || !('retry' in env))) {
@@ -359,8 +359,8 @@ export class Rpc {
           }
         }
       }
-      if (Date.now() >= deadline) throw noLeader();
-      await this.leaderWait.wait(Math.min(250, deadline - Date.now()));
+      if (monotonicMs() >= deadline) throw noLeader();
+      await this.leaderWait.wait(Math.min(250, deadline - monotonicMs()));
     }
   }
 
