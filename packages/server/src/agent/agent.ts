@@ -410,13 +410,14 @@ export class Agent {
     // Bounded receive timeouts (blocking waits come after the request is read and are not cut),
     // idle keep-alive, and a cap on open connections below the descriptor limit (docs/http.md).
     const httpLogger = this.logger.child({ module: 'agent.http' });
-    const { server, limits } = createHttpServer(withRequestLog(app, httpLogger), this.config.http, httpLogger);
+    const refused = (reason: string) => this.metrics?.httpRefused(reason);
+    const { server, limits } = createHttpServer(withRequestLog(app, httpLogger), this.config.http, httpLogger, undefined, refused);
     httpLogger.info({ maxConns: limits.maxConns, maxConnsPerClient: limits.maxConnsPerClient }, 'http connection limits');
     // TCP, or a unix socket with addresses.http = "unix:///path".
     await listenHttp(server, this.config);
     this.http = server;
     if (this.tls.https) {
-      const { server: https } = createHttpServer(withRequestLog(app, httpLogger), this.config.http, httpLogger, this.tls.https);
+      const { server: https } = createHttpServer(withRequestLog(app, httpLogger), this.config.http, httpLogger, this.tls.https, refused);
       await new Promise<void>((resolve, reject) => {
         https.once('error', reject);
         https.listen({ port: this.config.tls.httpsPort, host: this.config.client, backlog: LISTEN_BACKLOG }, () => {

@@ -283,7 +283,7 @@ export class ClientAgent {
     };
     const logger = this.logger.child({ module: 'agent.http' });
     const app = createApp(allRoutes(deps), { datacenter: config.datacenter, defaultToken: () => config.acl.tokens.default, acl: this.rpc.aclResolver, logger, consulCompat: config.consulCompat, translateAddresses: config.translateWanAddrs, metrics: this.metrics });
-    const { server } = createHttpServer(withRequestLog(app, logger), config.http, logger);
+    const { server } = createHttpServer(withRequestLog(app, logger), config.http, logger, undefined, (reason) => this.metrics?.httpRefused(reason));
     await listenHttp(server, config);
     this.http = server;
   }
@@ -295,7 +295,7 @@ export class ClientAgent {
  */
 function clientAclResolver(config: AgentConfig, link: ServerLink, logger: Logger): AclResolver {
   if (!config.acl.enabled) return allowAllResolver;
-  let lastWarned = 0;
+  let lastWarned = -Infinity; // monotonic: the first warning is never held back
   const servers = new CachedAclResolver({
     datacenter: config.datacenter,
     defaultPolicy: config.acl.defaultPolicy,

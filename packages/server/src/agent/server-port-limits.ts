@@ -26,7 +26,7 @@ export function serverPortLimits(config: RpcLimitsConfig, nofile?: number): Part
 export class ServerPortRefusals implements InboundObserver {
   private readonly counts = new Map<InboundRefusal, number>();
   private last: { reason: InboundRefusal; remote: string; detail: string } | null = null;
-  private lastLog = 0;
+  private lastLog = -Infinity; // monotonic ms: the first refusal is logged at once
 
   constructor(
     private readonly logger: RefusalLog,

@@ -27,7 +27,7 @@ export class CoordinateKeeper {
   private readonly wanPeers = new Map<string, PeerCoordinate>();
   private timer: NodeJS.Timeout | null = null;
   private publishing = false;
-  private lastPublished = 0;
+  private lastPublished = -Infinity; // monotonic ms: nothing published yet
 
   constructor(
     private readonly self: () => WanServer,

@@ -18,7 +18,7 @@ export interface RefusalLog {
 export class TcpAdmission {
   private readonly byClient = new Map<string, number>();
   private readonly refused: Record<TcpRefusal, number> = { max_conns: 0, max_conns_per_client: 0 };
-  private lastLog = 0;
+  private lastLog = -Infinity; // monotonic ms: the first refusal is logged at once
 
   constructor(
     private readonly maxConns: number,

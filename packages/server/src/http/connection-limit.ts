@@ -52,11 +52,13 @@ export class ConnectionLimiter {
   private readonly byClient = new Map<string, number>();
   private refusedFull = 0;
   private refusedClient = 0;
-  private lastLog = 0;
+  private lastLog = -Infinity; // monotonic ms: the first refusal is logged at once
 
   constructor(
     readonly limits: ConnectionLimits,
     private readonly logger?: RefusalLog,
+    /** Each refusal, by the limit that refused it (`registry_http_refused_total{reason}`). */
+    private readonly onRefused?: (reason: 'max_conns' | 'max_conns_per_client') => void,
   ) {}
 
   /** Open connections counted against the limits. */
@@ -91,12 +93,14 @@ export class ConnectionLimiter {
     const { maxConns, maxConnsPerClient } = this.limits;
     if (this.open >= maxConns) {
       this.refusedFull++;
+      this.onRefused?.('max_conns');
       refuse(socket, 503, `too many open connections: this server takes at most ${maxConns} (limits.http_max_conns)`);
       this.noteRefusal();
       return false;
     }
     if (maxConnsPerClient > 0 && held >= maxConnsPerClient) {
       this.refusedClient++;
+      this.onRefused?.('max_conns_per_client');
       refuse(socket, 429, `too many open connections from ${client}: at most ${maxConnsPerClient} per client (limits.http_max_conns_per_client)`);
       this.noteRefusal();
       return false;

@@ -33,7 +33,13 @@ function checkingIntervalMs(c: HttpLimitsConfig): number {
 }
 
 /** With `tls`, the same server over HTTPS (ports.https; client certificates as `tls` asks). */
-export function createHttpServer(app: HttpHandler, config: HttpLimitsConfig, logger?: HttpServerLogger, tls?: TlsOptions): LimitedHttpServer {
+export function createHttpServer(
+  app: HttpHandler,
+  config: HttpLimitsConfig,
+  logger?: HttpServerLogger,
+  tls?: TlsOptions,
+  onRefused?: (reason: 'max_conns' | 'max_conns_per_client') => void,
+): LimitedHttpServer {
   // requestTimeout and headersTimeout bound only the *receiving* of a request: once it is read, a
   // blocking query may wait its full `wait` (up to 10 min) before answering. The socket inactivity
   // timeout stays off for the same reason.
@@ -51,14 +57,14 @@ export function createHttpServer(app: HttpHandler, config: HttpLimitsConfig, log
   const server = tls ? (createHttpsServer({ ...options, ...tls }, app) as unknown as Server) : createServer(options, app);
   server.timeout = 0;
   const limits = resolveConnectionLimits({ maxConns: config.maxConns, maxConnsPerClient: config.maxConnsPerClient });
-  const limiter = new ConnectionLimiter(limits, logger);
+  const limiter = new ConnectionLimiter(limits, logger, onRefused);
   limiter.install(server);
   server.on('clientError', answerClientError({ headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger }));
   // Once listening, an 'error' is a failed accept. libuv absorbs most EMFILE by closing the
   // connection itself, but what it reports (ENFILE, ENOBUFS, EMFILE without its spare descriptor…)
   // Node emits on the server, and with no listener that would end the process. The connection is
   // lost; the server goes on.
-  let lastAcceptError = 0;
+  let lastAcceptError = -Infinity; // monotonic ms: the first is logged at once
   server.on('error', (err: NodeJS.ErrnoException) => {
     if (!server.listening) return; // listen errors are the caller's (agent.ts rejects on them)
     const now = monotonicMs();

@@ -78,6 +78,9 @@ export class Metrics {
   private readonly dnsTimeoutSeries = new CounterSeries(this.ctx, 'registry.dns.tcp.timeouts', { name: 'registry_dns_tcp_timeouts_total', help: 'DNS TCP connections closed for sending no whole query in time (first_query) or being idle (idle)', labelNames: ['reason'] });
   private readonly dnsShed = new CounterSeries(this.ctx, 'registry.dns.udp.shed', { name: 'registry_dns_udp_shed_total', help: 'DNS UDP queries dropped unanswered because limits.dns_udp_max_pending queries were being answered' }).bind();
 
+  // HTTP connections refused at accept (docs/operations.md "Limits").
+  private readonly httpRefusedSeries = new CounterSeries(this.ctx, 'registry.http.refused', { name: 'registry_http_refused_total', help: 'HTTP connections refused at accept: limits.http_max_conns (max_conns, 503) or limits.http_max_conns_per_client (max_conns_per_client, 429)', labelNames: ['reason'] });
+  private readonly httpRefusedCells = new Map<string, CounterCell>();
   // Background runners (agent/runner-failures.ts): a failure each, by kind of runner.
   private readonly runnerFailureSeries = new CounterSeries(this.ctx, 'registry.runner.failures', { name: 'registry_runner_failures_total', help: 'Failures of background runners (check, managed-proxy, watch, timer, restore) and of unawaited promises or uncaught exceptions, by runner', labelNames: ['runner'] });
   private readonly runnerFailureCells = new Map<string, CounterCell>();
@@ -206,6 +209,16 @@ export class Metrics {
       this.runnerFailureCells.set(runner, c);
     }
     c.inc();
+  }
+
+  /** The HTTP port refused a connection over limits.http_max_conns{,_per_client} (http/connection-limit.ts). */
+  httpRefused(reason: string): void {
+    let cell = this.httpRefusedCells.get(reason);
+    if (!cell) {
+      cell = this.httpRefusedSeries.bind({ reason });
+      this.httpRefusedCells.set(reason, cell);
+    }
+    cell.inc();
   }
 
   /** The server port closed a connection or refused a frame (agent/server-port-limits.ts); `reason` is one of a fixed set. */

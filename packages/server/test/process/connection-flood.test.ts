@@ -216,4 +216,9 @@ test('a flooded follower refuses past its caps, keeps answering, and catches up 
   expect((await cluster.http(leader, 'GET', '/v1/kv/flood/after')).status).toBe(200);
   expect(cluster.running(follower)).toBe(true);
   expect(cluster.logs(follower)).toMatch(/refusing HTTP connections over the limit/);
+  // And counted, by the limit that refused (issue #33: every listener's refusals in the metrics).
+  const metrics = (await get(port, '/v1/agent/metrics?format=prometheus', { localAddress: BYSTANDER })).body;
+  const refused = (reason: string) => Number(new RegExp(`^registry_http_refused_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 0);
+  expect(refused('max_conns_per_client')).toBeGreaterThanOrEqual(answeredA.length);
+  expect(refused('max_conns')).toBeGreaterThanOrEqual(answeredB.length);
 });
