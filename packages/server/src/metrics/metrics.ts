@@ -68,7 +68,6 @@ export class Metrics {
 
   // Server port (limits.rpc_*, raft/src/transport/inbound-limits.ts; Raft messages from non-members)
   private readonly serverPortRefusedSeries = new CounterSeries(this.ctx, 'registry.rpc.refused', { name: 'registry_rpc_refused_total', help: 'Server port: connections closed or refused by its limits, frames and Raft messages refused, by reason', labelNames: ['reason'] });
-  private readonly serverPortRefusedCells = new Map<string, CounterCell>();
 
   // CA
   private readonly leafSigned = new CounterSeries(this.ctx, 'registry.ca.leaf.signed', { name: 'registry_ca_leaf_signed_total', help: 'Leader: leaf certificates signed' }).bind();
@@ -80,10 +79,8 @@ export class Metrics {
 
   // HTTP connections refused at accept (docs/operations.md "Limits").
   private readonly httpRefusedSeries = new CounterSeries(this.ctx, 'registry.http.refused', { name: 'registry_http_refused_total', help: 'HTTP connections refused at accept: limits.http_max_conns (max_conns, 503) or limits.http_max_conns_per_client (max_conns_per_client, 429)', labelNames: ['reason'] });
-  private readonly httpRefusedCells = new Map<string, CounterCell>();
   // Background runners (agent/runner-failures.ts): a failure each, by kind of runner.
   private readonly runnerFailureSeries = new CounterSeries(this.ctx, 'registry.runner.failures', { name: 'registry_runner_failures_total', help: 'Failures of background runners (check, managed-proxy, watch, timer, restore) and of unawaited promises or uncaught exceptions, by runner', labelNames: ['runner'] });
-  private readonly runnerFailureCells = new Map<string, CounterCell>();
 
   readonly raftObserver: RaftObserver;
   readonly rpcObserver: RpcObserver;
@@ -203,32 +200,18 @@ export class Metrics {
 
   /** A background runner of kind `runner` failed (agent/runner-failures.ts). */
   runnerFailed(runner: string): void {
-    let c = this.runnerFailureCells.get(runner);
-    if (!c) {
-      c = this.runnerFailureSeries.bind({ runner });
-      this.runnerFailureCells.set(runner, c);
-    }
-    c.inc();
+    // CounterSeries.bind keeps one cell per label set: no cache of our own.
+    this.runnerFailureSeries.bind({ runner }).inc();
   }
 
   /** The HTTP port refused a connection over limits.http_max_conns{,_per_client} (http/connection-limit.ts). */
   httpRefused(reason: string): void {
-    let cell = this.httpRefusedCells.get(reason);
-    if (!cell) {
-      cell = this.httpRefusedSeries.bind({ reason });
-      this.httpRefusedCells.set(reason, cell);
-    }
-    cell.inc();
+    this.httpRefusedSeries.bind({ reason }).inc();
   }
 
   /** The server port closed a connection or refused a frame (agent/server-port-limits.ts); `reason` is one of a fixed set. */
   serverPortRefused(reason: string): void {
-    let cell = this.serverPortRefusedCells.get(reason);
-    if (!cell) {
-      cell = this.serverPortRefusedSeries.bind({ reason });
-      this.serverPortRefusedCells.set(reason, cell);
-    }
-    cell.inc();
+    this.serverPortRefusedSeries.bind({ reason }).inc();
   }
 
   /** Connections the server port counts against its caps (members' links not included), read at each scrape. */
