@@ -24,7 +24,7 @@ import { LeftMarker } from '../cluster/left-marker';
 import { holdsRaftState, raftStorage } from './raft-storage';
 import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
-import { hostOf, type ServerFacts } from '../cluster/server-info';
+import { hostOf, portOf, type ServerFacts } from '../cluster/server-info';
 import { ClientLiveness, clientsInCatalog } from '../cluster/client-liveness';
 import { installClientGateway } from '../cluster/client-gateway';
 import { clientMemberOut } from '../cluster/client-members';
@@ -533,7 +533,7 @@ export class Agent {
         },
         Member: this.memberOf({ id: this.nodeId, address: this.self.address }, true),
         Coord: this.areas?.coordinate() ?? null,
-        DebugConfig: debugConfig(this.config, this.nodeId, hostOf(this.self.address)),
+        DebugConfig: debugConfig(this.config, this.nodeId, hostOf(this.self.address), portOf(this.self.address)),
         Stats: { raft: raft.stats() },
       }),
     };

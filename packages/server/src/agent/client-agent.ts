@@ -270,7 +270,7 @@ export class ClientAgent {
             Tags: { role: 'node', dc: config.datacenter, id: this.nodeId, vsn: '2', build: VERSION }, Status: 1,
           },
           Coord: null,
-          DebugConfig: debugConfig(config, this.nodeId, this.advertise),
+          DebugConfig: debugConfig(config, this.nodeId, this.advertise, this.httpPort),
           Stats: { agent: { server: this.link.current, servers: this.link.known.join(',') }, antiEntropy: { passes: this.antiEntropy?.passes ?? 0, writes: this.antiEntropy?.writes ?? 0, blocked: this.antiEntropy?.blocked ?? 0 } },
         }),
       }),

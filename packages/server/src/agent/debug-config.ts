@@ -6,8 +6,12 @@ import type { AgentConfig } from '../config/config';
 
 const HIDDEN = 'hidden';
 
-/** `advertise`: the host this agent advertises as resolved at start (agent/advertise-address.ts). */
-export function debugConfig(c: AgentConfig, nodeId: string, advertise?: string): Record<string, unknown> {
+/**
+ * `advertise`: the host this agent advertises as resolved at start (agent/advertise-address.ts);
+ * `lanPort`: the port of its member record (`/v1/agent/members` Port: a server's server port, a
+ * client agent's HTTP port), Consul's Serf LAN port.
+ */
+export function debugConfig(c: AgentConfig, nodeId: string, advertise: string | undefined, lanPort: number): Record<string, unknown> {
   const tokens = c.acl.tokens;
   const raw: Record<string, unknown> = {
     ACLAgentMasterToken: tokens.agentMaster ?? '',
@@ -47,12 +51,21 @@ export function debugConfig(c: AgentConfig, nodeId: string, advertise?: string):
     RetryJoinLAN: [...c.retryJoin],
     ServerMode: c.server,
     ServerPort: c.serverPort,
+    // Consul prints its LAN Serf addresses as Go's net.Addr ("tcp://host:port"); Go's API tests
+    // join the agent by the advertised one.
+    SerfAdvertiseAddrLAN: `tcp://${hostPort(advertise ?? c.advertise ?? c.bind, lanPort)}`,
+    SerfBindAddrLAN: `tcp://${hostPort(c.bind, lanPort)}`,
     SessionTTLMin: formatDurationMs(c.sessionTtlMinMs),
     TranslateWANAddrs: c.translateWanAddrs,
     Services: c.definitions.services,
     Checks: c.definitions.checks,
   };
   return sanitized(raw) as Record<string, unknown>;
+}
+
+/** `host:port`, an IPv6 host in brackets. */
+function hostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 /** A deep copy with every secret-named non-empty string hidden. */

@@ -89,16 +89,21 @@ export class Snapshots {
   }
 
   /** The archive of the whole state: the leader's, or with `stale` this server's. */
-  async save(stale: boolean): Promise<{ archive: Buffer; meta: { index: number; term: number } }> {
+  async save(stale: boolean): Promise<{ archive: Buffer; meta: { index: number; term: number; lastContactMs: number } }> {
     let saved: SavedState;
+    // How long since this server heard from the leader when the state was taken: 0 for the
+    // leader's own (as Consul's setQueryMeta); Go's client derives KnownLeader/LastContact from it.
+    let lastContactMs = 0;
     if (stale) {
       if (!this.d.raft.hasEverHadLeader()) throw noLeader();
       saved = await this.saveHere();
+      const ms = this.d.raft.lastContactMs();
+      lastContactMs = Number.isFinite(ms) ? Math.max(0, Math.floor(ms)) : 0;
     } else {
       saved = await this.d.rpc.leader.call('Snapshot.Save', null, SAVE_TIMEOUT_MS);
     }
     const archive = await writeArchive(saved.state, { index: saved.index, term: saved.term, datacenter: this.d.datacenter });
-    return { archive, meta: { index: saved.index, term: saved.term } };
+    return { archive, meta: { index: saved.index, term: saved.term, lastContactMs } };
   }
 
   /**

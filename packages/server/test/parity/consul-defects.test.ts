@@ -1,4 +1,5 @@
-// Issue #29's defects seen from outside, each answered as Consul 1.4.5 answers it: the Go client's
+// Issue #29's defects seen from outside, each answered as Consul 1.4.5 answers it: the snapshot's
+// leader headers and an unknown ?dc=, DebugConfig's LAN address, the Go client's
 // autopilot configuration (null durations, a CAS index above 2^53), remove-peer's wording for an
 // unknown address, non-canonical paths redirected (Go's ServeMux), and a KV read under default-deny
 // that does not tell an anonymous caller whether the key exists.
@@ -34,6 +35,31 @@ describe('a dev agent', () => {
     expect(`${r.status} ${r.text}`).toBe('400 address "10.9.9.9:8300" was not found in the Raft configuration');
     const byId = await http(a.url, 'DELETE', '/v1/operator/raft/peer?id=no-such-id');
     expect(`${byId.status} ${byId.text}`).toBe('400 id "no-such-id" was not found in the Raft configuration');
+  });
+
+  test("GET /v1/snapshot says when it last heard from the leader (Go's client reads KnownLeader from it); an unknown ?dc= is Consul's error", async () => {
+    const r = await fetch(`${a.url}/v1/snapshot`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-registry-knownleader')).toBe('true');
+    expect(r.headers.get('x-registry-lastcontact')).toBe('0');
+    await r.arrayBuffer();
+    const stale = await fetch(`${a.url}/v1/snapshot?stale`);
+    expect(stale.headers.get('x-registry-lastcontact')).toMatch(/^\d+$/);
+    await stale.arrayBuffer();
+    const elsewhere = await http(a.url, 'GET', '/v1/snapshot?dc=nowhere');
+    expect(`${elsewhere.status} ${elsewhere.text.trim()}`).toBe('500 No path to datacenter');
+    const restore = await http(a.url, 'PUT', '/v1/snapshot?dc=nowhere', 'not an archive');
+    expect(`${restore.status} ${restore.text.trim()}`).toBe('500 No path to datacenter');
+  });
+
+  test("/v1/agent/self's DebugConfig names the LAN address to join the agent by, as Consul's (tcp://host:port)", async () => {
+    const self = (await http(a.url, 'GET', '/v1/agent/self')).json;
+    const lan = self.DebugConfig.SerfAdvertiseAddrLAN as string;
+    const member = ((await http(a.url, 'GET', '/v1/agent/members')).json as { Addr: string; Port: number }[])[0]!;
+    expect(lan).toBe(`tcp://${member.Addr}:${member.Port}`);
+    // What Go's API test does with it: join the agent to itself by that address.
+    const join = await http(a.url, 'PUT', `/v1/agent/join/${lan.replace('tcp://', '')}`);
+    expect(join.status).toBe(200);
   });
 
   test('a path with a doubled slash or dot segments is redirected to the clean one, whatever the method', async () => {

@@ -28,7 +28,7 @@ import { translatingRoutes } from '../datacenter-routes';
 
 /** `wan`: the network-area links (the agent passes them; without, only this datacenter is known). */
 export function allRoutes(deps: RouteDeps, wan: WanRouteDeps = localDatacenterOnly(() => deps.agent.datacenter)): Route<any>[] {
-  const routes = [...catalogRoutes(deps, () => wan.datacenters()), ...healthRoutes(deps), ...statusRoutes(deps), ...intentionRoutes(deps), ...connectRoutes(deps), ...agentConnectRoutes(deps), ...agentServiceRoutes(deps), ...agentCheckRoutes(deps), ...aclRoutes(deps), ...sessionRoutes(deps), ...kvRoutes(deps), ...txnRoutes(deps), ...queryRoutes(deps, wan.queryExecutor), ...areaRoutes(deps, wan), ...coordinateRoutes(deps, wan), ...agentMetricsRoutes(deps), ...snapshotRoutes(deps), ...agentReloadRoutes(deps), ...agentHealthRoutes(deps), ...agentLifecycleRoutes(deps), ...eventRoutes(deps), ...autopilotRoutes(deps)];
+  const routes = [...catalogRoutes(deps, () => wan.datacenters()), ...healthRoutes(deps), ...statusRoutes(deps), ...intentionRoutes(deps), ...connectRoutes(deps), ...agentConnectRoutes(deps), ...agentServiceRoutes(deps), ...agentCheckRoutes(deps), ...aclRoutes(deps), ...sessionRoutes(deps), ...kvRoutes(deps), ...txnRoutes(deps), ...queryRoutes(deps, wan.queryExecutor), ...areaRoutes(deps, wan), ...coordinateRoutes(deps, wan), ...agentMetricsRoutes(deps), ...snapshotRoutes(deps, () => wan.datacenters()), ...agentReloadRoutes(deps), ...agentHealthRoutes(deps), ...agentLifecycleRoutes(deps), ...eventRoutes(deps), ...autopilotRoutes(deps)];
   return translatingRoutes(routes, deps.agent.datacenter, wan.translateWanAddrs);
 }
 
