@@ -8,12 +8,22 @@ import { pairStream, type Stream } from './snapshot-stream';
  */
 export class IndexTable {
   private readonly indexes: Map<string, number>;
+  /**
+   * The Raft index of the last snapshot restore. A restore brings back older indexes; every read
+   * after it answers at least the restore's index (the RPC layer's read runner applies it), so a
+   * blocking query holding an index from before the restore returns at once (issue #29 item 13)
+   * and one that waits with an index from after it still waits. It lives here because this table
+   * is what a snapshot carries of the indexes: kept there under FLOOR_KEY, so that a server that
+   * installs a later snapshot answers the same indexes.
+   */
+  private floor = 0;
 
   constructor(
     private readonly fallbackOf: (key: string) => string | undefined,
     entries: Iterable<readonly [string, number]> = [],
   ) {
-    this.indexes = new Map(entries);
+    this.indexes = new Map();
+    for (const [key, index] of entries) this.load(key, index);
   }
 
   /** The index of `key`, else of its fallback table key, else 0. */
@@ -22,6 +32,16 @@ export class IndexTable {
     if (own !== undefined) return own;
     const fallback = this.fallbackOf(key);
     return (fallback !== undefined ? this.indexes.get(fallback) : undefined) ?? 0;
+  }
+
+  /** The lowest index a read may answer (the Raft index of the last restore; 0 for none). */
+  get readFloor(): number {
+    return this.floor;
+  }
+
+  /** Reads answer at least `index` from now on (a restore applied at `index`). */
+  raiseFloor(index: number): void {
+    this.floor = Math.max(this.floor, index);
   }
 
   /** The highest index among `keys` (0 for none). */
@@ -43,12 +63,27 @@ export class IndexTable {
     return this.indexes.has(key);
   }
 
+  /** One entry of a snapshot's index table (capture()), the floor's included. */
+  load(key: string, index: number): void {
+    if (key === FLOOR_KEY) this.floor = index;
+    else this.indexes.set(key, index);
+  }
+
   entries(): [string, number][] {
     return [...this.indexes.entries()];
   }
 
-  /** entries() as of now, serialised later. */
+  /** entries() as of now and the floor, serialised later (load() reads each back). */
   capture(): Stream {
-    return pairStream([...this.indexes.keys()], [...this.indexes.values()]);
+    const keys = [...this.indexes.keys()];
+    const values = [...this.indexes.values()];
+    if (this.floor > 0) {
+      keys.push(FLOOR_KEY);
+      values.push(this.floor);
+    }
+    return pairStream(keys, values);
   }
 }
+
+/** The floor's key in a snapshot's index entries: no watch key starts with a NUL byte. */
+const FLOOR_KEY = '\u0000restore-floor';

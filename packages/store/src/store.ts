@@ -153,7 +153,7 @@ export class Store {
 
   private applyCommand(index: number, cmd: Command): unknown {
     const type = (cmd as { type?: unknown } | null | undefined)?.type;
-    if (type === 'snapshot.restore') return this.applyRestore(cmd as Extract<Command, { type: 'snapshot.restore' }>);
+    if (type === 'snapshot.restore') return this.applyRestore(index, cmd as Extract<Command, { type: 'snapshot.restore' }>);
     const handler = handlerFor(type);
     if (!handler) return new CommandError(`unknown command type ${JSON.stringify(type) ?? 'undefined'}`);
     let verdict: ReturnType<typeof handler>;
@@ -266,7 +266,7 @@ export class Store {
     const indexes = this.newIndexTable([]);
     let done = 0;
     for (const [key, index] of snap.indexes) {
-      indexes.set(key, index);
+      indexes.load(key, index);
       if (++done % 8192 === 0) yield;
     }
     return { state, indexes, lastIndex: snap.lastIndex };
@@ -278,7 +278,7 @@ export class Store {
    * (the log goes on from here; only the data goes back). Bytes that do not decode refuse the
    * command and change nothing. Every watcher wakes, as Consul's restore abandons its watches.
    */
-  private applyRestore(cmd: Extract<Command, { type: 'snapshot.restore' }>): unknown {
+  private applyRestore(index: number, cmd: Extract<Command, { type: 'snapshot.restore' }>): unknown {
     const key = typeof cmd.prepared === 'string' ? cmd.prepared : undefined;
     let ready = key === undefined ? undefined : this.prepared.get(key);
     if (key !== undefined) this.discardPrepared(key);
@@ -293,6 +293,10 @@ export class Store {
     }
     this.state = ready.state;
     this.indexes = ready.indexes;
+    // Reads answer at least this entry's index from now on (Store.readFloor), so the woken watchers
+    // (and any client still holding an index from before) return instead of waiting on the older
+    // restored indexes.
+    this.indexes.raiseFloor(index);
     fireAll(this.watches.takeAll(), this.onWatcherError);
     return true;
   }
@@ -308,6 +312,11 @@ export class Store {
   /** Number of parked watchers. */
   get watcherCount(): number {
     return this.watches.size;
+  }
+
+  /** The lowest index a read may answer: the Raft index of the last restore, 0 for none (index-table.ts). */
+  get readFloor(): number {
+    return this.indexes.readFloor;
   }
 
   /** The index of one watch key (falling back to its table key when the entity is gone or unknown). */

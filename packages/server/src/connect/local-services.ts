@@ -172,13 +172,56 @@ export function servicesFromDefinition(def: ServiceDefinition, others: ReadonlyM
         command: [...command],
         // Kept across re-registrations so a running proxy's token stays valid.
         token: existing?.managed?.token ?? randomUUID(),
-        config: { ...(mp.Config ?? {}) },
-        upstreams: (mp.Upstreams ?? []).map(managedUpstream),
+        ...configAndUpstreams(mp.Config ?? {}, mp.Upstreams ?? []),
       },
       parentId: id,
     });
   }
   return out;
+}
+
+/**
+ * A managed proxy's Config and Upstreams as Consul 1.4 keeps them: `Config.upstreams`, the form
+ * before Upstreams existed, is moved into Upstreams when Upstreams is empty and removed from Config
+ * in any case (Consul's ServiceDefinition.ConnectManagedProxy).
+ */
+function configAndUpstreams(config: Record<string, unknown>, upstreams: unknown[]): { config: Record<string, unknown>; upstreams: unknown[] } {
+  const { upstreams: legacy, ...rest } = config;
+  const moved = upstreams.length === 0 && Array.isArray(legacy) ? legacy.flatMap(legacyUpstream) : [];
+  return { config: rest, upstreams: (upstreams.length > 0 ? upstreams : moved).map(managedUpstream) };
+}
+
+/** Consul's decoding of the legacy fields (mapstructure: strings stay strings, numbers truncate); what does not decode is skipped, as there. */
+const LEGACY_UPSTREAM_FIELDS: Record<string, 'string' | 'number'> = {
+  local_bind_address: 'string',
+  local_bind_port: 'number',
+  destination_name: 'string',
+  destination_namespace: 'string',
+  destination_type: 'string',
+  destination_datacenter: 'string',
+};
+
+function legacyUpstream(raw: unknown): unknown[] {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return [];
+  const r = raw as Record<string, unknown>;
+  const unused: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(r)) {
+    const want = Object.hasOwn(LEGACY_UPSTREAM_FIELDS, k) ? LEGACY_UPSTREAM_FIELDS[k] : undefined;
+    if (want === undefined) unused[k] = v;
+    else if (v !== null && typeof v !== want) return [];
+  }
+  const str = (k: string) => (typeof r[k] === 'string' ? (r[k] as string) : '');
+  const out: Record<string, unknown> = {
+    DestinationType: str('destination_type') === 'prepared_query' ? 'prepared_query' : 'service',
+    DestinationName: str('destination_name'),
+    Datacenter: str('destination_datacenter'),
+    LocalBindPort: typeof r.local_bind_port === 'number' ? Math.trunc(r.local_bind_port) : 0,
+    // Anything else the old form carried goes into the upstream's own Config, as Consul keeps it.
+    Config: Object.keys(unused).length > 0 ? unused : null,
+  };
+  if (str('destination_namespace')) out.DestinationNamespace = str('destination_namespace');
+  if (str('local_bind_address')) out.LocalBindAddress = str('local_bind_address');
+  return [out];
 }
 
 const UPSTREAM_DESTINATION_TYPES = new Set(['service', 'prepared_query']);

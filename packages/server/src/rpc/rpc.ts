@@ -473,7 +473,13 @@ export class Rpc {
    */
   private runner(endpoint: ReadEndpoint, args: unknown, token: string | undefined): () => QueryResult {
     let authz: Authorizer | undefined;
-    return () => endpoint.run({ store: this.store, token, authz: (authz ??= this.acl.resolve(token)) }, args);
+    return () => {
+      const result = endpoint.run({ store: this.store, token, authz: (authz ??= this.acl.resolve(token)) }, args);
+      // After a snapshot restore no read answers an index below the restore's (Store.readFloor):
+      // the restored tables carry older indexes, and a client holding a newer one would wait on them.
+      const floor = this.store.readFloor;
+      return result.index >= floor ? result : { ...result, index: floor };
+    };
   }
 
   private localMeta(): ReadMeta {

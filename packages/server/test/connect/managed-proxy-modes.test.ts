@@ -67,6 +67,32 @@ test('a daemon proxy\'s upstreams get DestinationType "service" too', async () =
   expect((await http(a.url, 'PUT', '/v1/agent/service/deregister/orders')).status).toBe(200);
 });
 
+test("the deprecated Config.upstreams moves into Upstreams and leaves Config, as Consul 1.4 moves it (issue #29 item 6)", async () => {
+  const command = [process.execPath, '-e', 'setInterval(() => {}, 1000)'];
+  const legacy = [
+    { destination_name: 'db', local_bind_port: 9400, destination_datacenter: 'dc2', connect_timeout_ms: 500 },
+    { destination_type: 'prepared_query', destination_name: 'geo', local_bind_address: '127.0.0.2', local_bind_port: 9401 },
+    { destination_name: 'skipped', local_bind_port: 'not a number' },
+  ];
+  const r = await register({ Name: 'legacy', Port: 7003, Connect: { Proxy: { Command: command, Config: { upstreams: legacy, bind_port: 21999 } } } });
+  expect(r.status).toBe(200);
+  const cfg = (await http(a.url, 'GET', '/v1/agent/connect/proxy/legacy-proxy')).json;
+  expect(cfg.Config.upstreams).toBeUndefined();
+  expect(cfg.Config.bind_port).toBe(21999);
+  expect(cfg.Upstreams).toEqual([
+    { DestinationType: 'service', DestinationName: 'db', Datacenter: 'dc2', LocalBindPort: 9400, Config: { connect_timeout_ms: 500 } },
+    { DestinationType: 'prepared_query', DestinationName: 'geo', Datacenter: '', LocalBindAddress: '127.0.0.2', LocalBindPort: 9401, Config: null },
+  ]);
+  expect((await http(a.url, 'PUT', '/v1/agent/service/deregister/legacy')).status).toBe(200);
+  // With Upstreams given, the old form is dropped, not merged.
+  const both = await register({ Name: 'both', Port: 7004, Connect: { Proxy: { Command: command, Upstreams: [{ DestinationName: 'cache', LocalBindPort: 9402 }], Config: { upstreams: legacy } } } });
+  expect(both.status).toBe(200);
+  const cfg2 = (await http(a.url, 'GET', '/v1/agent/connect/proxy/both-proxy')).json;
+  expect(cfg2.Config.upstreams).toBeUndefined();
+  expect(cfg2.Upstreams).toEqual([{ DestinationType: 'service', DestinationName: 'cache', LocalBindPort: 9402 }]);
+  expect((await http(a.url, 'PUT', '/v1/agent/service/deregister/both')).status).toBe(200);
+});
+
 test.each([
   [{ ExecMode: 'docker', Command: ['x'] }, 'Managed proxy ExecMode "docker" is not supported: "daemon" or "script"'],
   [{ Command: ['x'], Upstreams: [{ DestinationType: 'bogus', DestinationName: 'db' }] }, 'Invalid managed proxy upstream: unknown DestinationType "bogus": "service" or "prepared_query"'],
