@@ -123,13 +123,54 @@ describe('user events', () => {
     expect((await get('/v1/event/list')).json.map((e: any) => e.Name)).toEqual(['deploy', 'other']);
 
     const started = Date.now();
-    const blocked = get(`/v1/event/list?name=deploy&index=${Number((await get('/v1/event/list')).headers.get('x-registry-index'))}&wait=10s`);
+    // The index of the list asked for (Consul's: the last listed event's ID folded to 64 bits, so
+    // exact as sent, never through a Number).
+    const blocked = get(`/v1/event/list?name=deploy&index=${(await get('/v1/event/list?name=deploy')).headers.get('x-registry-index')}&wait=10s`);
     await new Promise((r) => setTimeout(r, 300));
     const second = await put('/v1/event/fire/deploy', 'v2');
     const woke = await blocked;
     expect(Date.now() - started).toBeLessThan(9_000);
     expect(woke.json.map((e: any) => e.ID)).toEqual([fired.json.ID, second.json.ID]);
     expect(woke.json[1].LTime).toBeGreaterThan(fired.json.LTime);
+  });
+
+  test("the list's index is Consul's (the last event's ID folded to 64 bits): a Go event watch delivers each event once", async () => {
+    // Consul's uuidToUint64, written out here to check the header against the event IDs.
+    const fold = (id: string) => {
+      const hex = id.replace(/-/g, '');
+      return (BigInt(`0x${hex.slice(0, 16)}`) ^ BigInt(`0x${hex.slice(16)}`)).toString();
+    };
+    const none = await get('/v1/event/list?name=never-fired');
+    expect(none.json).toEqual([]);
+    expect(none.headers.get('x-registry-index')).toBe('1');
+
+    const e1 = (await put('/v1/event/fire/watched', 'one')).json;
+    const first = await get('/v1/event/list?name=watched');
+    const lastIndex = first.headers.get('x-registry-index')!;
+    expect(lastIndex).toBe(fold(e1.ID));
+
+    // What Go's watch does: block on that index, then keep only the events after the one whose ID folds to it.
+    const started = Date.now();
+    const blocked = get(`/v1/event/list?name=watched&index=${lastIndex}&wait=10s`);
+    await new Promise((r) => setTimeout(r, 300));
+    const e2 = (await put('/v1/event/fire/watched', 'two')).json;
+    const woke = await blocked;
+    expect(Date.now() - started).toBeLessThan(9_000);
+    const ids = woke.json.map((e: any) => e.ID) as string[];
+    const seenAt = ids.findIndex((id) => fold(id) === lastIndex);
+    expect(ids.slice(seenAt + 1)).toEqual([e2.ID]);
+    expect(woke.headers.get('x-registry-index')).toBe(fold(e2.ID));
+
+    // An index that is not the current one answers at once (not monotonic: no "below" to wait on).
+    const other = Date.now();
+    const stale = await get(`/v1/event/list?name=watched&index=${lastIndex}&wait=10s`);
+    expect(Date.now() - other).toBeLessThan(5_000);
+    expect(stale.json).toHaveLength(2);
+    // And the current one waits its (short) wait when nothing is fired.
+    const quiet = Date.now();
+    const waited = await get(`/v1/event/list?name=watched&index=${fold(e2.ID)}&wait=1s`);
+    expect(Date.now() - quiet).toBeGreaterThanOrEqual(900);
+    expect(waited.headers.get('x-registry-index')).toBe(fold(e2.ID));
   });
 
   test('filters: an event for another node or service is not delivered here; one for ours is', async () => {

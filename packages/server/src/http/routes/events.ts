@@ -7,7 +7,10 @@ import { deliveredHere, eventToFire, type LocalServiceFacts } from '../../events
 import { route, type Route } from '../route';
 import { readQuery, writeQuery } from '../../schemas/query-options';
 import { Text } from '../../schemas/query-fields';
-import { readInto, type RouteDeps } from './deps';
+import type { RouteDeps } from './deps';
+import { eventIndex, exactIndexParam } from '../../events/event-index';
+import { effectiveWait } from '../../rpc/blocking';
+import { monotonicMs } from '../../time';
 
 /** Which agents deliver a fired event: by node, service and tag (regular expressions). */
 const FIRE_QUERY = writeQuery({ node: Text(), service: Text(), tag: Text() });
@@ -42,9 +45,26 @@ export function eventRoutes(deps: RouteDeps): Route<any>[] {
       query: LIST_QUERY,
       async handle(ctx) {
         // The agent's own copy of the ring, never another datacenter's: the endpoint's policy (`local`).
-        const events = await readInto(deps, ctx, 'event.list', { name: ctx.query.name ?? '' });
-        const services = localServices();
-        return events.filter((e) => deliveredHere(e, deps.agent.nodeName, services));
+        // Blocking as Consul's agent blocks it (events/event-index.ts): while the listed events'
+        // index equals the client's, wait for the ring to change (a Raft-index wait), then list again.
+        const wanted = exactIndexParam(ctx.rawQuery);
+        const deadline = monotonicMs() + effectiveWait(ctx.opts.waitMs);
+        const signal = wanted > 0n ? ctx.signal : undefined;
+        let ringIndex = 0;
+        for (;;) {
+          const remaining = deadline - monotonicMs();
+          const reply = await deps.rpc.read('event.list', { name: ctx.query.name ?? '' }, { ...ctx.opts, minIndex: ringIndex, waitMs: Math.max(1, remaining) }, signal);
+          const services = localServices();
+          const events = reply.result.value.filter((e) => deliveredHere(e, deps.agent.nodeName, services));
+          const index = eventIndex(events.at(-1)?.ID);
+          ctx.meta.knownLeader = reply.meta.knownLeader;
+          ctx.meta.lastContactMs = reply.meta.lastContactMs;
+          if (index !== wanted || signal?.aborted || deadline - monotonicMs() <= 0) {
+            ctx.meta.headers['X-Registry-Index'] = index.toString();
+            return events;
+          }
+          ringIndex = reply.result.index;
+        }
       },
     }),
   ];
