@@ -3,7 +3,7 @@
 // costs milliseconds rather than an election. SIGHUP reloads the configuration (as `systemctl
 // reload` expects); an invalid one is logged and the running one kept.
 import { Command } from 'commander';
-import { Agent, ClientAgent, buildConfig, guardProcess, type AgentFlags, type ConfigSource } from '@registry/server';
+import { Agent, ClientAgent, bannerLines, buildConfig, guardProcess, type AgentFlags, type ConfigSource } from '@registry/server';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 const int = (name: string) => (value: string) => {
@@ -53,8 +53,11 @@ export function agentCommand(): Command {
       process.on('SIGHUP', () => void running?.reload().catch(() => undefined));
       // Without -server the agent is a client: no Raft, everything forwarded to the servers.
       const loadConfig = () => buildConfig(flags);
+      process.stdout.write('==> Starting Registry agent...\n');
       const agent = config.server ? await Agent.start(config, { loadConfig }) : await ClientAgent.start(config, { loadConfig });
       running = agent;
+      // Consul's start banner: what an operator checks first, the web UI's address among it.
+      process.stdout.write(bannerLines(agent.bannerFacts()).join('\n') + '\n');
       let signals = 0;
       const onSignal = (signal: NodeJS.Signals) => {
         signals += 1;

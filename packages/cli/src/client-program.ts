@@ -16,7 +16,7 @@ export async function runClient(argv: string[], commands: Command[]): Promise<vo
     .enablePositionalOptions()
     .showHelpAfterError();
   // Listed for --help only; `registry agent …` is dispatched by main.ts, before commander sees it.
-  program.command('agent').description('run a registry agent (server)').allowUnknownOption().helpOption(false);
+  program.command('agent').description('run a registry agent (a server with -server, else a client agent)').allowUnknownOption().helpOption(false);
   for (const c of commands) program.addCommand(c);
   try {
     const words = argv[0] === 'lock' ? ['lock', ...splitChildWords(argv.slice(1), LOCK_VALUE_FLAGS, 1)] : goFlagsToLong(argv);

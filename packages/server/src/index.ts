@@ -8,4 +8,5 @@ export { ConfigError, readConfigSources, sourceOf, type ConfigSource } from './c
 export { LOG_LEVELS, setLogLevel } from './agent/logger';
 export { readArchive, inspectArchive, writeArchive, ArchiveError, ARCHIVE_FORMAT, ARCHIVE_VERSION, type ArchiveMeta } from './snapshot/archive';
 export { guardProcess } from './agent/process-guard';
+export { bannerLines } from './agent/banner';
 export { monotonicMs } from './time';

@@ -42,7 +42,18 @@ export class CatchUpGate {
     private readonly logger: RaftLogger,
   ) {
     host.setElectionsAllowed(false);
-    logger.warn(
+  }
+
+  /**
+   * Said once, at the first tick still waiting: a server that bootstraps (a new cluster, -dev)
+   * leaves the gate synchronously as it starts (bootstrapped()), before any tick, and says nothing;
+   * a server joining a cluster learns it is waiting — normal for a new one, so info, not a warning.
+   */
+  private noticed = false;
+  private notice(): void {
+    if (this.noticed) return;
+    this.noticed = true;
+    this.logger.info(
       {},
       'raft: no Raft state on disk; this server neither votes nor stands for election until it has caught up with a leader ' +
         '(a new server, or a member whose data dir was lost: see docs/raft.md)',
@@ -62,7 +73,9 @@ export class CatchUpGate {
 
   /** Called on every tick: starts an attempt once a leader is known. */
   poll(): void {
-    if (this.done || this.attempting || monotonicMs() < this.retryAt) return;
+    if (this.done) return;
+    this.notice();
+    if (this.attempting || monotonicMs() < this.retryAt) return;
     const leader = this.host.followedLeader();
     if (leader === null) return;
     if (leader !== this.announcedLeader) {

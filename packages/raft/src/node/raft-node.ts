@@ -66,6 +66,9 @@ const PROMOTE_MAX_LAG = 1_000;
  * in Raft meanwhile (nothing that depends on the write is sent, applied or acknowledged) and
  * retries the same write until it succeeds, then carries on with that Ready.
  */
+/** How long after start() a late tick is the agent's own start, not a stall worth a warning. */
+const STARTUP_LAG_GRACE_MS = 5_000;
+
 export class RaftNode extends EventEmitter {
   private readonly opts: ResolvedOptions;
   private readonly core: RaftCore;
@@ -114,7 +117,13 @@ export class RaftNode extends EventEmitter {
   private inFlight: Promise<void> | null = null;
   private ticker: NodeJS.Timeout | null = null;
   private nextTickAt = 0;
-  private lastLagWarning = 0;
+  private lastLagWarning = -Infinity;
+  /**
+   * No lag warning before this: the agent's own start (HTTP and DNS listeners, the UI's files, the
+   * first listings) runs synchronously after Raft starts ticking and made a warning at every start,
+   * before any peer could have been waiting on this server.
+   */
+  private lagQuietUntil = Infinity;
   private stopped = false;
   private lastLeaderContact = 0;
   private everHadLeader = false;
@@ -216,6 +225,7 @@ export class RaftNode extends EventEmitter {
   start(): void {
     if (this.ticker || this.stopped) return;
     this.nextTickAt = monotonicMs() + this.opts.tickMs;
+    this.lagQuietUntil = monotonicMs() + STARTUP_LAG_GRACE_MS;
     this.ticker = setInterval(() => this.tick(), this.opts.tickMs);
     if (this.opts.snapshotIntervalMs > 0) this.boundOffset = Math.floor(this.opts.random() * this.opts.snapshotThreshold);
     this.armSnapshotCheck();
@@ -514,7 +524,7 @@ export class RaftNode extends EventEmitter {
     const now = monotonicMs();
     const late = now - this.nextTickAt;
     // A blocked event loop looks like a dead leader to the others; say so when it happens.
-    if (late > Math.max(100, this.opts.tickMs * 2) && now - this.lastLagWarning > 1000) {
+    if (late > Math.max(100, this.opts.tickMs * 2) && now - this.lastLagWarning > 1000 && now >= this.lagQuietUntil) {
       this.lastLagWarning = now;
       this.opts.logger.warn({ lagMs: Math.round(late), tickMs: this.opts.tickMs }, 'raft: event loop lag');
     }

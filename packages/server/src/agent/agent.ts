@@ -25,6 +25,7 @@ import { holdsRaftState, raftStorage } from './raft-storage';
 import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
 import { hostOf, portOf, type ServerFacts } from '../cluster/server-info';
+import type { BannerFacts } from './banner';
 import { ClientLiveness, clientsInCatalog } from '../cluster/client-liveness';
 import { installClientGateway } from '../cluster/client-gateway';
 import { clientMemberOut } from '../cluster/client-members';
@@ -322,6 +323,11 @@ export class Agent {
 
   get httpAddress(): string {
     return httpAddressOf(this.http);
+  }
+
+  /** What `registry agent` prints once running (agent/banner.ts). */
+  bannerFacts(): BannerFacts {
+    return { version: VERSION, nodeId: this.nodeId, config: this.config, httpPort: this.httpPort, httpsPort: this.httpsPort, dnsPort: this.dnsPort, clusterAddress: this.self.address };
   }
 
   /** 0 when not listening, or listening on a unix socket. */

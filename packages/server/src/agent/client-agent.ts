@@ -49,6 +49,7 @@ import { hostFacts } from './host-facts';
 import { debugConfig } from './debug-config';
 import { advertiseHost } from './advertise-address';
 import { hostOf } from '../cluster/server-info';
+import type { BannerFacts } from './banner';
 import { ConfigReloader, type ReloadResult } from './reload';
 import { VERSION, type AgentOptions } from './agent';
 import { monotonicMs } from '../time';
@@ -177,6 +178,11 @@ export class ClientAgent {
 
   get httpAddress(): string {
     return httpAddressOf(this.http);
+  }
+
+  /** What `registry agent` prints once running (agent/banner.ts). */
+  bannerFacts(): BannerFacts {
+    return { version: VERSION, nodeId: this.nodeId, config: this.config, httpPort: this.httpPort, httpsPort: -1, dnsPort: this.dns?.port ?? 0, clusterAddress: `${this.advertise}:${this.httpPort}` };
   }
 
   get httpPort(): number {

@@ -35,7 +35,7 @@ test('HTTP port in use: exit 1, the reason printed, and the -dev temp dir remove
   expect(await a.exited).toBe(1);
   expect(a.log()).toMatch(/EADDRINUSE/);
   // The data dir existed during the start (the server port and Raft come before HTTP) …
-  expect(a.log()).toMatch(/no Raft state on disk/);
+  expect(a.log()).toMatch(/server port limits/);
   // … and is gone.
   expect(readdirSync(tmp)).toEqual([]);
 });
