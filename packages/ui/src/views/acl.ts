@@ -1,6 +1,6 @@
 // ACL tokens and policies: list (live), read, create, delete. A token can be made the one this
 // browser sends.
-import { del, get, put } from '../api.js';
+import { ApiError, del, get, put } from '../api.js';
 import { watch } from '../blocking.js';
 import { announce, errorBox, field, h, show, table } from '../dom.js';
 import { setToken } from '../token-store.js';
@@ -28,7 +28,20 @@ interface Policy {
   Datacenters?: string[] | null;
 }
 
-export function aclView(ctx: ViewContext): void {
+export function aclView(outer: ViewContext): void {
+  // The view's reads stop when the user leaves, or at once when the agent says ACLs are off.
+  const stop = new AbortController();
+  outer.signal.addEventListener('abort', () => stop.abort(), { once: true });
+  const ctx: AclContext = {
+    ...outer,
+    signal: stop.signal,
+    failed: (e, errors, source) => {
+      if (stop.signal.aborted) return;
+      if (!aclsDisabled(e)) return errors.set(e, source);
+      stop.abort();
+      disabledNotice(outer);
+    },
+  };
   const [section = 'tokens', id = ''] = splitOnce(ctx.route.rest);
   const nav = h(
     'nav',
@@ -39,6 +52,29 @@ export function aclView(ctx: ViewContext): void {
   );
   if (section === 'policies') return id ? policyView(ctx, nav, id) : policiesView(ctx, nav);
   return id ? tokenView(ctx, nav, id) : tokensView(ctx, nav);
+}
+
+/** The ACL views' context: `failed` shows an error, or the notice that ACLs are off. */
+interface AclContext extends ViewContext {
+  failed(e: Error, errors: ReturnType<typeof errorBox>, source?: string): void;
+}
+
+/** The agent's answer with ACLs off (Consul's 401 `ACL support disabled`). */
+function aclsDisabled(e: Error): boolean {
+  return e instanceof ApiError && e.status === 401 && e.message.includes('ACL support disabled');
+}
+
+/** Instead of an error and forms that cannot work: what is the case and how to change it. */
+function disabledNotice(ctx: ViewContext): void {
+  show(
+    ctx.root,
+    title('ACLs are disabled'),
+    h(
+      'p',
+      { 'data-acl': 'disabled' },
+      'This agent runs with ACLs off (acl.enabled = false in its configuration): every request is allowed, and there are no tokens or policies to manage. Turn ACLs on in the configuration of every server to use them.',
+    ),
+  );
 }
 
 function splitOnce(rest: string): string[] {
@@ -64,7 +100,7 @@ function deleteButton(label: string, path: string, errors: ReturnType<typeof err
   );
 }
 
-function tokensView(ctx: ViewContext, nav: HTMLElement): void {
+function tokensView(ctx: AclContext, nav: HTMLElement): void {
   const errors = errorBox();
   const list = h('div', { 'aria-busy': 'true' }, 'Loading…');
   show(ctx.root, title('ACL tokens'), nav, errors.el, list, tokenForm(ctx));
@@ -86,7 +122,7 @@ function tokensView(ctx: ViewContext, nav: HTMLElement): void {
       );
       show(list, table('Tokens', ['Accessor ID', 'Description', 'Policies', 'Scope', 'Actions'], rows, 'No tokens.'));
     },
-    onError: (e) => errors.set(e, 'list'),
+    onError: (e) => ctx.failed(e, errors, 'list'),
   });
 }
 
@@ -126,7 +162,7 @@ function tokenForm(ctx: ViewContext): HTMLElement {
   return form;
 }
 
-function tokenView(ctx: ViewContext, nav: HTMLElement, accessor: string): void {
+function tokenView(ctx: AclContext, nav: HTMLElement, accessor: string): void {
   const errors = errorBox();
   const body = h('div', { 'aria-busy': 'true' }, 'Loading…');
   show(ctx.root, title(`Token ${accessor}`), nav, errors.el, body);
@@ -170,12 +206,10 @@ function tokenView(ctx: ViewContext, nav: HTMLElement, accessor: string): void {
         deleteButton(`token ${t.AccessorID}`, `/v1/acl/token/${encodeURIComponent(t.AccessorID)}`, errors, () => ctx.go('acl', 'tokens')),
       );
     })
-    .catch((e: Error) => {
-      if (!ctx.signal.aborted) errors.set(e);
-    });
+    .catch((e: Error) => ctx.failed(e, errors));
 }
 
-function policiesView(ctx: ViewContext, nav: HTMLElement): void {
+function policiesView(ctx: AclContext, nav: HTMLElement): void {
   const errors = errorBox();
   const list = h('div', { 'aria-busy': 'true' }, 'Loading…');
   show(ctx.root, title('ACL policies'), nav, errors.el, list, policyForm(ctx));
@@ -196,7 +230,7 @@ function policiesView(ctx: ViewContext, nav: HTMLElement): void {
       );
       show(list, table('Policies', ['Name', 'Description', 'Datacenters', 'Actions'], rows, 'No policies.'));
     },
-    onError: (e) => errors.set(e, 'list'),
+    onError: (e) => ctx.failed(e, errors, 'list'),
   });
 }
 
@@ -228,7 +262,7 @@ function policyForm(ctx: ViewContext): HTMLElement {
   return form;
 }
 
-function policyView(ctx: ViewContext, nav: HTMLElement, id: string): void {
+function policyView(ctx: AclContext, nav: HTMLElement, id: string): void {
   const errors = errorBox();
   const body = h('div', { 'aria-busy': 'true' }, 'Loading…');
   show(ctx.root, title('ACL policy'), nav, errors.el, body);
@@ -255,7 +289,5 @@ function policyView(ctx: ViewContext, nav: HTMLElement, id: string): void {
         deleteButton(`policy ${p.Name}`, `/v1/acl/policy/${encodeURIComponent(p.ID)}`, errors, () => ctx.go('acl', 'policies')),
       );
     })
-    .catch((e: Error) => {
-      if (!ctx.signal.aborted) errors.set(e);
-    });
+    .catch((e: Error) => ctx.failed(e, errors));
 }

@@ -57,7 +57,7 @@ export function serversView(ctx: ViewContext): void {
             h('dd', { 'data-field': 'leader' }, leader.value || 'no leader'),
             h('dt', {}, 'Raft configuration index'),
             h('dd', { 'data-field': 'raft-index' }, String(conf.Index)),
-            h('dt', {}, 'X-Registry-Index'),
+            h('dt', {}, 'Catalog index (last change seen)'),
             h('dd', { 'data-field': 'registry-index' }, String(config.index || healthIndex)),
           );
           const rows = conf.Servers.map((s) =>
