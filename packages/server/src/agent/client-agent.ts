@@ -144,7 +144,7 @@ export class ClientAgent {
     // The mesh's leader call (Connect.Sign of a leaf for a service of this agent, refreshed in the
     // background, not per request) is the agent's own: its agent token, which the servers check.
     const meshLeader: LeaderCallsApi = { call: (method, args, timeoutMs) => rpc.leader.call(method, args, timeoutMs, agentToken()), handle: rpc.leader.handle };
-    const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), leader: meshLeader, apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures });
+    const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), leader: meshLeader, apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures, lostContactSince: () => agent.heartbeats?.lostSince });
     agent.mesh = mesh;
     agent.checks = installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
     agent.maintenance = new Maintenance({ node: config.nodeName, mesh, store: mirror.store, apply, files: new LocalStateFiles(dataDir, logger.child({ module: 'agent.checks' })), logger: logger.child({ module: 'agent.checks' }) });

@@ -19,6 +19,11 @@ export class Heartbeats {
   leader = '';
   /** When the servers last answered (0: never). */
   lastContact = 0;
+  /**
+   * Since when no server answers (the last answer before the first failed beat), undefined while
+   * they do: a beat already tries the next server, so one failure means none answered in time.
+   */
+  lostSince: number | undefined = undefined;
   private joinedOnce = false;
 
   constructor(
@@ -51,6 +56,7 @@ export class Heartbeats {
       this.leader = reply.leader;
       this.intervalMs = reply.intervalMs;
       this.lastContact = monotonicMs();
+      this.lostSince = undefined;
       if (!this.joinedOnce) {
         this.joinedOnce = true;
         this.logger.info({ server: this.link.current, servers: reply.servers }, 'joined the datacenter through its servers');
@@ -58,6 +64,7 @@ export class Heartbeats {
       }
       return true;
     } catch (err) {
+      if (this.joinedOnce) this.lostSince ??= this.lastContact;
       this.logger.warn({ err: (err as Error).message }, 'heartbeat failed; trying another server');
       return false;
     }

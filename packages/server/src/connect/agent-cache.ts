@@ -6,7 +6,10 @@ import { monotonicMs } from '../time';
 // blocking fetches (`minIndex` = the entry's index); later requests are answered from the entry
 // (HIT), and a request with `index` waits on the entry, not on the servers. An entry nobody asked
 // for during `ttlMs` is dropped and its loop ends. After a failed refresh the loop retries with
-// backoff and `Age` counts the seconds since the last successful fetch.
+// backoff and `Age` counts the seconds since the last successful fetch. A refresh still waiting
+// on a server that is gone does not fail for a long time (a blocking fetch, retried within its
+// budget): when the agent knows it lost contact with every server (`lostContactSince`), Age
+// counts from that moment instead, as Consul's does from the disconnect (issue #29 item 12).
 
 /** What the servers said about the leader with a read (X-Registry-KnownLeader / -LastContact). */
 export interface LeaderMeta {
@@ -52,6 +55,8 @@ export interface AgentCacheOptions {
   /** First retry delay after a failed refresh; doubles up to maxRetryMs. */
   retryMs?: number;
   maxRetryMs?: number;
+  /** When (on `now`'s clock) the agent lost contact with every server; undefined while in contact. */
+  lostContactSince?: () => number | undefined;
 }
 
 interface Entry {
@@ -77,6 +82,7 @@ export class AgentCache {
   private readonly now: () => number;
   private readonly retryMs: number;
   private readonly maxRetryMs: number;
+  private readonly lostContactSince: () => number | undefined;
   private stopped = false;
 
   constructor(opts: AgentCacheOptions = {}) {
@@ -84,6 +90,7 @@ export class AgentCache {
     this.now = opts.now ?? monotonicMs;
     this.retryMs = opts.retryMs ?? 500;
     this.maxRetryMs = opts.maxRetryMs ?? 30_000;
+    this.lostContactSince = opts.lostContactSince ?? (() => undefined);
   }
 
   get size(): number {
@@ -107,7 +114,9 @@ export class AgentCache {
     entry.lastUsed = this.now();
     const minIndex = opts.minIndex ?? 0;
     if (minIndex > 0 && entry.index <= minIndex) await this.waitPast(entry, minIndex, opts.waitMs ?? 0, opts.signal);
-    const staleMs = entry.failing ? this.now() - entry.freshAt : 0;
+    // Known fresh until the last successful fetch when refreshes fail, else until contact was lost.
+    const freshUntil = entry.failing ? entry.freshAt : this.lostContactSince();
+    const staleMs = freshUntil === undefined ? 0 : Math.max(0, this.now() - freshUntil);
     const meta = entry.meta && { knownLeader: entry.meta.knownLeader, lastContactMs: entry.meta.lastContactMs + staleMs };
     return { value: entry.value as T, index: entry.index, hit, ageS: Math.round(staleMs / 1000), meta };
   }

@@ -42,10 +42,12 @@ export interface MeshDeps {
   httpAddress: () => string;
   /** Where managed proxies report failures (agent/runner-failures.ts); logged only when absent. */
   failures?: RunnerFailures;
+  /** When a client agent lost contact with every server (monotonic ms), for cached answers' Age. */
+  lostContactSince?: () => number | undefined;
 }
 
 export class Mesh {
-  readonly cache = new AgentCache();
+  readonly cache: AgentCache;
   readonly signer: LeafSigner;
   readonly caDuty: CaLeaderDuty;
   readonly proxies: ManagedProxies;
@@ -57,6 +59,7 @@ export class Mesh {
   constructor(private readonly deps: MeshDeps) {
     this.rpc = deps.rpc;
     this.config = deps.config;
+    this.cache = new AgentCache({ lostContactSince: deps.lostContactSince });
     const applyInternal = (cmd: Command) => deps.rpc.apply(cmd, { internal: true });
     const connect = deps.config.connect;
     this.signer = new LeafSigner(
