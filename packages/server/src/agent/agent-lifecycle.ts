@@ -72,7 +72,7 @@ export function agentLifecycle(p: LifecycleParts): AgentLifecycle {
       if (!areas) throw serverError('WAN links are not running on this agent');
       let peer: string;
       try {
-        peer = (await areas.links.hello(address)).self.datacenter;
+        peer = (await areas.links.hello(address, undefined, { linkBack: true })).self.datacenter;
       } catch (err) {
         throw serverError(`Failed to join ${address}: ${(err as Error).message}`);
       }

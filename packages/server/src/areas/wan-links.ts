@@ -3,6 +3,7 @@
 // server once a second (liveness, RTT, coordinates), learns the peers' server lists, and forwards
 // `?dc=` reads and writes to a live server of the datacenter asked for. Every server runs its own
 // links; what they learn about peer servers is written through Raft so all of them share it.
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { RpcConnectionError, RpcTimeoutError, type RaftNode, type Transport } from '@registry/raft';
 import type { AreaOut, AreaServer, Command, Store } from '@registry/store';
@@ -149,9 +150,9 @@ export class WanLinks implements RemoteDatacenters {
   // ---- joins ----
 
   /** Greet the server at `address` (a join): it links back when it has an area for this datacenter. */
-  async hello(address: string, area?: Pick<AreaOut, 'PeerDatacenter' | 'UseTLS'>): Promise<HelloReply> {
+  async hello(address: string, area?: Pick<AreaOut, 'PeerDatacenter' | 'UseTLS'>, opts: { linkBack?: boolean } = {}): Promise<HelloReply> {
     if (area) this.o.secureLink?.(address, area.PeerDatacenter, area.UseTLS);
-    const req: HelloRequest = { from: this.me(), servers: this.localServers() };
+    const req: HelloRequest = { from: this.me(), servers: this.localServers(), ...(opts.linkBack ? { linkBack: true } : {}) };
     return (await this.o.transport.call(address, WAN_HELLO, req, HELLO_TIMEOUT_MS)) as HelloReply;
   }
 
@@ -178,14 +179,34 @@ export class WanLinks implements RemoteDatacenters {
   }
 
   private onHello(req: HelloRequest): HelloReply {
-    const area = sameDc(req.from.datacenter, this.datacenter) ? undefined : this.areaFor(req.from.datacenter);
-    if (area) {
-      // Link back, without holding up the greeter's join on this datacenter's Raft write.
-      this.learn(area, [req.from, ...(req.servers ?? [])]).catch((err) =>
-        this.o.logger.warn({ err: (err as Error).message, datacenter: req.from.datacenter }, 'could not record the servers of a joining datacenter'),
-      );
+    const peer = req.from.datacenter;
+    if (!sameDc(peer, this.datacenter)) {
+      // Link back, without holding up the greeter's join on this datacenter's Raft writes.
+      const servers = [req.from, ...(req.servers ?? [])];
+      const area = this.areaFor(peer);
+      const linked = area ? this.learn(area, servers) : req.linkBack ? this.linkBack(peer, servers) : undefined;
+      linked?.catch((err) => this.o.logger.warn({ err: (err as Error).message, datacenter: peer }, 'could not record the servers of a joining datacenter'));
     }
     return { self: this.me(), servers: this.localServers() };
+  }
+
+  /**
+   * A WAN join from a datacenter this one has no area for: make the area (as `join?wan=1` makes it
+   * on the joining side) and record the greeter's servers, so both sides list and reach each other.
+   * Two greeters at once make one area: the store refuses a second for the same peer.
+   */
+  private async linkBack(peer: string, servers: WanServer[]): Promise<void> {
+    if (!this.areaFor(peer)) {
+      const made = { ID: randomUUID(), PeerDatacenter: peer, RetryJoin: null, UseTLS: false };
+      try {
+        await this.o.rpc.apply({ type: 'area.create', area: made }, { internal: true });
+        this.o.logger.info({ datacenter: peer }, 'linked back to a datacenter that WAN-joined this one');
+      } catch (err) {
+        if (!this.areaFor(peer)) throw err;
+      }
+    }
+    const area = this.areaFor(peer);
+    if (area) await this.learn(area, servers);
   }
 
   // ---- pings ----

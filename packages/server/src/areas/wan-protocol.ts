@@ -22,6 +22,12 @@ export interface WanServer {
 export interface HelloRequest {
   from: WanServer;
   servers: WanServer[];
+  /**
+   * A WAN join (`join?wan=1`), not an area join: the greeted datacenter links back even without an
+   * area of its own for the greeter's, as Consul's WAN pool is one pool for both sides (its area
+   * for the greeter's datacenter is made then). An area join leaves that to each side's operator.
+   */
+  linkBack?: boolean;
 }
 
 export interface HelloReply {
