@@ -18,4 +18,5 @@ export * from './node/raft-node';
 export { monotonicMs } from './monotonic-clock';
 export type { CaughtUp } from './node/catch-up';
 export * from './storage/wal-storage';
+export { makeDirDurablySync, syncDirSync } from './storage/durable-dir';
 export { parseSegment, CorruptSegmentError } from './storage/wal/segments';

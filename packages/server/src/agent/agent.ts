@@ -1,6 +1,7 @@
 // One agent process: LevelDB, the Raft node and its transport, the store, cluster membership,
 // the leader's reconcile loop and the HTTP API, wired together and torn down in order.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { makeDirDurably, syncDir } from './durable-file';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -183,9 +184,19 @@ export class Agent {
     for (const token of Object.values(config.acl.tokens)) addLogSecret(token);
     const tempDataDir = !config.dataDir;
     const dataDir = config.dataDir ?? (made.tempDir = await mkdtemp(join(tmpdir(), 'registry-dev-')));
-    await mkdir(dataDir, { recursive: true });
+    // Durably: a data dir whose own name a power cut takes is a first start again (issue 35).
+    await makeDirDurably(dataDir);
+    // LevelDB would make its folder with a plain mkdir: made here so its name is on the disk before
+    // any snapshot or id is written into it (a configured node_id writes no node-id file whose
+    // directory sync would carry it).
+    await makeDirDurably(join(dataDir, 'db'));
     const db = new Level<string, unknown>(join(dataDir, 'db'), { valueEncoding: 'view' });
     await db.open();
+    // Every open points LevelDB's CURRENT at a new MANIFEST by a rename it does not sync the folder
+    // after; a new database's first MANIFEST is not even synced itself. A power cut before the next
+    // folder sync (a memtable flush: rare here, where LevelDB holds only snapshots) left CURRENT
+    // naming that empty MANIFEST: "Database failed to open", for good (issue 35, test/powercut).
+    await syncDir(join(dataDir, 'db'));
     let nodeId: string;
     try {
       nodeId = await loadOrCreateServerNodeId(dataDir, config.nodeId, { db, hasRaftState: () => holdsRaftState(dataDir, db), logger });

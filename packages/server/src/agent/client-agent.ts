@@ -4,7 +4,8 @@
 // keeps them in the catalog by anti-entropy; every other request is forwarded to a live server
 // through ForwardingRpc, the same RpcApi the HTTP routes use on a server. `?cached` and the agent
 // cache are served here (connect/agent-cache.ts, through the mesh). docs/cluster.md "Client agents".
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { makeDirDurably } from './durable-file';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,7 +110,8 @@ export class ClientAgent {
     for (const token of Object.values(config.acl.tokens)) addLogSecret(token);
     const tempDataDir = !config.dataDir;
     const dataDir = config.dataDir ?? (made.tempDir = await mkdtemp(join(tmpdir(), 'registry-client-')));
-    await mkdir(dataDir, { recursive: true });
+    // Durably: a data dir whose own name a power cut takes is a first start again (issue 35).
+    await makeDirDurably(dataDir);
     const nodeId = await loadOrCreateNodeId(dataDir, config.nodeId);
     const tls = await loadAgentTls(config.tls, config.datacenter);
     // A client serves nothing on the RPC port; it only dials servers (an ephemeral port, so any

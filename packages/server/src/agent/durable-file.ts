@@ -3,9 +3,10 @@
 // the new one, never an empty or missing one (issue 35): the content goes to a temporary file,
 // which is fsynced, renamed over the old one, and then the directory is fsynced so the rename
 // itself is on disk. A removal fsyncs the directory too, so a deleted definition stays deleted.
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { makeDirDurablySync, syncDirSync } from '@registry/raft';
 
 /** The temporary name a durable write uses beside `path` (readers skip it). */
 export const tempPathOf = (path: string) => `${path}.tmp`;
@@ -58,7 +59,7 @@ export async function removeFileDurably(path: string): Promise<void> {
 
 /** writeFileDurably for the few places that must write before going on synchronously. */
 export function writeFileDurablySync(path: string, data: string | Uint8Array, mode = 0o600): void {
-  mkdirSync(dirname(path), { recursive: true });
+  makeDirDurablySync(dirname(path));
   const tmp = tempPathOf(path);
   const fd = openSync(tmp, 'w', mode);
   try {
@@ -69,10 +70,5 @@ export function writeFileDurablySync(path: string, data: string | Uint8Array, mo
     closeSync(fd);
   }
   renameSync(tmp, path);
-  const dfd = openSync(dirname(path), 'r');
-  try {
-    fsyncSync(dfd);
-  } finally {
-    closeSync(dfd);
-  }
+  syncDirSync(dirname(path));
 }

@@ -29,9 +29,10 @@
 //   the newest segment from the start, the next segment from when it is prepared, its descriptor
 //   kept and used as is once renamed into place. A roll opens nothing; only a spare that could not
 //   be prepared has to be made (and opened) by the write that needs it.
-import { closeSync, close, fsync, fsyncSync, mkdirSync, open, openSync, readdirSync, readFileSync, rename, unlinkSync, write, writeSync, constants } from 'node:fs';
+import { closeSync, close, fsync, fsyncSync, open, openSync, readdirSync, readFileSync, rename, unlinkSync, write, writeSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { makeDirDurablySync } from '../durable-dir';
 
 const SUFFIX = '.wal';
 const TEMP = '.wal.tmp';
@@ -146,7 +147,8 @@ export class SegmentFiles {
    * hands each record's body to `each`; clears a torn tail off the newest segment.
    */
   replay(each: (body: Buffer, seq: number) => void): void {
-    mkdirSync(this.dir, { recursive: true });
+    // Its name (and its parents' names, where made) on the disk before any segment goes in it.
+    makeDirDurablySync(this.dir);
     const names = readdirSync(this.dir);
     // A segment being made when the process stopped: made again when needed (not the one this
     // process is making now, when a store already open is read again).
