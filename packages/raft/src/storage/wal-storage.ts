@@ -28,6 +28,7 @@ import type { PersistedState, RaftStorage, SnapshotData, SnapshotReader, Storage
 import type { LevelStorage } from './level-storage';
 import { frame, isSegmentName, SegmentFiles, type SegmentInfo } from './wal/segments';
 import { HardStateDeferral } from './hard-state-deferral';
+import { syncDirSync } from './durable-dir';
 
 /** One entry as stored: its index is the record's first index plus its position. */
 type StoredEntry = [term: number, type: EntryType, data: Uint8Array];
@@ -52,6 +53,14 @@ export interface WalStorageOptions {
   snapshots: LevelStorage;
   /** Each segment's preallocated size: a segment is closed once the next record would take it past this (default 1 MiB). */
   segmentBytes?: number;
+  /**
+   * The LevelDB folder the snapshots live in, fsynced before a compaction point is written. LevelDB
+   * syncs its folder only when it writes a MANIFEST, so a log file it made when its memtable filled
+   * (holding a snapshot's last pieces and head, each written synced) has a name no power cut has to
+   * keep; the compaction point then drops the segments that snapshot replaces. Syncing the folder
+   * first makes the snapshot's files durable before the log stops holding what they replace.
+   */
+  snapshotsDir?: string;
 }
 
 // Small enough to make quickly (it is zero-filled and synced before use; every server makes one as
@@ -77,6 +86,7 @@ export class WalStorage implements RaftStorage {
   private readonly packr = new Packr({ useRecords: false });
   private readonly files: SegmentFiles;
   private readonly snapshots: LevelStorage;
+  private readonly snapshotsDir: string | undefined;
   private opened = false;
   /** Writes (and loads) are serialised: records reach the file in the order they were asked for. */
   private tail: Promise<void> = Promise.resolve();
@@ -95,6 +105,7 @@ export class WalStorage implements RaftStorage {
   constructor(options: WalStorageOptions) {
     this.files = new SegmentFiles(options.dir, options.segmentBytes ?? DEFAULT_SEGMENT_BYTES);
     this.snapshots = options.snapshots;
+    this.snapshotsDir = options.snapshotsDir;
   }
 
   load(): Promise<PersistedState> {
@@ -224,6 +235,7 @@ export class WalStorage implements RaftStorage {
     const at = meta.index - this.first;
     const agrees = at >= 0 && at < this.terms.length && this.terms[at] === meta.term;
     const whole = compactTo === Infinity || !agrees;
+    if (this.snapshotsDir) syncDirSync(this.snapshotsDir);
     await this.write(whole ? { r: true } : { c: compactTo });
     if (whole) {
       this.first = meta.index + 1;

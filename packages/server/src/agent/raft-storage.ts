@@ -11,7 +11,7 @@ import { NODE_ID_KEY } from './node-id';
 export function raftStorage(config: AgentConfig, dataDir: string, db: Level<string, unknown>): RaftStorage {
   const snapshots = new LevelStorage({ db, prefix: 'raft' });
   const walDir = join(dataDir, 'raft', 'wal');
-  if (config.raft.logStore === 'wal') return new WalStorage({ dir: walDir, snapshots, segmentBytes: config.raft.walSegmentBytes });
+  if (config.raft.logStore === 'wal') return new WalStorage({ dir: walDir, snapshots, segmentBytes: config.raft.walSegmentBytes, snapshotsDir: join(dataDir, 'db') });
   if (WalStorage.holdsLog(walDir)) {
     throw new Error(`${walDir} holds this server's Raft log: start it with raft.log_store = "wal" (a log moved into the write-ahead log does not go back to LevelDB)`);
   }
