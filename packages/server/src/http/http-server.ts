@@ -111,14 +111,19 @@ export function reconfigureHttpServers(servers: readonly Server[], limiter: Conn
     restartDeadlineChecks(server, t.connectionsCheckingInterval);
   }
   if (oldIdle > 0 && t.keepAliveTimeout < oldIdle) {
-    // Between requests Node sets a socket's timeout to keepAliveTimeout (and back to 0, the
-    // server's, when the next request comes): a socket whose timeout is the old idle timeout is idle.
+    // Between requests Node sets a socket's timeout to keepAliveTimeout (Node 20: plus a 1 s
+    // buffer), and back to 0 — the server's — when the next request comes: a socket whose timeout is
+    // the old idle timeout is idle.
     for (const socket of limiter.openSockets()) {
-      if (socket.timeout === oldIdle) socket.setTimeout(t.keepAliveTimeout);
+      const timeout = socket.timeout ?? 0;
+      if (timeout >= oldIdle && timeout <= oldIdle + KEEP_ALIVE_BUFFER_MS) socket.setTimeout(t.keepAliveTimeout);
     }
   }
   return limits;
 }
+
+/** What Node 20 adds to keepAliveTimeout when it arms an idle socket's timeout (at most). */
+const KEEP_ALIVE_BUFFER_MS = 1_000;
 
 /**
  * Node checks a server's deadlines on an interval fixed when it starts listening (its 'listening'
