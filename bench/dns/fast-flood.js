@@ -38,6 +38,12 @@ function udpRcvbufErrors() {
   return Number(values[names.indexOf('RcvbufErrors')]);
 }
 
+/** CPU seconds (user + system) a process has used (/proc/<pid>/stat, in clock ticks of 1/100 s). */
+function cpuSeconds(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
 /** Datagrams the kernel dropped for the UDP socket bound to 127.0.0.1:`port` (/proc/net/udp, drops). */
 function socketDrops(port) {
   const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
@@ -163,6 +169,7 @@ async function main() {
     }, 100);
     const dropsBefore = udpRcvbufErrors();
     const socketDropsBefore = socketDrops(agent.dns);
+    const cpuBefore = cpuSeconds(agent.pid);
     const shedBefore = await metric(agent.url, 'registry_dns_udp_shed_total');
     console.log(`flooding the dev agent (UDP 127.0.0.1:${agent.dns}, pid ${agent.pid}): ${senders} senders × ${rate} q/s offered for ${duration} s`);
 
@@ -188,6 +195,7 @@ async function main() {
     }
     await Promise.all(finished);
     const ended = Date.now();
+    const agentCpu = cpuSeconds(agent.pid) - cpuBefore;
     const [dnsBack, httpBack] = await Promise.all([timeUntil(ended, () => digAnswers(agent.dns), 100), timeUntil(ended, () => httpAnswers(agent.url), 100)]);
     const drops = udpRcvbufErrors() - dropsBefore;
     const agentSocketDrops = socketDrops(agent.dns) - socketDropsBefore;
@@ -210,6 +218,9 @@ async function main() {
       readByAgent: offered - agentSocketDrops,
       readByAgentPerSecond: Math.round((offered - agentSocketDrops) / duration),
       shedByAgent: shed,
+      // The agent's share of a core during the flood: on a machine where the senders take the
+      // cores, what it reads is bounded by the CPU it gets, not by its own work queue.
+      agentCpuShareOfOneCore: +(agentCpu / duration).toFixed(2),
       rssMiB: { before: +before.toFixed(1), peak: +peak.toFixed(1), after: +after.toFixed(1), grew: +(peak - before).toFixed(1) },
       rssPeakBySecond: Array.from({ length: Math.ceil(duration) + 1 }, (_, s) => +perSecond(s).toFixed(1)),
       backAfterMs: { dns: dnsBack, http: httpBack },
