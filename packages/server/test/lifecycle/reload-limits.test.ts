@@ -2,7 +2,8 @@
 // on its HTTP port, its server port and its DNS TCP port; each cap is hit from one address; the
 // config file is rewritten and the agent reloaded (SIGHUP, then PUT /v1/agent/reload), and the new
 // value governs new connections — raised, then lowered — while lowered idle timeouts close
-// connections already idle. The default caps share the descriptor limit out among every listener.
+// connections already idle; snapshot_restore_max_bytes follows as well. The default caps share the
+// descriptor limit out among every listener.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -93,12 +94,28 @@ async function heldPerListener(a: DnsAgent): Promise<{ http: number; server: num
   return out;
 }
 
+/**
+ * The default total caps (derived: none is set) share the descriptor limit out among every listener,
+ * a quarter kept back: HTTP may hold 256 more sockets open while refusing them, and 256 (a quarter)
+ * stay for storage and Raft.
+ */
+function expectSharesWithin1024(a: DnsAgent): void {
+  const log = logOf(a);
+  const http = Number(/http connection limits: maxConns=(\d+)/.exec(log)?.[1]);
+  const server = Number(/server port limits: maxConns=(\d+)/.exec(log)?.[1]);
+  const dns = Number(/dns interface listening:.*"maxConns":(\d+)/.exec(log)?.[1]);
+  expect([http, server, dns].every((n) => n > 0)).toBe(true);
+  expect(http + 256 + server + dns + 256).toBeLessThanOrEqual(1024);
+}
+
 test('per-client caps of HTTP, the server port and DNS TCP follow the config file on SIGHUP and on PUT /v1/agent/reload', async () => {
   const a = await startAgent({
     node: 'limited',
+    nofile: 1024,
     limits: { http_max_conns_per_client: 2, rpc_max_conns_per_client: 2, rpc_handshake_timeout: '60s', dns_max_conns_per_client: 2, dns_tcp_idle_timeout: '60s' },
   });
   agents.push(a);
+  expectSharesWithin1024(a);
   expect(await heldPerListener(a)).toEqual({ http: 2, server: 2, dns: 2 });
 
   // Raised by SIGHUP.
@@ -119,7 +136,7 @@ test('per-client caps of HTTP, the server port and DNS TCP follow the config fil
   expect(a.alive()).toBe(true);
 });
 
-test('a lowered idle timeout closes connections already idle on each listener; a raised one keeps new ones', async () => {
+test('a lowered idle timeout closes connections already idle on each listener, a raised one keeps new ones; the restore size follows too', async () => {
   const a = await startAgent({ node: 'limited', limits: { rpc_idle_timeout: '120s', dns_tcp_idle_timeout: '120s' } });
   agents.push(a);
   // One connection per listener that made a request and now waits, idle.
@@ -143,11 +160,8 @@ test('a lowered idle timeout closes connections already idle on each listener; a
   await sleep(3_000);
   expect(held(later)).toBe(3);
   await closeAll(later);
-});
 
-test('snapshot_restore_max_bytes follows a reload', async () => {
-  const a = await startAgent({ node: 'limited' });
-  agents.push(a);
+  // snapshot_restore_max_bytes, lowered then raised.
   const restore = async () => {
     const r = await fetch(`${a.url}/v1/snapshot`, { method: 'PUT', body: Buffer.alloc(8192, 1) });
     return { status: r.status, text: await r.text() };
@@ -158,18 +172,5 @@ test('snapshot_restore_max_bytes follows a reload', async () => {
   writeLimits(a, {}, {}, { snapshot_restore_max_bytes: 1 << 20 });
   await sighup(a);
   // Taken in whole now, and refused for what it is: not an archive.
-  const after = await restore();
-  expect(after.status).toBe(400);
-});
-
-test('the default caps share the descriptor limit out among every listener, a quarter kept back', async () => {
-  const a = await startAgent({ node: 'limited', nofile: 1024 });
-  agents.push(a);
-  const log = logOf(a);
-  const http = Number(/http connection limits: maxConns=(\d+)/.exec(log)?.[1]);
-  const server = Number(/server port limits: maxConns=(\d+)/.exec(log)?.[1]);
-  const dns = Number(/dns interface listening:.*"maxConns":(\d+)/.exec(log)?.[1]);
-  expect([http, server, dns].every((n) => n > 0)).toBe(true);
-  // HTTP may hold 256 more sockets open while refusing them; 256 (a quarter) stay for storage and Raft.
-  expect(http + 256 + server + dns + 256).toBeLessThanOrEqual(1024);
+  expect((await restore()).status).toBe(400);
 });
