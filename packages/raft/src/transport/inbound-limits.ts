@@ -143,9 +143,26 @@ export class InboundGate {
   private lastSweep = 0;
 
   constructor(
-    readonly limits: InboundLimits,
+    private current: InboundLimits,
     private readonly observer: InboundObserver = {},
   ) {}
+
+  get limits(): InboundLimits {
+    return this.current;
+  }
+
+  /**
+   * New bounds (a reload). Caps decide every connection accepted from now on (one over a lowered
+   * cap still first evicts the oldest connection in handshake); connections already open are not
+   * closed for a lower cap. Timeouts apply to every open connection at the next sweep, whose
+   * interval follows them. Members' links are untouched: they count against nothing.
+   */
+  update(limits: InboundLimits): void {
+    this.current = limits;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+    if (this.counted > 0) this.arm();
+  }
 
   /** Connections counted against the caps (handshake and client). */
   get openConnections(): number {

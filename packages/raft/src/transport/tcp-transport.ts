@@ -164,6 +164,12 @@ export class TcpTransport implements Transport {
     return this.gate.limits;
   }
 
+  /** New bounds for accepted connections (a reload; unset fields take DEFAULT_INBOUND_LIMITS): inbound-limits.ts `update`. */
+  setInboundLimits(limits: Partial<InboundLimits>): Readonly<InboundLimits> {
+    this.gate.update({ ...DEFAULT_INBOUND_LIMITS, ...definedOnly(limits) });
+    return this.gate.limits;
+  }
+
   /** Connections counted against the caps now (not members' links). */
   get inboundConnections(): number {
     return this.gate.openConnections;

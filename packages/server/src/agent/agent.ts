@@ -40,6 +40,8 @@ import type { AgentChecks } from '../checks/agent-checks';
 import { installAgentChecks } from '../checks/install';
 import { addLogSecret, createLogger, type Logger } from './logger';
 import { ConfigReloader, type ReloadResult } from './reload';
+import { applyLiveLimits } from './live-limits';
+import type { ConnectionLimiter } from '../http/connection-limit';
 import { loadOrCreateServerNodeId } from './node-id';
 import { runnerFailures } from './runner-failures';
 import { LogTap } from './log-tap';
@@ -122,6 +124,8 @@ export class Agent {
   private tls: Pick<AgentTls, 'https'> = {};
   /** The DNS interface (undefined when disabled or its default port was taken). */
   private dns: DnsServer | undefined;
+  /** Counts the connections of the HTTP and HTTPS servers together (one share of descriptors). */
+  private httpLimiter: ConnectionLimiter | undefined;
   private stopping: Promise<void> | null = null;
   /** The service-mesh side (set once during start). */
   mesh: Mesh | undefined;
@@ -292,7 +296,7 @@ export class Agent {
     agent.tls = tls;
     // An archive a crash left half-checked is nobody's (snapshot/archive-upload.ts).
     await clearUploads(dataDir);
-    agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter, transport, dataDir, maxArchiveBytes: config.snapshot.restoreMaxBytes, logger: logger.child({ module: 'agent.snapshot' }) });
+    agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter, transport, dataDir, maxArchiveBytes: () => config.snapshot.restoreMaxBytes, logger: logger.child({ module: 'agent.snapshot' }) });
     agent.areas = installAreas({ self, version: VERSION, raft, store, rpc, transport, leaderDuties, translateWanAddrs: config.translateWanAddrs, logger: logger.child({ module: 'agent.areas' }), secureLink: transport instanceof TcpTransport ? (address, dc, useTls) => transport.setDialTls(address, tls.wanDial(dc, useTls)) : undefined });
 
     raft.start();
@@ -359,6 +363,20 @@ export class Agent {
   reload(): Promise<ReloadResult> {
     this.reloader ??= new ConfigReloader(this, this.loadConfig);
     return this.reloader.reload();
+  }
+
+  /** A reload changed limits: every listener takes the running config's (agent/live-limits.ts). */
+  applyLimits(): void {
+    const servers = [this.http, this.https].filter((s): s is Server => s !== null);
+    applyLiveLimits(
+      {
+        http: this.httpLimiter ? { servers, limiter: this.httpLimiter } : undefined,
+        serverPort: this.transport instanceof TcpTransport ? this.transport : undefined,
+        dns: this.dns,
+      },
+      this.config,
+      this.logger.child({ module: 'agent' }),
+    );
   }
 
   /** Stop serving. With `transfer`, a leader first hands leadership to a follower (SIGTERM). */
@@ -428,13 +446,15 @@ export class Agent {
     // idle keep-alive, and a cap on open connections below the descriptor limit (docs/http.md).
     const httpLogger = this.logger.child({ module: 'agent.http' });
     const refused = (reason: string) => this.metrics?.httpRefused(reason);
-    const { server, limits } = createHttpServer(withRequestLog(app, httpLogger), this.config.http, httpLogger, undefined, refused);
+    const { server, limits, limiter } = createHttpServer(withRequestLog(app, httpLogger), this.config.http, httpLogger, undefined, refused);
+    this.httpLimiter = limiter;
     httpLogger.info({ maxConns: limits.maxConns, maxConnsPerClient: limits.maxConnsPerClient }, 'http connection limits');
     // TCP, or a unix socket with addresses.http = "unix:///path".
     await listenHttp(server, this.config);
     this.http = server;
     if (this.tls.https) {
-      const { server: https } = createHttpServer(withRequestLog(app, httpLogger), this.config.http, httpLogger, this.tls.https, refused);
+      // HTTPS counts against the same caps (one limiter): both ports together hold HTTP's share.
+      const { server: https } = createHttpServer(withRequestLog(app, httpLogger), this.config.http, httpLogger, this.tls.https, refused, limiter);
       await new Promise<void>((resolve, reject) => {
         https.once('error', reject);
         https.listen({ port: this.config.tls.httpsPort, host: this.config.client, backlog: LISTEN_BACKLOG }, () => {

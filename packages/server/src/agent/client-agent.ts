@@ -52,12 +52,15 @@ import { advertiseHost } from './advertise-address';
 import { hostOf } from '../cluster/server-info';
 import type { BannerFacts } from './banner';
 import { ConfigReloader, type ReloadResult } from './reload';
+import { applyLiveLimits } from './live-limits';
+import type { ConnectionLimiter } from '../http/connection-limit';
 import { VERSION, type AgentOptions } from './agent';
 import { monotonicMs } from '../time';
 
 export class ClientAgent {
   private http: Server | null = null;
   private dns: DnsServer | undefined;
+  private httpLimiter: ConnectionLimiter | undefined;
   private stopping: Promise<void> | null = null;
   readonly stopped: Promise<void>;
   /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
@@ -197,6 +200,15 @@ export class ClientAgent {
     return this.reloader!.reload();
   }
 
+  /** A reload changed limits: every listener takes the running config's (agent/live-limits.ts). */
+  applyLimits(): void {
+    applyLiveLimits(
+      { http: this.http && this.httpLimiter ? { servers: [this.http], limiter: this.httpLimiter } : undefined, serverPort: this.transport, dns: this.dns },
+      this.config,
+      this.logger.child({ module: 'agent' }),
+    );
+  }
+
   stop(_options: { transfer?: boolean } = {}): Promise<void> {
     if (!this.stopping) this.stopping = this.shutdown();
     return this.stopping;
@@ -291,9 +303,10 @@ export class ClientAgent {
     };
     const logger = this.logger.child({ module: 'agent.http' });
     const app = createApp(allRoutes(deps), { datacenter: config.datacenter, defaultToken: () => config.acl.tokens.default, acl: this.rpc.aclResolver, logger, consulCompat: config.consulCompat, translateAddresses: config.translateWanAddrs, metrics: this.metrics });
-    const { server } = createHttpServer(withRequestLog(app, logger), config.http, logger, undefined, (reason) => this.metrics?.httpRefused(reason));
+    const { server, limiter } = createHttpServer(withRequestLog(app, logger), config.http, logger, undefined, (reason) => this.metrics?.httpRefused(reason));
     await listenHttp(server, config);
     this.http = server;
+    this.httpLimiter = limiter;
   }
 }
 

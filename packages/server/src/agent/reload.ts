@@ -1,7 +1,7 @@
 // Applying a re-read configuration to a running agent (SIGHUP, PUT /v1/agent/reload), as Consul's
 // reload does: the log level, ACL tokens, services and checks from config files, node_meta, DNS
-// settings and telemetry take effect; addresses, ports, data dir, node name and datacenter need a
-// restart and are only reported. The running config object is updated in place — down to the
+// settings, telemetry and every listener's limits (agent/live-limits.ts) take effect; addresses,
+// ports, data dir, node name and datacenter need a restart and are only reported. The running config object is updated in place — down to the
 // node_meta and telemetry objects themselves — because the parts that use it hold those objects and
 // read them on every use: token lookups, the DNS handler, the metrics endpoint (telemetry), and this
 // server's facts, which the leader reads every second and re-registers the node from when they
@@ -12,6 +12,7 @@ import type { AgentConfig } from '../config/config';
 import type { AgentChecks } from '../checks/agent-checks';
 import type { ServiceDefinition } from '../connect/local-services';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
+import { adoptLimits, limitChanges } from './live-limits';
 import { addLogSecret, setLogLevel, type Logger } from './logger';
 
 export interface Reloadable {
@@ -19,6 +20,8 @@ export interface Reloadable {
   logger: Logger;
   checks: AgentChecks | undefined;
   dataDir: string;
+  /** Applies the running config's limits to the listeners (called after they were copied into it). */
+  applyLimits?(): void;
 }
 
 /**
@@ -77,8 +80,6 @@ const RESTART_ONLY: ReadonlyArray<[keyof AgentConfig, string]> = [
   ['dnsPort', 'ports.dns'],
   ['logJson', 'log_json'],
   ['raft', 'raft'],
-  ['http', 'http_config/limits'],
-  ['rpc', 'limits (rpc_*)'],
 ];
 
 /** Fields other parts of the agent read on use (added by their own issues; copied when present). */
@@ -113,10 +114,18 @@ export async function applyReload(agent: Reloadable, next: AgentConfig): Promise
     if (tokensBefore[key] !== cfg.acl.tokens[key]) changed.push(`acl.tokens.${key}`);
   }
 
-  const dns = { ...next.dns, domain: cfg.dns.domain };
+  // dns.limits are limits (below), kept as the running object.
+  const dns = { ...next.dns, domain: cfg.dns.domain, limits: cfg.dns.limits };
   if (!same(cfg.dns, dns)) {
     Object.assign(cfg.dns, dns);
     changed.push('dns_config');
+  }
+
+  const limits = limitChanges(cfg, next);
+  if (limits.length > 0) {
+    adoptLimits(cfg, next);
+    agent.applyLimits?.();
+    changed.push(...limits);
   }
 
   const open = cfg as unknown as Record<string, unknown>;

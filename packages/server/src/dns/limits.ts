@@ -1,14 +1,9 @@
 // The effective DNS limits: what the config file set, else defaults derived from the process's soft
 // descriptor limit, so that a flood of TCP connections to the DNS port takes a bounded slice of
-// descriptors and leaves the rest to storage, Raft and HTTP (issue 33, finding 1).
+// descriptors and leaves the rest to storage, Raft and HTTP (issue 33, finding 1). The slice is the
+// DNS port's share in limits/descriptor-budget.ts, which shares the limit out among every listener.
+import { descriptorShares, FALLBACK_NOFILE } from '../limits/descriptor-budget';
 import type { DnsLimitsConfig } from './config';
-
-/** The DNS TCP port's default share of the descriptor limit: an eighth (HTTP may take most of the rest, and a quarter stays for storage and Raft). */
-const SHARE = 8;
-const DERIVED_MIN = 16;
-const DERIVED_MAX = 4096;
-/** Used when the limit cannot be read (not Linux). */
-const FALLBACK_NOFILE = 1024;
 /** A new connection must send a whole query this soon (never later than the idle timeout). */
 const FIRST_QUERY_MS = 5_000;
 
@@ -23,9 +18,9 @@ export interface DnsLimits {
   udpMaxPending: number;
 }
 
-/** The default `limits.dns_max_conns` for a soft descriptor limit. */
+/** The default `limits.dns_max_conns` for a soft descriptor limit: the DNS port's share. */
 export function derivedDnsMaxConns(nofile: number): number {
-  return Math.min(DERIVED_MAX, Math.max(DERIVED_MIN, Math.floor(nofile / SHARE)));
+  return descriptorShares(nofile).dns;
 }
 
 /** `nofile`: the soft RLIMIT_NOFILE, when known. */

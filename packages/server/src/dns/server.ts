@@ -14,7 +14,7 @@ import type { Network } from './handler';
 import type { DnsLimits } from './limits';
 import type { DnsObserver } from './observer';
 import { TcpAdmission, type RefusalLog } from './tcp-admission';
-import { DnsTcpConnection } from './tcp-connection';
+import { DnsTcpConnection, type TcpConnectionLimits } from './tcp-connection';
 
 export type Respond = (req: Packet, network: Network, remoteIp: string) => Promise<Packet>;
 
@@ -31,6 +31,11 @@ export interface DnsServerOptions {
 
 const BIND_ATTEMPTS = 5;
 
+/** What one TCP connection is bound by. */
+function connectionLimits(l: DnsLimits): TcpConnectionLimits {
+  return { maxInFlight: l.tcpMaxInFlight, firstQueryTimeoutMs: l.tcpFirstQueryTimeoutMs, idleTimeoutMs: l.tcpIdleTimeoutMs };
+}
+
 const unwrapMapped = (ip: string) => (ip.startsWith('::ffff:') ? ip.slice(7) : ip);
 
 /** FORMERR for a datagram whose header could be read but whose body could not. */
@@ -43,16 +48,18 @@ function formErr(msg: Buffer): Buffer | undefined {
 }
 
 export class DnsServer {
-  private readonly conns = new Set<Socket>();
+  private readonly conns = new Map<Socket, DnsTcpConnection>();
   private readonly admission: TcpAdmission;
   /** UDP queries received and not yet answered (their answer not yet handed to the kernel). */
   private udpPending = 0;
+  private limits: DnsLimits;
 
   private constructor(
     private readonly udp: UdpSocket,
     private readonly tcp: Server,
     private readonly opts: DnsServerOptions,
   ) {
+    this.limits = opts.limits;
     this.admission = new TcpAdmission(opts.limits.maxConns, opts.limits.maxConnsPerClient, opts.observer, opts.logger);
     this.admission.install(tcp);
     udp.on('message', (msg, rinfo) => this.onDatagram(msg, rinfo));
@@ -107,8 +114,24 @@ export class DnsServer {
     return `${a.address}:${a.port}`;
   }
 
+  /** The limits in force. */
+  get currentLimits(): DnsLimits {
+    return this.limits;
+  }
+
+  /**
+   * New limits (a reload): the TCP caps decide every connection accepted from now on (open ones
+   * are not closed for a lower cap); the pipelining bound and the first-query and idle timeouts
+   * apply to open connections too (tcp-connection.ts setLimits); the UDP bound to the next datagram.
+   */
+  setLimits(limits: DnsLimits): void {
+    this.limits = limits;
+    this.admission.update(limits.maxConns, limits.maxConnsPerClient);
+    for (const conn of this.conns.values()) conn.setLimits(connectionLimits(limits));
+  }
+
   async close(): Promise<void> {
-    for (const c of this.conns) c.destroy();
+    for (const c of this.conns.keys()) c.destroy();
     await Promise.all([
       new Promise<void>((resolve) => this.udp.close(() => resolve())),
       new Promise<void>((resolve) => this.tcp.close(() => resolve())),
@@ -116,7 +139,7 @@ export class DnsServer {
   }
 
   private onDatagram(msg: Buffer, rinfo: RemoteInfo): void {
-    if (this.udpPending >= this.opts.limits.udpMaxPending) {
+    if (this.udpPending >= this.limits.udpMaxPending) {
       this.opts.observer?.udpShed();
       return;
     }
@@ -145,16 +168,14 @@ export class DnsServer {
       sock.destroy();
       return;
     }
-    this.conns.add(sock);
-    sock.on('close', () => this.conns.delete(sock));
-    const { limits, observer } = this.opts;
-    new DnsTcpConnection(sock, {
-      maxInFlight: limits.tcpMaxInFlight,
-      firstQueryTimeoutMs: limits.tcpFirstQueryTimeoutMs,
-      idleTimeoutMs: limits.tcpIdleTimeoutMs,
+    const { observer } = this.opts;
+    const conn = new DnsTcpConnection(sock, {
+      ...connectionLimits(this.limits),
       answer: (msg) => this.answer(msg, 'tcp', remoteIp),
       timedOut: (reason) => observer?.tcpTimedOut(reason),
     });
+    this.conns.set(sock, conn);
+    sock.on('close', () => this.conns.delete(sock));
   }
 
   /** The encoded answer to one message: FORMERR when it does not decode, none to a non-query. Never rejects. */

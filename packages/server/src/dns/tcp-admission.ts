@@ -20,17 +20,27 @@ export class TcpAdmission {
   private readonly refused: Record<TcpRefusal, number> = { max_conns: 0, max_conns_per_client: 0 };
   private lastLog = -Infinity; // monotonic ms: the first refusal is logged at once
 
+  private server: Server | undefined;
+
   constructor(
-    private readonly maxConns: number,
-    private readonly maxConnsPerClient: number,
+    private maxConns: number,
+    private maxConnsPerClient: number,
     private readonly observer?: DnsObserver,
     private readonly logger?: RefusalLog,
   ) {}
 
   /** Bounds `server`'s connections in all; call `admit` for each connection it hands over. */
   install(server: Server): void {
+    this.server = server;
     server.maxConnections = this.maxConns;
     server.on('drop', () => this.refuse('max_conns'));
+  }
+
+  /** New caps (a reload): they decide every connection accepted from now on; open ones are not closed. */
+  update(maxConns: number, maxConnsPerClient: number): void {
+    this.maxConns = maxConns;
+    this.maxConnsPerClient = maxConnsPerClient;
+    if (this.server) this.server.maxConnections = maxConns;
   }
 
   /** Whether `socket` from `client` may stay; when not, it is already closed. */

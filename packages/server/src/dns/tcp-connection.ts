@@ -19,10 +19,13 @@ import type { TcpTimeout } from './observer';
 /** The answer to one message (undefined: none is sent). Never rejects. */
 export type AnswerMessage = (msg: Buffer) => Promise<Buffer | undefined>;
 
-export interface TcpConnectionOptions {
+export interface TcpConnectionLimits {
   maxInFlight: number;
   firstQueryTimeoutMs: number;
   idleTimeoutMs: number;
+}
+
+export interface TcpConnectionOptions extends TcpConnectionLimits {
   answer: AnswerMessage;
   timedOut?: (reason: TcpTimeout) => void;
 }
@@ -40,11 +43,15 @@ export class DnsTcpConnection {
   private gotQuery = false;
   private chain: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout;
+  /** When the current timeout's countdown began (monotonic ms): accept, then the last activity. */
+  private since = performance.now();
+  /** The timer runs for what was left of a timeout (setLimits), not a whole one: refresh() would repeat that. */
+  private partial = false;
   private takeScheduled = false;
 
   constructor(
     private readonly sock: Socket,
-    private readonly opts: TcpConnectionOptions,
+    private opts: TcpConnectionOptions,
   ) {
     sock.setNoDelay(true);
     sock.on('data', (chunk: Buffer) => {
@@ -55,6 +62,21 @@ export class DnsTcpConnection {
     sock.on('error', () => sock.destroy());
     sock.on('close', () => clearTimeout(this.timer));
     this.timer = setTimeout(() => this.onTimer(), opts.firstQueryTimeoutMs);
+  }
+
+  /**
+   * New bounds (a reload): the pipelining bound applies to the next query taken; the running timeout
+   * (first query or idle) is measured with its new length from the same start, so a connection
+   * already silent for longer than a lowered timeout is closed now.
+   */
+  setLimits(limits: TcpConnectionLimits): void {
+    this.opts = { ...this.opts, ...limits };
+    if (this.sock.destroyed) return;
+    clearTimeout(this.timer);
+    const length = this.gotQuery ? limits.idleTimeoutMs : limits.firstQueryTimeoutMs;
+    this.timer = setTimeout(() => this.onTimer(), Math.max(0, this.since + length - performance.now()));
+    this.partial = true;
+    this.take();
   }
 
   private full(): boolean {
@@ -110,19 +132,33 @@ export class DnsTcpConnection {
 
   private noteActivity(): void {
     if (this.sock.destroyed) return;
+    this.since = performance.now();
     if (!this.gotQuery) {
       // The first query came: from now on the idle timeout.
       this.gotQuery = true;
+      this.partial = false;
       clearTimeout(this.timer);
       this.timer = setTimeout(() => this.onTimer(), this.opts.idleTimeoutMs);
       return;
     }
-    this.timer.refresh();
+    this.restartTimer();
+  }
+
+  /** The current timeout again, in full, from now. */
+  private restartTimer(): void {
+    if (!this.partial) {
+      this.timer.refresh();
+      return;
+    }
+    this.partial = false;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.onTimer(), this.gotQuery ? this.opts.idleTimeoutMs : this.opts.firstQueryTimeoutMs);
   }
 
   private onTimer(): void {
     if (this.working > 0) {
-      this.timer.refresh();
+      this.since = performance.now();
+      this.restartTimer();
       return;
     }
     this.opts.timedOut?.(this.gotQuery ? 'idle' : 'first_query');

@@ -50,20 +50,43 @@ interface RefusalLog {
 export class ConnectionLimiter {
   private open = 0;
   private readonly byClient = new Map<string, number>();
+  /** The admitted sockets (a reload may shorten the idle timeout of those between requests). */
+  private readonly sockets = new Set<Socket>();
+  /** The servers it guards (HTTP and HTTPS share one limiter, as Consul's agent does). */
+  private readonly servers: Server[] = [];
   private refusedFull = 0;
   private refusedClient = 0;
   private lastLog = -Infinity; // monotonic ms: the first refusal is logged at once
 
   constructor(
-    readonly limits: ConnectionLimits,
+    private current: ConnectionLimits,
     private readonly logger?: RefusalLog,
     /** Each refusal, by the limit that refused it (`registry_http_refused_total{reason}`). */
     private readonly onRefused?: (reason: 'max_conns' | 'max_conns_per_client') => void,
   ) {}
 
+  get limits(): ConnectionLimits {
+    return this.current;
+  }
+
+  /**
+   * New caps (a reload): they decide every connection accepted from now on. Connections already
+   * open are not closed by a lower cap — they end as clients close them or go idle — but count
+   * against it, so no new one is admitted until the count is below it.
+   */
+  update(limits: ConnectionLimits): void {
+    this.current = limits;
+    for (const server of this.servers) server.maxConnections = limits.maxConns + REFUSAL_SLOTS;
+  }
+
   /** Open connections counted against the limits. */
   get openConnections(): number {
     return this.open;
+  }
+
+  /** The admitted connections that are still open. */
+  openSockets(): Iterable<Socket> {
+    return this.sockets;
   }
 
   /**
@@ -73,6 +96,7 @@ export class ConnectionLimiter {
   install(server: Server): void {
     const handlers = server.listeners('connection') as Array<(socket: Socket) => void>;
     server.removeAllListeners('connection');
+    this.servers.push(server);
     // A backstop for refusals that pile up faster than they close: Node itself then drops the rest.
     server.maxConnections = this.limits.maxConns + REFUSAL_SLOTS;
     server.on('connection', (socket: Socket) => {
@@ -107,8 +131,10 @@ export class ConnectionLimiter {
     }
     this.open++;
     this.byClient.set(client, held + 1);
+    this.sockets.add(socket);
     socket.once('close', () => {
       this.open--;
+      this.sockets.delete(socket);
       const n = (this.byClient.get(client) ?? 1) - 1;
       if (n <= 0) this.byClient.delete(client);
       else this.byClient.set(client, n);

@@ -56,8 +56,8 @@ export interface SnapshotDeps {
   transport?: Transport;
   /** Where an uploaded archive is written while it is checked (archive-upload.ts). */
   dataDir: string;
-  /** Largest archive a restore accepts (`snapshot_restore_max_bytes`). */
-  maxArchiveBytes: number;
+  /** Largest archive a restore accepts (`snapshot_restore_max_bytes`), read at each restore: a reload may change it. */
+  maxArchiveBytes: () => number;
   logger?: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
 }
 
@@ -115,7 +115,7 @@ export class Snapshots {
    * again on the leader (management only).
    */
   async restore(body: Readable, declaredLength: number | null, token: string | undefined): Promise<ArchiveMeta> {
-    const upload = await receiveUpload(body, this.d.dataDir, this.d.maxArchiveBytes, declaredLength);
+    const upload = await receiveUpload(body, this.d.dataDir, this.d.maxArchiveBytes(), declaredLength);
     let read: { meta: ArchiveMeta; state: Buffer };
     try {
       if (upload.bytes === 0) throw new ArchiveError('snapshot archive is empty');
