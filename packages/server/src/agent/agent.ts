@@ -61,6 +61,8 @@ import { peerOf } from '../cluster/peer-lookup';
 import { installLeaveServer, leaveCluster } from '../cluster/graceful-leave';
 import { loadAgentTls, type AgentTls } from '../tls/tls-files';
 import { monotonicMs } from '../time';
+import { installWatches } from '../watches/install';
+import type { AgentWatches } from '../watches/agent-watches';
 
 declare module '../rpc/leader-calls' {
   interface LeaderMethods {
@@ -135,6 +137,8 @@ export class Agent {
   snapshots: Snapshots | undefined;
   /** This agent's metrics, GET /v1/agent/metrics (set once during start). */
   metrics: Metrics | undefined;
+  /** The config file's watches (set once the HTTP API listens). */
+  watches: AgentWatches | undefined;
   /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
   readonly stopped: Promise<void>;
   /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
@@ -307,6 +311,8 @@ export class Agent {
       nodeNameOf: (id) => agent.nodeNameOf(id),
     });
     await agent.listenHttp();
+    // Watches query this agent's HTTP API, so they start once it listens.
+    agent.watches = installWatches({ config, httpAddress: () => agent.httpAddress, failures, logger: logger.child({ module: 'agent.watches' }) });
     agent.dns = await installDns({
       rpc, config: config.dns, port: config.dnsPort, portSet: config.dnsPortSet, host: config.client, datacenter: config.datacenter,
       nodeName: config.nodeName, translateWanAddrs: config.translateWanAddrs, defaultToken: () => config.acl.tokens.default,
@@ -360,6 +366,7 @@ export class Agent {
       }
     }
     this.joiner.stop();
+    this.watches?.stop();
     this.leaderDuties.stop();
     this.metrics?.stop();
     this.checks?.stop();

@@ -52,6 +52,8 @@ import { hostOf } from '../cluster/server-info';
 import { ConfigReloader, type ReloadResult } from './reload';
 import { VERSION, type AgentOptions } from './agent';
 import { monotonicMs } from '../time';
+import { installWatches } from '../watches/install';
+import type { AgentWatches } from '../watches/agent-watches';
 
 export class ClientAgent {
   private http: Server | null = null;
@@ -66,6 +68,7 @@ export class ClientAgent {
   maintenance: Maintenance | undefined;
   antiEntropy: AntiEntropy | undefined;
   metrics: Metrics | undefined;
+  watches: AgentWatches | undefined;
 
   private constructor(
     readonly config: AgentConfig,
@@ -165,6 +168,8 @@ export class ClientAgent {
     agent.heartbeats.start();
 
     await agent.listenHttp();
+    // Watches query this agent's HTTP API, so they start once it listens.
+    agent.watches = installWatches({ config, httpAddress: () => agent.httpAddress, failures, logger: logger.child({ module: 'agent.watches' }) });
     agent.dns = await installDns({
       rpc: dnsRpc(rpc), config: config.dns, port: config.dnsPort, portSet: config.dnsPortSet, host: config.client, datacenter: config.datacenter,
       nodeName: config.nodeName, translateWanAddrs: config.translateWanAddrs, defaultToken: () => config.acl.tokens.default,
@@ -206,6 +211,7 @@ export class ClientAgent {
   }
 
   private async shutdown(): Promise<void> {
+    this.watches?.stop();
     this.heartbeats?.stop();
     this.antiEntropy?.stop();
     if (this.mirrorTimer) clearTimeout(this.mirrorTimer);

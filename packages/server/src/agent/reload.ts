@@ -1,6 +1,6 @@
 // Applying a re-read configuration to a running agent (SIGHUP, PUT /v1/agent/reload), as Consul's
-// reload does: the log level, ACL tokens, services and checks from config files, node_meta, DNS
-// settings and telemetry take effect; addresses, ports, data dir, node name and datacenter need a
+// reload does: the log level, ACL tokens, services and checks from config files, watches, node_meta,
+// DNS settings and telemetry take effect; addresses, ports, data dir, node name and datacenter need a
 // restart and are only reported. The running config object is updated in place — down to the
 // node_meta and telemetry objects themselves — because the parts that use it hold those objects and
 // read them on every use: token lookups, the DNS handler, the metrics endpoint (telemetry), and this
@@ -12,12 +12,14 @@ import type { AgentConfig } from '../config/config';
 import type { AgentChecks } from '../checks/agent-checks';
 import type { ServiceDefinition } from '../connect/local-services';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
+import type { AgentWatches } from '../watches/agent-watches';
 import { addLogSecret, setLogLevel, type Logger } from './logger';
 
 export interface Reloadable {
   config: AgentConfig;
   logger: Logger;
   checks: AgentChecks | undefined;
+  watches?: AgentWatches | undefined;
   dataDir: string;
 }
 
@@ -85,6 +87,7 @@ const RESTART_ONLY: ReadonlyArray<[keyof AgentConfig, string]> = [
 const READ_ON_USE: ReadonlyArray<[string, string]> = [
   ['nodeMeta', 'node_meta'],
   ['telemetry', 'telemetry'],
+  ['watchHandlerTimeoutMs', 'watch_handler_timeout'],
 ];
 
 const serviceId = (d: ServiceDefinition) => d.ID || d.Name || '';
@@ -129,6 +132,12 @@ export async function applyReload(agent: Reloadable, next: AgentConfig): Promise
   }
 
   changed.push(...(await reloadDefinitions(agent, next)));
+  // A changed list replaces every watch, as Consul's reloadWatches (an unchanged one keeps running).
+  if (!same(cfg.watches, next.watches)) {
+    agent.watches?.replace(next.watches);
+    cfg.watches = next.watches;
+    changed.push(`watches: ${next.watches.length}`);
+  }
   return { changed, needRestart };
 }
 
