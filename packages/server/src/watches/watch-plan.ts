@@ -92,7 +92,9 @@ export class WatchPlan {
       index = answer.index < old ? 0 : answer.index; // a restored snapshot: start over, as Consul
       const value = watchValue(this.watch, answer.status, answer.body, lastEventId);
       if (this.watch.type === 'event') lastEventId = newestEventId(answer.body) ?? lastEventId;
-      const json = JSON.stringify(value);
+      // An event watch compares the whole list: another name's event moves this index (a Raft
+      // index) but not Consul's (derived from the last matching event), and must not fire it.
+      const json = JSON.stringify(this.watch.type === 'event' ? answer.body : value);
       if (old !== 0 && json === lastValue) continue;
       lastValue = json;
       try {
