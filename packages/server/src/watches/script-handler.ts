@@ -33,6 +33,13 @@ export class OutputTail {
   }
 }
 
+/** How much of a failed handler's output its failure line repeats (the debug line has the 4 KiB). */
+const REASON_OUTPUT_CHARS = 512;
+
+/** Output for a log line: control characters (a handler printing binary) become U+FFFD. */
+// eslint-disable-next-line no-control-regex
+export const printable = (text: string) => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '\ufffd');
+
 export interface ScriptRun {
   /** Resolves with the output's tail when the handler exited 0; rejects with why otherwise. */
   done: Promise<string>;
@@ -94,7 +101,7 @@ export function runScriptHandler(handler: ScriptHandler, input: string, env: Rec
       finished = true;
       clearTimeout(timer);
       const tail = output.text();
-      const said = tail.trim() ? `; output: ${tail.trim()}` : '';
+      const said = tail.trim() ? `; output: ${printable(tail.trim().slice(-REASON_OUTPUT_CHARS))}` : '';
       if (timedOut) reject(new Error(`did not finish within ${timeoutMs} ms (watch_handler_timeout); killed${said}`));
       else if (signal) reject(new Error(`killed by ${signal}${said}`));
       else if (code !== 0) reject(new Error(`exit status ${code}${said}`));

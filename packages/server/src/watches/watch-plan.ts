@@ -10,6 +10,7 @@ import { describeError, type RunnerFailures } from '../agent/runner-failures';
 import type { Answer } from './agent-fetch';
 import type { WatchDefinition } from './watch-definition';
 import { newestEventId, watchValue } from './watch-query';
+import { printable } from './script-handler';
 
 /** Consul's retryInterval and maxBackoffTime. */
 const RETRY_MS = 5_000;
@@ -100,7 +101,7 @@ export class WatchPlan {
       try {
         const output = await this.deps.handle(value, answer.index, this.handlerStop.signal);
         handlerFailures = 0;
-        this.deps.logger.debug({ watch: this.label, index: answer.index, output }, 'watch handler ran');
+        this.deps.logger.debug({ watch: this.label, index: answer.index, output: printable(output) }, 'watch handler ran');
       } catch (err) {
         if (this.stopped && this.handlerStop.signal.aborted) break;
         handlerFailures++;
