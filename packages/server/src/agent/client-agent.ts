@@ -159,6 +159,7 @@ export class ClientAgent {
       view: () => mirror.refresh(),
       apply: ownWrite,
       logger: logger.child({ module: 'agent.anti_entropy' }),
+      failures,
     });
 
     agent.heartbeats = new Heartbeats(link, { id: nodeId, node: config.nodeName, address: advertise, port: config.httpPort, nodeMeta: config.nodeMeta }, logger.child({ module: 'agent.client' }), () => {
