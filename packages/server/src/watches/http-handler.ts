@@ -5,6 +5,7 @@
 // the answer is read (Consul keeps 4 KiB of it): an endpoint that answers megabytes costs no more.
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { setLongTimeout, type LongTimer } from '../checks/long-timer';
 import type { WatchHandler } from './watch-definition';
 import { OUTPUT_TAIL_BYTES } from './script-handler';
 
@@ -13,12 +14,12 @@ type HttpHandler = Extract<WatchHandler, { kind: 'http' }>;
 export function runHttpHandler(handler: HttpHandler, body: string, indexHeaders: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
     let req: ClientRequest | undefined;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: LongTimer | undefined;
     let settled = false;
     const finish = (err: Error | null, output = '') => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      timer?.clear();
       req?.destroy();
       if (err) reject(err);
       else resolve(output);
@@ -30,7 +31,8 @@ export function runHttpHandler(handler: HttpHandler, body: string, indexHeaders:
       const headers = Object.assign(Object.create(null) as Record<string, string | string[]>, { 'Content-Type': 'application/json', ...indexHeaders });
       for (const [name, values] of Object.entries(handler.header)) headers[name] = values;
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      timer = setTimeout(() => finish(new Error(`no answer within ${handler.timeoutMs} ms (http_handler_config.timeout)`)), handler.timeoutMs);
+      // setLongTimeout: a "1000h" timeout is waited out, not fired at once (Node's 24.8-day limit).
+      timer = setLongTimeout(() => finish(new Error(`no answer within ${handler.timeoutMs} ms (http_handler_config.timeout)`)), handler.timeoutMs);
       // Throws for what Node refuses before sending (a method or header it cannot write).
       req = send(url, { method: handler.method, headers, rejectUnauthorized: !handler.tlsSkipVerify, agent: false });
       req.on('error', (err) => finish(err));

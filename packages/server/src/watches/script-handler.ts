@@ -5,6 +5,7 @@
 // holds up only its own watch, and not for ever. It never throws: every way it can go wrong — a command
 // that does not exist, a non-zero exit, a signal, the timeout — is a rejection with the reason.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setLongTimeout, type LongTimer } from '../checks/long-timer';
 import type { WatchHandler } from './watch-definition';
 
 /** Consul's WatchBufSize: the tail of a handler's output that is kept. */
@@ -69,7 +70,8 @@ export function runScriptHandler(handler: ScriptHandler, input: string, env: Rec
       return;
     }
     const output = new OutputTail();
-    let timer: NodeJS.Timeout | undefined;
+    // A long timeout ("1000h") is waited out, not fired at once as a plain setTimeout over 24.8 days is.
+    let timer: LongTimer | undefined;
     let timedOut = false;
     try {
       // Throws for what cannot be spawned at all (a NUL byte in an argument).
@@ -85,7 +87,7 @@ export function runScriptHandler(handler: ScriptHandler, input: string, env: Rec
     started.stdin!.on('error', () => undefined);
     started.stdin!.end(input);
     if (timeoutMs > 0) {
-      timer = setTimeout(() => {
+      timer = setLongTimeout(() => {
         timedOut = true;
         killGroup('SIGKILL');
       }, timeoutMs);
@@ -93,13 +95,13 @@ export function runScriptHandler(handler: ScriptHandler, input: string, env: Rec
     // A command that does not exist is an 'error' (ENOENT), with 'close' after it or not at all.
     started.once('error', (err) => {
       finished = true;
-      clearTimeout(timer);
+      timer?.clear();
       reject(new Error(`failed to start: ${err.message}`));
     });
     // 'close': exited and its output pipes are drained, as Go's cmd.Run waits for both.
     started.once('close', (code, signal) => {
       finished = true;
-      clearTimeout(timer);
+      timer?.clear();
       const tail = output.text();
       const said = tail.trim() ? `; output: ${printable(tail.trim().slice(-REASON_OUTPUT_CHARS))}` : '';
       if (timedOut) reject(new Error(`did not finish within ${timeoutMs} ms (watch_handler_timeout); killed${said}`));
