@@ -65,6 +65,8 @@ import { peerOf } from '../cluster/peer-lookup';
 import { installLeaveServer, leaveCluster } from '../cluster/graceful-leave';
 import { loadAgentTls, type AgentTls } from '../tls/tls-files';
 import { monotonicMs } from '../time';
+import { installWatches } from '../watches/install';
+import type { AgentWatches } from '../watches/agent-watches';
 
 declare module '../rpc/leader-calls' {
   interface LeaderMethods {
@@ -141,6 +143,8 @@ export class Agent {
   snapshots: Snapshots | undefined;
   /** This agent's metrics, GET /v1/agent/metrics (set once during start). */
   metrics: Metrics | undefined;
+  /** The config file's watches (set once the HTTP API listens). */
+  watches: AgentWatches | undefined;
   /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
   readonly stopped: Promise<void>;
   /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
@@ -292,7 +296,7 @@ export class Agent {
       raftConfiguration: () => agent.clusterOps().raftConfiguration(),
     });
     agent.mesh = mesh;
-    agent.sessions = installSessions({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }) });
+    agent.sessions = installSessions({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }), failures });
     agent.tls = tls;
     // An archive a crash left half-checked is nobody's (snapshot/archive-upload.ts).
     await clearUploads(dataDir);
@@ -323,6 +327,8 @@ export class Agent {
       nodeNameOf: (id) => agent.nodeNameOf(id),
     });
     await agent.listenHttp();
+    // Watches query this agent's HTTP API, so they start once it listens.
+    agent.watches = installWatches({ config, httpAddress: () => agent.httpAddress, failures, logger: logger.child({ module: 'agent.watches' }) });
     agent.dns = await installDns({
       rpc, config: config.dns, port: config.dnsPort, portSet: config.dnsPortSet, host: config.client, datacenter: config.datacenter,
       nodeName: config.nodeName, translateWanAddrs: config.translateWanAddrs, defaultToken: () => config.acl.tokens.default,
@@ -395,6 +401,7 @@ export class Agent {
       }
     }
     this.joiner.stop();
+    this.watches?.stop();
     this.leaderDuties.stop();
     this.metrics?.stop();
     this.checks?.stop();

@@ -56,6 +56,8 @@ import { applyLiveLimits } from './live-limits';
 import type { ConnectionLimiter } from '../http/connection-limit';
 import { VERSION, type AgentOptions } from './agent';
 import { monotonicMs } from '../time';
+import { installWatches } from '../watches/install';
+import type { AgentWatches } from '../watches/agent-watches';
 
 export class ClientAgent {
   private http: Server | null = null;
@@ -71,6 +73,7 @@ export class ClientAgent {
   maintenance: Maintenance | undefined;
   antiEntropy: AntiEntropy | undefined;
   metrics: Metrics | undefined;
+  watches: AgentWatches | undefined;
 
   private constructor(
     readonly config: AgentConfig,
@@ -162,6 +165,7 @@ export class ClientAgent {
       view: () => mirror.refresh(),
       apply: ownWrite,
       logger: logger.child({ module: 'agent.anti_entropy' }),
+      failures,
     });
 
     agent.heartbeats = new Heartbeats(link, { id: nodeId, node: config.nodeName, address: advertise, port: config.httpPort, nodeMeta: config.nodeMeta }, logger.child({ module: 'agent.client' }), () => {
@@ -171,6 +175,8 @@ export class ClientAgent {
     agent.heartbeats.start();
 
     await agent.listenHttp();
+    // Watches query this agent's HTTP API, so they start once it listens.
+    agent.watches = installWatches({ config, httpAddress: () => agent.httpAddress, failures, logger: logger.child({ module: 'agent.watches' }) });
     agent.dns = await installDns({
       rpc: dnsRpc(rpc), config: config.dns, port: config.dnsPort, portSet: config.dnsPortSet, host: config.client, datacenter: config.datacenter,
       nodeName: config.nodeName, translateWanAddrs: config.translateWanAddrs, defaultToken: () => config.acl.tokens.default,
@@ -226,6 +232,7 @@ export class ClientAgent {
   }
 
   private async shutdown(): Promise<void> {
+    this.watches?.stop();
     this.heartbeats?.stop();
     this.antiEntropy?.stop();
     if (this.mirrorTimer) clearTimeout(this.mirrorTimer);

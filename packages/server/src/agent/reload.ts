@@ -1,7 +1,8 @@
 // Applying a re-read configuration to a running agent (SIGHUP, PUT /v1/agent/reload), as Consul's
-// reload does: the log level, ACL tokens, services and checks from config files, node_meta, DNS
-// settings, telemetry and every listener's limits (agent/live-limits.ts) take effect; addresses,
-// ports, data dir, node name and datacenter need a restart and are only reported. The running config object is updated in place — down to the
+// reload does: the log level, ACL tokens, services and checks from config files, watches, node_meta,
+// DNS settings, telemetry and every listener's limits (agent/live-limits.ts) take effect; addresses,
+// ports, data dir, node name and datacenter need a restart and are only reported. The running
+// config object is updated in place — down to the
 // node_meta and telemetry objects themselves — because the parts that use it hold those objects and
 // read them on every use: token lookups, the DNS handler, the metrics endpoint (telemetry), and this
 // server's facts, which the leader reads every second and re-registers the node from when they
@@ -12,6 +13,7 @@ import type { AgentConfig } from '../config/config';
 import type { AgentChecks } from '../checks/agent-checks';
 import type { ServiceDefinition } from '../connect/local-services';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
+import type { AgentWatches } from '../watches/agent-watches';
 import { adoptLimits, limitChanges } from './live-limits';
 import { addLogSecret, setLogLevel, type Logger } from './logger';
 
@@ -19,6 +21,7 @@ export interface Reloadable {
   config: AgentConfig;
   logger: Logger;
   checks: AgentChecks | undefined;
+  watches?: AgentWatches | undefined;
   dataDir: string;
   /** Applies the running config's limits to the listeners (called after they were copied into it). */
   applyLimits?(): void;
@@ -86,6 +89,7 @@ const RESTART_ONLY: ReadonlyArray<[keyof AgentConfig, string]> = [
 const READ_ON_USE: ReadonlyArray<[string, string]> = [
   ['nodeMeta', 'node_meta'],
   ['telemetry', 'telemetry'],
+  ['watchHandlerTimeoutMs', 'watch_handler_timeout'],
 ];
 
 const serviceId = (d: ServiceDefinition) => d.ID || d.Name || '';
@@ -138,6 +142,12 @@ export async function applyReload(agent: Reloadable, next: AgentConfig): Promise
   }
 
   changed.push(...(await reloadDefinitions(agent, next)));
+  // A changed list replaces every watch, as Consul's reloadWatches (an unchanged one keeps running).
+  if (!same(cfg.watches, next.watches)) {
+    agent.watches?.replace(next.watches);
+    cfg.watches = next.watches;
+    changed.push(`watches: ${next.watches.length}`);
+  }
   return { changed, needRestart };
 }
 

@@ -5,7 +5,20 @@
 // later) and backs off; this only reports.
 import type { Logger } from './logger';
 
-export type RunnerKind = 'check' | 'managed-proxy' | 'watch' | 'timer' | 'restore' | 'unhandled-rejection' | 'uncaught-exception';
+export type RunnerKind =
+  | 'check'
+  | 'managed-proxy'
+  | 'watch'
+  | 'timer'
+  /** The leader's session TTL timers (sessions/session-ttl.ts). */
+  | 'session-ttl'
+  /** Writing check results to the catalog, and its retries (checks/catalog-sync.ts). */
+  | 'catalog-sync'
+  /** A client agent's anti-entropy passes (client/anti-entropy.ts). */
+  | 'anti-entropy'
+  | 'restore'
+  | 'unhandled-rejection'
+  | 'uncaught-exception';
 
 export interface RunnerFailures {
   /** `what` names the thing (a check ID, a proxy's service ID); `err` is why. */

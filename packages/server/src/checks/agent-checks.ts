@@ -80,7 +80,7 @@ export class AgentChecks {
   restored: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: AgentChecksDeps) {
-    this.sync = new CatalogSync({ node: deps.node, apply: deps.apply, outputIntervalMs: deps.outputIntervalMs, retryMs: RETRY_MS, logger: deps.logger });
+    this.sync = new CatalogSync({ node: deps.node, apply: deps.apply, outputIntervalMs: deps.outputIntervalMs, retryMs: RETRY_MS, logger: deps.logger, failures: deps.failures });
     this.limiter = new ConcurrencyLimit(deps.maxConcurrentProbes);
   }
 

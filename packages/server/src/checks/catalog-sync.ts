@@ -1,9 +1,14 @@
 // Anti-entropy for check results: the catalog learns a check's status and output only when they
 // differ from what it was last told, so a steady check costs no Raft write. A status change is
 // written at once; a change of output alone waits until `outputIntervalMs` after the last write
-// (Consul's check_update_interval). A failed write (no leader) is retried.
+// (Consul's check_update_interval). A failed write (no leader) is retried. The retries run on
+// timers of their own, so they keep their own failures (issue 31): a kick that throws (rather than a
+// write the servers refused) is reported — logged by `agent.runners`, counted as
+// registry_runner_failures_total{runner="catalog-sync"} — and tried again after the retry delay,
+// instead of reaching the process's last-resort handler and leaving that check unsynced for good.
 import type { Command } from '@registry/store';
 import type { Logger } from '../agent/logger';
+import { logOnlyFailures, type RunnerFailures } from '../agent/runner-failures';
 import { catalogCheckOf, type CheckSpec } from './check-spec';
 import { monotonicMs } from '../time';
 
@@ -38,6 +43,8 @@ export interface CatalogSyncOptions {
   outputIntervalMs: number;
   retryMs: number;
   logger: Logger;
+  /** Where a kick that throws is reported (agent/runner-failures.ts); logged only when absent. */
+  failures?: RunnerFailures;
   now?: () => number;
 }
 
@@ -49,8 +56,11 @@ export class CatalogSync {
   /** Writes made (for tests and stats). */
   writes = 0;
 
+  private readonly failures: RunnerFailures;
+
   constructor(private readonly opts: CatalogSyncOptions) {
     this.now = opts.now ?? monotonicMs;
+    this.failures = opts.failures ?? logOnlyFailures(opts.logger);
   }
 
   /** Follow a check whose catalog row is known to hold `synced` (undefined: unknown, write it). */
@@ -107,9 +117,25 @@ export class CatalogSync {
     if (entry.timer) return;
     entry.timer = setTimeout(() => {
       entry.timer = undefined;
-      this.kick(entry);
+      this.safeKick(entry);
     }, Math.max(0, delayMs));
     entry.timer.unref();
+  }
+
+  /** kick() from a timer or a settled write: a throw is this check's sync failure, retried later. */
+  private safeKick(entry: Entry): void {
+    try {
+      this.kick(entry);
+    } catch (err) {
+      this.failures.failed('catalog-sync', entry.spec.CheckID, `${err instanceof Error ? err.message : String(err)}; retrying in ${this.opts.retryMs} ms`);
+      if (entry.removed) return;
+      entry.retryAt = this.now() + this.opts.retryMs;
+      try {
+        this.later(entry, this.opts.retryMs);
+      } catch {
+        // Reported above; the next result of the check kicks it again.
+      }
+    }
   }
 
   private kick(entry: Entry): void {
@@ -136,8 +162,9 @@ export class CatalogSync {
     };
     this.writes++;
     const waiting = entry.waiters.splice(0);
-    entry.inFlight = this.opts
-      .apply(cmd)
+    // A write that throws at once (rather than rejecting) takes the rejection's path: retried, its waiters told.
+    entry.inFlight = Promise.resolve()
+      .then(() => this.opts.apply(cmd))
       .then(
         () => {
           entry.synced = sent;
@@ -152,7 +179,7 @@ export class CatalogSync {
       )
       .finally(() => {
         entry.inFlight = undefined;
-        this.kick(entry);
+        this.safeKick(entry);
         this.settleIfIdle(entry);
       });
   }

@@ -10,8 +10,14 @@
 // Check results: their status is compared (the check runners' own sync, checks/catalog-sync.ts,
 // writes changes at once); an output-only difference is not, since that sync defers output-only
 // updates on purpose (check_update_interval).
+//
+// The passes run on the agent's own timer, so they keep their own failures (issue 31): a pass that
+// fails or throws (no server reachable, a write refused for another reason than ACLs, a bug) is
+// reported — logged by `agent.runners`, counted as registry_runner_failures_total{runner="anti-entropy"}
+// — and the next pass runs at the usual interval; nothing of it reaches the process's last-resort handler.
 import type { CheckRequest, Command, HealthCheckOut, NodeServiceOut, ServiceRequest } from '@registry/store';
 import type { Logger } from '../agent/logger';
+import { logOnlyFailures, type RunnerFailures } from '../agent/runner-failures';
 import type { LocalService } from '../connect/local-services';
 import { SERF_CHECK_ID } from '../cluster/server-health';
 import { isMaintenanceCheckId } from '../checks/maintenance';
@@ -27,6 +33,8 @@ export interface AntiEntropyDeps {
   view(): Promise<NodeView>;
   apply(cmd: Command): Promise<unknown>;
   logger: Logger;
+  /** Where a failed pass is reported (agent/runner-failures.ts); logged only when absent. */
+  failures?: RunnerFailures;
 }
 
 export interface SyncResult {
@@ -74,12 +82,24 @@ export class AntiEntropy {
   /** Writes the servers refused for want of ACL rights (the agent token's). */
   blocked = 0;
 
-  constructor(private readonly d: AntiEntropyDeps) {}
+  private readonly failures: RunnerFailures;
+
+  constructor(private readonly d: AntiEntropyDeps) {
+    this.failures = d.failures ?? logOnlyFailures(d.logger);
+  }
 
   start(intervalMs: number): void {
     const loop = () => {
-      void this.sync()
-        .catch((err: Error) => this.d.logger.warn({ err: err.message }, 'anti-entropy pass failed; retrying at the next one'))
+      // sync() inside the promise chain: a pass that throws before its first await is a rejection too.
+      void Promise.resolve()
+        .then(() => this.sync())
+        .catch((err: unknown) => {
+          try {
+            this.failures.failed('anti-entropy', this.d.node, `pass failed: ${err instanceof Error ? err.message : String(err)}; the next one in ${intervalMs} ms`);
+          } catch {
+            // Reported as far as it could be; the loop goes on.
+          }
+        })
         .finally(() => {
           if (this.timer) this.timer = setTimeout(loop, intervalMs);
         });

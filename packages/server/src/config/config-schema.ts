@@ -109,6 +109,14 @@ export const configFileSchema: SchemaNode = section({
   services: { type: 'array', items: definition },
   check: definition,
   checks: { type: 'array', items: definition },
+  // Watches (watches/watch-definition.ts judges each with Consul's reasons; only the nested handler
+  // config is declared here, so HCL's blocks fold into one object like JSON's).
+  watches: {
+    type: 'array',
+    items: { type: 'object', properties: { http_handler_config: { type: 'object', properties: { header: { type: 'object', additionalProperties: strList } } } } },
+  },
+  // How long a watch's script handler may run before it is killed (docs/watches.md); "0s": no limit.
+  watch_handler_timeout: duration,
   http_config: section({
     headers_timeout: duration,
     request_timeout: duration,

@@ -4,6 +4,7 @@ import { parseDurationMs as parseDuration } from '@registry/store';
 import { applyClientsConfig, defaultClientsConfig, type ClientsConfig } from './client-config';
 import { applySnapshotConfig, defaultSnapshotConfig, type SnapshotConfig } from './snapshot-config';
 import { agentDefinitionsOf, type AgentDefinitions } from '../checks/config-definitions';
+import { watchesOf, type WatchDefinition } from '../watches/watch-definition';
 import { applyDnsConfig, defaultDnsConfig, DEFAULT_DNS_PORT, type DnsConfig } from '../dns/config';
 import { applyTelemetryConfig, defaultTelemetryConfig, type TelemetryConfig } from '../metrics/config';
 import { applyTlsConfig, defaultTlsConfig, validateTlsConfig, type TlsConfig } from './tls-config';
@@ -93,6 +94,10 @@ export interface AgentConfig {
   sessionTtlMinMs: number;
   /** Services and checks defined in config files (`service`, `services`, `check`, `checks`). */
   definitions: AgentDefinitions;
+  /** Watches from config files (`watches`, lists appended across files; docs/watches.md). */
+  watches: WatchDefinition[];
+  /** `watch_handler_timeout`: a watch's script handler is killed after this long; 0 = never (Consul's behaviour). */
+  watchHandlerTimeoutMs: number;
   checks: {
     /** Output-only changes reach the catalog at most this often (`check_update_interval`, 5 min). */
     updateIntervalMs: number;
@@ -180,6 +185,8 @@ export function defaultConfig(): AgentConfig {
     raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, snapshotIntervalMs: 30_000, trailingLogs: 10240, walSegmentBytes: 1 << 20, logStore: 'wal' },
     sessionTtlMinMs: 10_000,
     definitions: { services: [], checks: [] },
+    watches: [],
+    watchHandlerTimeoutMs: 10 * 60_000,
     checks: { updateIntervalMs: 300_000, intervalMinMs: 1_000, deregisterMinMs: 60_000 },
     // 65 s idle: longer than the usual 60 s of load balancers, so they close first.
     http: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, idleTimeoutMs: 65_000, maxConns: undefined, maxConnsPerClient: undefined },
@@ -337,6 +344,12 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   }
   const defs = agentDefinitionsOf(file, source);
   out.definitions = { services: [...out.definitions.services, ...defs.services], checks: [...out.definitions.checks, ...defs.checks] };
+  out.watches = [...(out.watches ?? []), ...watchesOf(file, source)];
+  if (file.watch_handler_timeout !== undefined) {
+    const ms = typeof file.watch_handler_timeout === 'string' ? parseDuration(file.watch_handler_timeout) : undefined;
+    if (ms === undefined || ms < 0) throw new Error(`${source}: watch_handler_timeout must be a duration such as "10m" ("0s" for none)`);
+    out.watchHandlerTimeoutMs = Math.round(ms);
+  }
   applyHttpLimits(out.http, file, source);
   applyRpcLimits(out.rpc, file, source);
   applyClientsConfig(out.clients, file, source);

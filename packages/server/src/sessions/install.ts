@@ -3,6 +3,7 @@
 import type { Command, Store } from '@registry/store';
 import type { LeaderDuties } from '../agent/leader-duties';
 import type { Logger } from '../agent/logger';
+import type { RunnerFailures } from '../agent/runner-failures';
 import type { LeaderCalls } from '../rpc/leader-calls';
 import { SessionTtl } from './session-ttl';
 
@@ -13,8 +14,10 @@ export function installSessions(deps: {
   ttlMinMs: number;
   leaderDuties: LeaderDuties;
   logger: Logger;
+  /** Where the TTL timers report their failures (agent/runner-failures.ts). */
+  failures: RunnerFailures;
 }): SessionTtl {
-  const ttl = new SessionTtl(deps.store, deps.leaderCalls, deps.apply, deps.ttlMinMs, deps.logger);
+  const ttl = new SessionTtl(deps.store, deps.leaderCalls, deps.apply, deps.ttlMinMs, deps.logger, deps.failures);
   deps.leaderDuties.add(ttl);
   return ttl;
 }

@@ -3,9 +3,14 @@
 // session.destroy. A new leader starts every timer afresh from the replicated sessions, so a
 // session may live up to 2 × TTL past its last renewal (the spec allows it). Renewals are not
 // written to Raft: they reset the leader's timer, forwarded there from whichever server got them.
+// The timers keep their own failures (issue 31): an expiry or a resync that throws is reported —
+// logged by `agent.runners`, counted as registry_runner_failures_total{runner="session-ttl"} — and
+// tried again after a growing delay, instead of reaching the process's last-resort handler and
+// leaving that session (or, for the resync, every new session) without a timer.
 import { parseGoDuration, SESSIONS, type Command, type Store } from '@registry/store';
 import type { LeaderDuty } from '../agent/leader-duties';
 import type { Logger } from '../agent/logger';
+import { logOnlyFailures, type RunnerFailures } from '../agent/runner-failures';
 import type { LeaderCalls } from '../rpc/leader-calls';
 
 declare module '../rpc/leader-calls' {
@@ -20,6 +25,8 @@ export const TTL_MULTIPLIER = 2;
 export const DEFAULT_SESSION_TTL_MIN_MS = 10_000;
 export const SESSION_TTL_MAX_MS = 86_400_000;
 const RETRY_MS = 1_000;
+/** A runner that keeps throwing waits at most this long between tries. */
+const MAX_RETRY_MS = 60_000;
 
 export interface SessionRenewer {
   /** The smallest TTL a session may ask for, in ms. */
@@ -42,7 +49,10 @@ export class SessionTtl implements LeaderDuty, SessionRenewer {
   readonly name = 'session-ttl';
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private cancelWatch: (() => void) | null = null;
+  private resyncTimer: NodeJS.Timeout | null = null;
+  private resyncFailures = 0;
   private active = false;
+  private readonly failures: RunnerFailures;
 
   constructor(
     private readonly store: Store,
@@ -50,20 +60,25 @@ export class SessionTtl implements LeaderDuty, SessionRenewer {
     private readonly apply: (cmd: Command) => Promise<unknown>,
     readonly ttlMinMs: number,
     private readonly logger: Logger,
+    failures?: RunnerFailures,
   ) {
+    this.failures = failures ?? logOnlyFailures(logger);
     leaderCalls.handle('Session.Renew', ({ id }) => this.renewHere(id));
   }
 
   start(): void {
     this.stop();
     this.active = true;
-    this.sync();
+    this.resync();
   }
 
   stop(): void {
     this.active = false;
     this.cancelWatch?.();
     this.cancelWatch = null;
+    if (this.resyncTimer) clearTimeout(this.resyncTimer);
+    this.resyncTimer = null;
+    this.resyncFailures = 0;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
   }
@@ -80,6 +95,24 @@ export class SessionTtl implements LeaderDuty, SessionRenewer {
   private async renewHere(id: string): Promise<void> {
     const s = this.store.sessionInfo(id).value?.[0];
     if (s && this.active) this.arm(s.ID, ttlMs(s.TTL));
+  }
+
+  /** sync(), its failure reported and retried later rather than thrown into the store's watch callback. */
+  private resync(): void {
+    this.resyncTimer = null;
+    try {
+      this.sync();
+      this.resyncFailures = 0;
+    } catch (err) {
+      this.cancelWatch?.();
+      this.cancelWatch = null;
+      if (!this.active) return;
+      this.resyncFailures++;
+      const delay = Math.min(RETRY_MS * 2 ** (this.resyncFailures - 1), MAX_RETRY_MS);
+      this.failures.failed('session-ttl', 'timers resync', `${err instanceof Error ? err.message : String(err)}; retrying in ${delay} ms`);
+      this.resyncTimer = setTimeout(() => this.resync(), delay);
+      this.resyncTimer.unref?.();
+    }
   }
 
   /** Arm timers for sessions the leader has not seen yet, drop those of sessions gone; re-arm the watch. */
@@ -100,7 +133,7 @@ export class SessionTtl implements LeaderDuty, SessionRenewer {
     }
     this.cancelWatch = this.store.watch([SESSIONS], () => {
       this.cancelWatch = null;
-      this.sync();
+      this.resync();
     });
   }
 
@@ -111,9 +144,20 @@ export class SessionTtl implements LeaderDuty, SessionRenewer {
       this.timers.delete(id);
       return;
     }
-    const timer = setTimeout(() => void this.expire(id, ttl), delayMs);
+    const timer = setTimeout(() => void this.expire(id, ttl).catch((err: unknown) => this.expiryThrew(id, ttl, err)), delayMs);
     timer.unref?.();
     this.timers.set(id, timer);
+  }
+
+  /** An expiry that threw (not a refused destroy: that is retried in expire): report it, try again later. */
+  private expiryThrew(id: string, ttl: number, err: unknown): void {
+    const delay = Math.min(Math.max(RETRY_MS, ttl), MAX_RETRY_MS);
+    this.failures.failed('session-ttl', `session ${id}`, `${err instanceof Error ? err.message : String(err)}; retrying in ${delay} ms`);
+    try {
+      if (this.active && !this.timers.has(id)) this.arm(id, ttl, delay);
+    } catch {
+      // Reported above; the next resync arms it again.
+    }
   }
 
   private async expire(id: string, ttl: number): Promise<void> {

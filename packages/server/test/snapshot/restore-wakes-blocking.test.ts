@@ -27,7 +27,7 @@ test('a restore wakes the blocked, and an index from before it does not block', 
   expect(performance.now() - t0).toBeLessThan(10_000);
   expect(woken.status).toBe(200);
   expect(indexOf(woken)).toBeGreaterThan(before);
-  expect(Buffer.from((await woken.json())[0].Value, 'base64').toString()).toBe('saved');
+  expect(Buffer.from(((await woken.json()) as { Value: string }[])[0]!.Value, 'base64').toString()).toBe('saved');
 
   // A client still holding the index from before the restore is answered at once, with the restored value.
   const t1 = performance.now();
@@ -35,7 +35,7 @@ test('a restore wakes the blocked, and an index from before it does not block', 
   expect(performance.now() - t1).toBeLessThan(10_000);
   const after = indexOf(late);
   expect(after).toBeGreaterThan(before);
-  expect(Buffer.from((await late.json())[0].Value, 'base64').toString()).toBe('saved');
+  expect(Buffer.from(((await late.json()) as { Value: string }[])[0]!.Value, 'base64').toString()).toBe('saved');
 
   // With the index it was just given, it waits again: here for its whole (short) wait.
   const t2 = performance.now();
@@ -48,7 +48,7 @@ test('a restore wakes the blocked, and an index from before it does not block', 
   expect((await http(a.url, 'PUT', '/v1/kv/app/x', 'newer')).status).toBe(200);
   const moved = await next;
   expect(indexOf(moved)).toBeGreaterThan(after);
-  expect(Buffer.from((await moved.json())[0].Value, 'base64').toString()).toBe('newer');
+  expect(Buffer.from(((await moved.json()) as { Value: string }[])[0]!.Value, 'base64').toString()).toBe('newer');
 });
 
 test('every read after a restore answers at least its index, catalog reads too', async () => {
