@@ -82,10 +82,13 @@ function wanPair(dcs: DatacenterCoordinates[], node1: string, dc1: string, node2
   let area2: string | undefined;
   let coord1: Coordinate | undefined;
   let coord2: Coordinate | undefined;
+  // Consul lists a server by its node name; registry's agents list it by its WAN member name,
+  // <node>.<datacenter>. Either names the node asked for.
+  const named = (entry: NodeCoordinate, node: string, dc: string) => entry.Node === node || entry.Node === `${node}.${dc}`;
   for (const dc of dcs) {
     for (const entry of dc.Coordinates ?? []) {
-      if (dc.Datacenter === dc1 && entry.Node === node1) [area1, coord1] = [dc.AreaID, entry.Coord];
-      if (dc.Datacenter === dc2 && entry.Node === node2) [area2, coord2] = [dc.AreaID, entry.Coord];
+      if (dc.Datacenter === dc1 && named(entry, node1, dc1)) [area1, coord1] = [dc.AreaID, entry.Coord];
+      if (dc.Datacenter === dc2 && named(entry, node2, dc2)) [area2, coord2] = [dc.AreaID, entry.Coord];
       if (area1 === area2 && coord1 && coord2) return [coord1, coord2];
     }
   }
