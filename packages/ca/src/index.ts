@@ -20,3 +20,4 @@ export {
 } from './leaf';
 export { crossSign, DEFAULT_CROSS_SIGN_TTL_HOURS, type CrossSignOptions } from './rotation';
 export { formatSerialNumber, parseSerialNumber } from './serial';
+export { createAgentCa, createAgentCert, type AgentCaOptions, type AgentCertOptions, type AgentTlsFiles } from './agent-tls';

@@ -17,7 +17,7 @@ const { COMMAND_MODULES } = require(join(DIST, 'client-commands.js'));
 const { WRAP_HEAD, WRAP_TAIL } = require(join(DIST, 'client-bundle.js'));
 
 // Loaded by `import()` only where needed, and large: left to Node's resolution at run time.
-const EXTERNAL = ['@registry/server', '@registry/server/*', 'js-hcl-parser'];
+const EXTERNAL = ['@registry/server', '@registry/server/*', '@registry/ca', 'js-hcl-parser'];
 
 /**
  * commander requires node:child_process at its top for executable subcommands, which registry does

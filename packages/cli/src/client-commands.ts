@@ -31,6 +31,9 @@ export const COMMAND_MODULES: Readonly<Record<string, readonly [module: string, 
   reload: ['./commands/membership', 'reloadCommand'],
   validate: ['./validate-command', 'validateCommand'],
   healthcheck: ['./commands/healthcheck', 'healthcheckCommand'],
+  monitor: ['./commands/monitor', 'monitorCommand'],
+  rtt: ['./commands/rtt', 'rttCommand'],
+  tls: ['./commands/tls', 'tlsCommand'],
 };
 
 export function isClientCommand(name: string | undefined): name is string {

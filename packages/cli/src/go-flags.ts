@@ -24,6 +24,11 @@ const BOOLEAN_FLAGS = new Set([
   'local',
   'merge-policies',
   'merge-datacenters',
+  'wan',
+  'server',
+  'client',
+  'cli',
+  'name-constraint',
 ]);
 const DEFAULT_TRUE = new Set(['shell']);
 

@@ -247,6 +247,47 @@ export class Client {
     return reply;
   }
 
+  /**
+   * A GET whose answer is read as it arrives (`registry monitor`): resolves with the response once
+   * a 2xx status is in, with no socket timeout (an idle stream is not a dead one); a non-2xx answer
+   * is read whole and thrown as ApiError, a transport failure as CliError, as `request` does.
+   */
+  async stream(path: string, opts: Pick<RequestOptions, 'query' | 'signal'> = {}): Promise<import('node:http').IncomingMessage> {
+    const query = new URLSearchParams();
+    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== false) query.append(k, String(v));
+    const qs = query.toString();
+    const headers: Record<string, string> = {};
+    if (this.token) headers['X-Registry-Token'] = this.token;
+    const ep = this.endpoint;
+    const https = ep.protocol === 'https:';
+    const mod = (https ? require('node:https') : require('node:http')) as typeof import('node:http');
+    const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+      const req = mod.request(
+        {
+          method: 'GET',
+          host: ep.host,
+          port: ep.port,
+          socketPath: ep.socketPath,
+          path: path + (qs ? `?${qs}` : ''),
+          headers,
+          signal: opts.signal,
+          ...(https ? { agent: false, ...this.tls } : { createConnection: connectPlain }),
+        },
+        resolve,
+      );
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.name === 'AbortError') reject(err);
+        else reject(new CliError(causeOf(err, ep.label)));
+      });
+      req.end();
+    });
+    const status = res.statusCode ?? 0;
+    if (status >= 200 && status < 300) return res;
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    throw new ApiError(status, Buffer.concat(chunks).toString('utf8'));
+  }
+
   async get<T = any>(path: string, opts?: RequestOptions): Promise<T> {
     return (await this.request('GET', path, opts)).json<T>();
   }

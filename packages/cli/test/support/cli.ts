@@ -18,9 +18,9 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, ...extra };
 }
 
-export function cli(args: string[], opts: { env?: Record<string, string>; input?: string | Buffer; timeoutMs?: number } = {}): Promise<CliResult> {
+export function cli(args: string[], opts: { env?: Record<string, string>; input?: string | Buffer; timeoutMs?: number; cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [BIN, ...args], { env: cleanEnv(opts.env), timeout: opts.timeoutMs ?? 20_000, encoding: 'utf8' }, (err, stdout, stderr) => {
+    const child = execFile(process.execPath, [BIN, ...args], { env: cleanEnv(opts.env), timeout: opts.timeoutMs ?? 20_000, encoding: 'utf8', cwd: opts.cwd }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
       resolve({ code, stdout, stderr });
     });
