@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http, startDevAgent, waitFor, type TestAgent } from '../support/dev-agent';
 
-jest.setTimeout(30_000);
+jest.setTimeout(60_000);
 
 const dir = mkdtempSync(join(tmpdir(), 'registry-script-checks-'));
 const savedPath = process.env.PATH;
@@ -48,7 +48,7 @@ afterAll(async () => {
 
 const put = (path: string, body?: unknown) => http(a.url, 'PUT', path, body);
 const agentChecks = async () => (await http(a.url, 'GET', '/v1/agent/checks')).json as Record<string, any>;
-const until = (cond: () => Promise<boolean>, ms = 10_000) => waitFor(cond, ms, 20);
+const until = (cond: () => Promise<boolean>, ms = 20_000) => waitFor(cond, ms, 20);
 const settled = async (id: string, status: string) => {
   // A check starts critical with no output: wait for a run.
   await until(async () => {
@@ -130,7 +130,7 @@ describe('script checks', () => {
     const r = await put('/v1/agent/service/register', {
       Name: 'scripted',
       Check: { ScriptArgs: ['/bin/sh', '-c', 'echo main'], Interval: '50ms' },
-      Checks: [{ Name: 'second', Args: ['/bin/sh', '-c', 'exit 1'], Interval: '50ms' }],
+      Checks: [{ Name: 'second', Args: ['/bin/sh', '-c', 'echo slow; exit 1'], Interval: '50ms' }],
     });
     expect(r.status).toBe(200);
     expect((await settled('service:scripted:1', 'passing')).Output).toBe('main\n');
