@@ -221,6 +221,9 @@ export interface AgentFlags {
   logLevel?: string;
   logJson?: boolean;
   consulCompat?: boolean;
+  /** `-enable-script-checks`, `-enable-local-script-checks` (the config keys' flags, as Consul's). */
+  enableScriptChecks?: boolean;
+  enableLocalScriptChecks?: boolean;
   /** `-ui`: serve the web UI at /ui/. */
   ui?: boolean;
 }
@@ -480,6 +483,8 @@ export function buildConfig(flags: AgentFlags): AgentConfig {
   if (flags.logLevel) cfg.logLevel = flags.logLevel;
   if (flags.logJson) cfg.logJson = true;
   if (flags.consulCompat) cfg.consulCompat = true;
+  if (flags.enableScriptChecks) cfg.checks.enableScriptChecks = true;
+  if (flags.enableLocalScriptChecks) cfg.checks.enableLocalScriptChecks = true;
   if (flags.ui) cfg.ui = true;
   // Consul's -dev turns the UI on unless a config file said otherwise; ui_dir implies it.
   cfg.ui = cfg.ui ?? (cfg.dev || cfg.uiDir !== undefined);

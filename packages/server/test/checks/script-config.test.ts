@@ -42,6 +42,19 @@ test('an agent process whose config file has a script check, without the setting
   expect(readFileSync(log, 'utf8')).toContain("Scripts are disabled on this agent; to enable, configure 'enable_script_checks' or 'enable_local_script_checks' to true");
 });
 
+test('an agent process started with -enable-script-checks runs a script check registered through the API', async () => {
+  const p = spawnAgent(['-dev', '-enable-script-checks', '-node', 'flagged'], await freePort(), await freePort(), join(dir, 'flag.log'));
+  try {
+    await waitFor(async () => (await (await fetch(`${p.url}/v1/status/leader`)).json()) !== '', 30_000);
+    await waitFor(async () => (await http(p.url, 'PUT', '/v1/agent/check/register', { Name: 'api-script', Args: ['/bin/sh', '-c', 'echo via-api'], Interval: '1s' })).status === 200, 30_000);
+    await until(async () => (await checksOf(p.url))['api-script']?.Output === 'via-api\n');
+    expect((await checksOf(p.url))['api-script'].Status).toBe('passing');
+  } finally {
+    p.child.kill('SIGKILL');
+    await p.exited;
+  }
+});
+
 test('enable_local_script_checks: the config\'s script checks (checks and inside services) run, the API\'s are refused', async () => {
   const file = configFile('local', {
     enable_local_script_checks: true,
