@@ -40,6 +40,8 @@ export function agentCommand(): Command {
     .option('--log-level <level>', 'trace, debug, info, warn, err (default info)')
     .option('--log-json', 'log JSON lines')
     .option('--consul-compat', 'Consul wire compatibility: accept X-Consul-Token, send X-Consul-* beside X-Registry-* headers (http_config.consul_compat)')
+    .option('--enable-script-checks', 'allow script and Docker checks, from the HTTP API too (enable_script_checks)')
+    .option('--enable-local-script-checks', 'allow script and Docker checks from config files only (enable_local_script_checks)')
     .option('--ui', 'serve the web UI at /ui/ (on by default with -dev; config key ui)')
     .action(async (opts: AgentFlags) => {
       const flags: AgentFlags = { ...opts, configSources: sources };

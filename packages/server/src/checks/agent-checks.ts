@@ -1,5 +1,6 @@
 // The agent's own checks (Consul's agent/local state for checks): registered through
-// /v1/agent/check/register or inside a service definition, run here (TTL, HTTP, TCP), their
+// /v1/agent/check/register or inside a service definition, run here (TTL, HTTP, TCP, script,
+// Docker, gRPC), their
 // results written to the catalog only when they change, and — with the agent's services — kept on
 // disk so a restart brings them back. Services are registered through the mesh (which owns the
 // service side); this class wraps those calls to start, stop and persist the services' checks.
@@ -19,7 +20,10 @@ import { ConcurrencyLimit } from './concurrency-limit';
 import { validCheckDefinition, validServiceDefinition } from './config-definitions';
 import { setLongTimeout, type LongTimer } from './long-timer';
 import type { LocalStateFiles, Persisted } from './local-state-files';
+import { grpcProbe } from './grpc-probe';
 import { httpProbe, tcpProbe } from './probes';
+import { scriptChecksRefusal, type ScriptCheckSettings } from './script-gate';
+import { dockerProbe, scriptProbe } from './script-probe';
 import { isMaintenanceCheckId, serviceMaintenanceId } from './maintenance';
 
 export const TTL_EXPIRED = 'TTL expired';
@@ -48,6 +52,8 @@ export interface AgentChecksDeps {
   logger: Logger;
   /** Where a runner reports a failure of its own (logged and counted; the check turns critical). */
   failures: RunnerFailures;
+  /** Whether script and Docker checks may be registered (enable_script_checks, enable_local_script_checks). */
+  scripts: ScriptCheckSettings;
 }
 
 /** How a check came to be: part of a service definition, or registered on its own. */
@@ -91,8 +97,14 @@ export class AgentChecks {
 
   // ---- services (through the mesh) ----
 
+  /**
+   * `persist` is true for a registration through the HTTP API (Consul's remote source) and false
+   * for one from the config files or the data dir (its local source); script checks are judged so.
+   */
   async registerService(def: ServiceDefinition, authz: Authorizer, persist = true, start: Map<string, StartState> = new Map()): Promise<void> {
     const mainId = def.ID || def.Name || '';
+    const refusal = scriptChecksRefusal(this.serviceCheckDefinitions(def), persist ? 'remote' : 'local', this.deps.scripts);
+    if (refusal) throw badRequest(refusal);
     const before = this.family(mainId);
     const paused = await this.pause((t) => t.origin === 'service' && before.has(t.spec.ServiceID));
     let ok = false;
@@ -140,14 +152,18 @@ export class AgentChecks {
 
   // ---- checks ----
 
+  /** `persist`: as for registerService (true: the HTTP API, false: config files and the data dir). */
   async registerCheck(def: AgentCheckDefinition, authz: Authorizer, persist = true, start?: StartState): Promise<void> {
     const spec = this.checkOf(def);
+    const refusal = scriptChecksRefusal([def], persist ? 'remote' : 'local', this.deps.scripts);
     const service = spec.ServiceID ? this.deps.mesh.localService(spec.ServiceID) : undefined;
     // As Consul: a check on an unknown service needs node:write, then fails on the missing service.
     this.authorize(authz, service?.service.Service ?? '');
     const existing = this.checks.get(spec.CheckID);
     if (existing) this.authorize(authz, this.serviceNameOf(existing.spec));
     if (spec.ServiceID && !service) throw badRequest(`ServiceID ${JSON.stringify(spec.ServiceID)} does not exist`);
+    // After the ACL and service checks, as Consul (its addCheck judges scripts last).
+    if (refusal) throw badRequest(refusal);
     await this.pause((t) => t.spec.CheckID === spec.CheckID);
     const state: StartState = start ?? { status: spec.Status, output: '' };
     await this.deps.apply({
@@ -303,6 +319,12 @@ export class AgentChecks {
     return standaloneCheckSpec(def);
   }
 
+  /** The check definitions inside a service definition, its sidecar's included. */
+  private serviceCheckDefinitions(def: ServiceDefinition): AgentCheckDefinition[] {
+    const sidecar = def.Connect?.SidecarService;
+    return [def.Check, ...(def.Checks ?? []), sidecar?.Check, ...(sidecar?.Checks ?? [])].filter((c): c is AgentCheckDefinition => Boolean(c));
+  }
+
   /** The checks a service definition makes (main service only), without registering anything. */
   private serviceCheckSpecs(def: ServiceDefinition): CheckSpec[] {
     try {
@@ -390,9 +412,22 @@ export class AgentChecks {
     if (kind.type === 'ttl') {
       t.runner = startTtlTimer(kind.ttlMs, () => this.runnerResult(t, 'critical', TTL_EXPIRED), failed, state.ttlLeftMs ?? kind.ttlMs);
     } else {
-      const probe = kind.type === 'http' ? () => httpProbe(kind) : () => tcpProbe(kind);
+      // Stopping the check also ends a command it is running (and what that command started).
+      const stopped = new AbortController();
+      const probe =
+        kind.type === 'http' ? () => httpProbe(kind)
+        : kind.type === 'tcp' ? () => tcpProbe(kind)
+        : kind.type === 'grpc' ? () => grpcProbe(kind)
+        : kind.type === 'docker' ? () => dockerProbe(kind, stopped.signal)
+        : () => scriptProbe(kind, stopped.signal);
       const interval = Math.max(kind.intervalMs, this.deps.floors.intervalMinMs);
-      t.runner = startIntervalRunner(interval, probe, (r) => this.runnerResult(t, r.status, r.output), this.limiter, failed);
+      const runner = startIntervalRunner(interval, probe, (r) => this.runnerResult(t, r.status, r.output), this.limiter, failed);
+      t.runner = {
+        stop() {
+          runner.stop();
+          stopped.abort();
+        },
+      };
     }
     this.watchCritical(t);
   }

@@ -1,5 +1,5 @@
 // A check definition turned into what the agent runs (pure): its identity, its initial status and
-// its kind (TTL, HTTP or TCP) with durations in ms, validated with Consul's texts (Appendix A), and
+// its kind (TTL, HTTP, TCP, script, Docker or gRPC) with durations in ms, validated with Consul's texts (Appendix A), and
 // the catalog row that reports it.
 import type { CheckRequest } from '@registry/store';
 import { parseGoDuration } from '@registry/store';
@@ -11,13 +11,23 @@ export type CheckStatus = (typeof CHECK_STATUSES)[number];
 
 export const isCheckStatus = (s: string): s is CheckStatus => (CHECK_STATUSES as readonly string[]).includes(s);
 
-/** Consul's default for HTTP and TCP checks without a Timeout. */
+/** Consul's default for HTTP, TCP and gRPC checks without a Timeout. */
 export const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
+/** Consul's default for script checks without a Timeout (CheckMonitor: 30 s). */
+export const DEFAULT_SCRIPT_TIMEOUT_MS = 30_000;
+/** The shell Consul records for a Docker check without one (unused with Args, as in Consul 1.4). */
+export const DEFAULT_DOCKER_SHELL = '/bin/sh';
 
 export type CheckKind =
   | { type: 'ttl'; ttlMs: number }
   | { type: 'http'; url: string; method: string; header: Record<string, string[]>; tlsSkipVerify: boolean; intervalMs: number; timeoutMs: number }
-  | { type: 'tcp'; address: string; intervalMs: number; timeoutMs: number };
+  | { type: 'tcp'; address: string; intervalMs: number; timeoutMs: number }
+  /** A command run without a shell (checks/script-probe.ts). */
+  | { type: 'script'; args: string[]; intervalMs: number; timeoutMs: number }
+  /** A command run inside a container through the `docker` CLI (checks/script-probe.ts). */
+  | { type: 'docker'; containerId: string; shell: string; args: string[]; intervalMs: number; timeoutMs: number }
+  /** `grpc.health.v1.Health/Check` on `host:port`, for `service` ("" = the whole server) (checks/grpc-probe.ts). */
+  | { type: 'grpc'; target: string; server: string; service: string; useTls: boolean; tlsSkipVerify: boolean; intervalMs: number; timeoutMs: number };
 
 export interface CheckSpec {
   CheckID: string;
@@ -48,23 +58,26 @@ function durationMs(value: string | number | null | undefined, field: string): n
   return ns / 1e6;
 }
 
+// Consul 1.4 has no `Script` (a shell line; removed in 1.1) and runs Alias checks only with the mesh.
 const UNSUPPORTED: [keyof AgentCheckDefinition, string][] = [
-  ['ScriptArgs', 'Script'],
-  ['Args', 'Script'],
   ['Script', 'Script'],
-  ['DockerContainerID', 'Docker'],
-  ['GRPC', 'gRPC'],
   ['AliasNode', 'Alias'],
   ['AliasService', 'Alias'],
 ];
 
 function unsupportedKind(def: AgentCheckDefinition): string | undefined {
-  for (const [field, kind] of UNSUPPORTED) {
-    const v = def[field];
-    if (Array.isArray(v) ? v.length > 0 : Boolean(v)) return kind;
-  }
+  for (const [field, kind] of UNSUPPORTED) if (def[field]) return kind;
   return undefined;
 }
+
+/** The command of a script or Docker check: `ScriptArgs`, or `Args` (the config files' name, also taken by the API). */
+export function scriptArgsOf(def: AgentCheckDefinition): string[] {
+  if (def.ScriptArgs && def.ScriptArgs.length > 0) return def.ScriptArgs;
+  return def.Args ?? [];
+}
+
+/** A check that runs a command here or in a container (Consul's IsScript: gated by enable_script_checks). */
+export const isScriptCheck = (def: AgentCheckDefinition): boolean => scriptArgsOf(def).length > 0;
 
 /**
  * The check a definition describes. `id` and `name` are the caller's choices (check/register: ID
@@ -77,33 +90,47 @@ export function checkSpecOf(def: AgentCheckDefinition, ids: { CheckID: string; N
   const timeoutMs = durationMs(def.Timeout, 'Timeout');
   const deregisterAfterMs = durationMs(def.DeregisterCriticalServiceAfter, 'DeregisterCriticalServiceAfter');
   const unsupported = unsupportedKind(def);
-  const intervalKind = Boolean(def.HTTP || def.TCP || unsupported);
+  const args = scriptArgsOf(def);
+  const intervalKind = Boolean(def.HTTP || def.TCP || def.GRPC || args.length > 0 || unsupported);
   const problems: string[] = [];
   if (intervalMs > 0 && ttlMs > 0) problems.push('Interval and TTL cannot both be specified');
   if (intervalKind && intervalMs <= 0) problems.push('Interval must be > 0 for Script, HTTP, or TCP checks');
   if (!intervalKind && ttlMs <= 0) problems.push('TTL must be > 0 for TTL checks');
   if (def.HTTP && def.TCP) problems.push('HTTP and TCP cannot both be specified');
   if (problems.length > 0) throw badRequest(`Invalid check: ${problems.join('; ')}`);
-  if (unsupported) throw badRequest(`Invalid check: ${unsupported} checks are not supported by this agent (TTL, HTTP and TCP are)`);
+  if (unsupported) throw badRequest(`Invalid check: ${unsupported} checks are not supported by this agent (TTL, HTTP, TCP, script, Docker and gRPC are)`);
   // The URL and address are not judged here: Consul 1.4 accepts any string and the check, once
   // run, is critical with the reason as its output (checks/probes.ts) — so does this agent.
 
   const timeout = timeoutMs > 0 ? timeoutMs : DEFAULT_CHECK_TIMEOUT_MS;
-  const kind: CheckKind = def.HTTP
-    ? { type: 'http', url: def.HTTP, method: (def.Method || 'GET').toUpperCase(), header: { ...(def.Header ?? {}) }, tlsSkipVerify: def.TLSSkipVerify ?? false, intervalMs, timeoutMs: timeout }
-    : def.TCP
-      ? { type: 'tcp', address: def.TCP, intervalMs, timeoutMs: timeout }
-      : { type: 'ttl', ttlMs };
   return {
     CheckID: ids.CheckID,
     Name: ids.Name,
     Notes: def.Notes ?? '',
     ServiceID: ids.ServiceID,
     Status: (def.Status || 'critical') as CheckStatus,
-    kind,
+    kind: kindOf(def, args, ttlMs, intervalMs, timeoutMs, timeout),
     ...(deregisterAfterMs > 0 ? { deregisterAfterMs } : {}),
     definition: def,
   };
+}
+
+/** Consul's order when several kinds are given (agent.addCheck: TTL, HTTP, TCP, gRPC, Docker, script). */
+function kindOf(def: AgentCheckDefinition, args: string[], ttlMs: number, intervalMs: number, timeoutMs: number, timeout: number): CheckKind {
+  if (ttlMs > 0) return { type: 'ttl', ttlMs };
+  if (def.HTTP) return { type: 'http', url: def.HTTP, method: (def.Method || 'GET').toUpperCase(), header: { ...(def.Header ?? {}) }, tlsSkipVerify: def.TLSSkipVerify ?? false, intervalMs, timeoutMs: timeout };
+  if (def.TCP) return { type: 'tcp', address: def.TCP, intervalMs, timeoutMs: timeout };
+  if (def.GRPC) {
+    // Consul splits at the first "/": the server to dial, then the service asked about. The
+    // address itself is judged when the check runs (a malformed one is a critical result).
+    const slash = def.GRPC.indexOf('/');
+    const server = slash < 0 ? def.GRPC : def.GRPC.slice(0, slash);
+    const service = slash < 0 ? '' : def.GRPC.slice(slash + 1);
+    return { type: 'grpc', target: def.GRPC, server, service, useTls: def.GRPCUseTLS ?? false, tlsSkipVerify: def.TLSSkipVerify ?? false, intervalMs, timeoutMs: timeout };
+  }
+  const scriptTimeout = timeoutMs > 0 ? timeoutMs : DEFAULT_SCRIPT_TIMEOUT_MS;
+  if (def.DockerContainerID) return { type: 'docker', containerId: def.DockerContainerID, shell: def.Shell || DEFAULT_DOCKER_SHELL, args: [...args], intervalMs, timeoutMs: scriptTimeout };
+  return { type: 'script', args: [...args], intervalMs, timeoutMs: scriptTimeout };
 }
 
 /** A check registered on its own (check/register, config `checks`): Consul's order and texts. */

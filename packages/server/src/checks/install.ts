@@ -34,6 +34,7 @@ export function installAgentChecks(deps: {
     maxConcurrentProbes: MAX_CONCURRENT_PROBES,
     logger: deps.logger,
     failures: deps.failures,
+    scripts: { remote: config.checks.enableScriptChecks, local: config.checks.enableLocalScriptChecks ?? config.checks.enableScriptChecks },
   });
   checks.restored = checks.restore(config.definitions).catch((err: Error) => deps.logger.error({ err: err.message }, 'restoring agent services and checks failed'));
   return checks;

@@ -31,6 +31,9 @@ export const configFileSchema: SchemaNode = section({
   node: str,
   node_id: str,
   node_meta: strMap,
+  // Script and Docker checks (checks/script-gate.ts).
+  enable_script_checks: bool,
+  enable_local_script_checks: bool,
   datacenter: str,
   data_dir: str,
   bind_addr: str,

@@ -5,6 +5,7 @@ import { applyClientsConfig, defaultClientsConfig, type ClientsConfig } from './
 import { applySnapshotConfig, defaultSnapshotConfig, type SnapshotConfig } from './snapshot-config';
 import { agentDefinitionsOf, type AgentDefinitions } from '../checks/config-definitions';
 import { watchesOf, type WatchDefinition } from '../watches/watch-definition';
+import { scriptChecksRefusal } from '../checks/script-gate';
 import { applyDnsConfig, defaultDnsConfig, DEFAULT_DNS_PORT, type DnsConfig } from '../dns/config';
 import { applyTelemetryConfig, defaultTelemetryConfig, type TelemetryConfig } from '../metrics/config';
 import { applyTlsConfig, defaultTlsConfig, validateTlsConfig, type TlsConfig } from './tls-config';
@@ -105,6 +106,10 @@ export interface AgentConfig {
     intervalMinMs: number;
     /** Shortest DeregisterCriticalServiceAfter: 1 min, lowered only by the test knob `check_deregister_min` (with -dev). */
     deregisterMinMs: number;
+    /** `enable_script_checks`: script and Docker checks may be registered, through the HTTP API too. */
+    enableScriptChecks: boolean;
+    /** `enable_local_script_checks`: the same from config files only; unset → enableScriptChecks (Consul). */
+    enableLocalScriptChecks?: boolean;
   };
   /** Bounds on the HTTP port (docs/http.md "Bounded resources"). */
   http: HttpLimitsConfig;
@@ -187,7 +192,7 @@ export function defaultConfig(): AgentConfig {
     definitions: { services: [], checks: [] },
     watches: [],
     watchHandlerTimeoutMs: 10 * 60_000,
-    checks: { updateIntervalMs: 300_000, intervalMinMs: 1_000, deregisterMinMs: 60_000 },
+    checks: { updateIntervalMs: 300_000, intervalMinMs: 1_000, deregisterMinMs: 60_000, enableScriptChecks: false },
     // 65 s idle: longer than the usual 60 s of load balancers, so they close first.
     http: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, idleTimeoutMs: 65_000, maxConns: undefined, maxConnsPerClient: undefined },
     rpc: { handshakeTimeoutMs: 5_000, maxConns: undefined, maxConnsPerClient: 100, idleTimeoutMs: 150_000 },
@@ -223,6 +228,9 @@ export interface AgentFlags {
   logLevel?: string;
   logJson?: boolean;
   consulCompat?: boolean;
+  /** `-enable-script-checks`, `-enable-local-script-checks` (the config keys' flags, as Consul's). */
+  enableScriptChecks?: boolean;
+  enableLocalScriptChecks?: boolean;
   /** `-ui`: serve the web UI at /ui/. */
   ui?: boolean;
 }
@@ -342,6 +350,8 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
     if (ms === undefined || ms < min) throw new Error(`${source}: ${key} must be a duration such as "1s"`);
     out.checks[field] = ms;
   }
+  if (file.enable_script_checks !== undefined) out.checks.enableScriptChecks = flag(file.enable_script_checks, 'enable_script_checks');
+  if (file.enable_local_script_checks !== undefined) out.checks.enableLocalScriptChecks = flag(file.enable_local_script_checks, 'enable_local_script_checks');
   const defs = agentDefinitionsOf(file, source);
   out.definitions = { services: [...out.definitions.services, ...defs.services], checks: [...out.definitions.checks, ...defs.checks] };
   out.watches = [...(out.watches ?? []), ...watchesOf(file, source)];
@@ -486,6 +496,8 @@ export function buildConfig(flags: AgentFlags): AgentConfig {
   if (flags.logLevel) cfg.logLevel = flags.logLevel;
   if (flags.logJson) cfg.logJson = true;
   if (flags.consulCompat) cfg.consulCompat = true;
+  if (flags.enableScriptChecks) cfg.checks.enableScriptChecks = true;
+  if (flags.enableLocalScriptChecks) cfg.checks.enableLocalScriptChecks = true;
   if (flags.ui) cfg.ui = true;
   // Consul's -dev turns the UI on unless a config file said otherwise; ui_dir implies it.
   cfg.ui = cfg.ui ?? (cfg.dev || cfg.uiDir !== undefined);
@@ -495,6 +507,20 @@ export function buildConfig(flags: AgentFlags): AgentConfig {
     throw err instanceof ConfigError ? err : new ConfigError([(err as Error).message]);
   }
   return cfg;
+}
+
+/** Config-file script and Docker checks need enable_(local_)script_checks: Consul does not start without. */
+function scriptChecksAllowed(cfg: AgentConfig): void {
+  const settings = { remote: cfg.checks.enableScriptChecks, local: cfg.checks.enableLocalScriptChecks ?? cfg.checks.enableScriptChecks };
+  for (const s of cfg.definitions.services) {
+    const sidecar = s.Connect?.SidecarService;
+    const refusal = scriptChecksRefusal([s.Check, ...(s.Checks ?? []), sidecar?.Check, ...(sidecar?.Checks ?? [])].filter((c) => c != null), 'local', settings);
+    if (refusal) throw new Error(`Failed to register service ${JSON.stringify(s.Name ?? '')}: ${refusal}`);
+  }
+  for (const c of cfg.definitions.checks) {
+    const refusal = scriptChecksRefusal([c], 'local', settings);
+    if (refusal) throw new Error(`Failed to register check ${JSON.stringify(c.Name ?? '')}: ${refusal}`);
+  }
 }
 
 export function validateConfig(cfg: AgentConfig): void {
@@ -521,6 +547,7 @@ export function validateConfig(cfg: AgentConfig): void {
     const problem = range && portRangeProblem(range, prefix);
     if (problem) throw new Error(problem);
   }
+  scriptChecksAllowed(cfg);
   const h = cfg.http;
   if (h.requestTimeoutMs > 0 && h.headersTimeoutMs > h.requestTimeoutMs) {
     throw new Error('http_config.headers_timeout must not exceed http_config.request_timeout (the headers are part of the request)');

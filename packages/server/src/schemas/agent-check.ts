@@ -24,12 +24,16 @@ export interface AgentCheckDefinition {
   Interval?: string | number | null;
   Timeout?: string | number | null;
   DeregisterCriticalServiceAfter?: string | number | null;
-  // Kinds Consul has and registry does not run; accepted by the schema so the refusal can say so.
+  /** Script and Docker checks: the command (`Args` is the config files' name for it). */
   ScriptArgs?: string[] | null;
   Args?: string[] | null;
-  Script?: string;
   DockerContainerID?: string;
+  Shell?: string;
   GRPC?: string;
+  GRPCUseTLS?: boolean;
+  // Kinds Consul 1.4 does not take (Script) or registry does not run yet (Alias); accepted by the
+  // schema so the refusal can say so.
+  Script?: string;
   AliasNode?: string;
   AliasService?: string;
 }
@@ -56,7 +60,9 @@ export const checkDefinitionSchema: SchemaNode = {
     Args: strList,
     Script: str,
     DockerContainerID: str,
+    Shell: str,
     GRPC: str,
+    GRPCUseTLS: { type: 'boolean' },
     AliasNode: str,
     AliasService: str,
   },

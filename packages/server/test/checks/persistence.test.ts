@@ -100,7 +100,7 @@ test('a bad definition in a config file stops the config from loading', () => {
 
 test('the check floors are test knobs accepted only with -dev', () => {
   const cfg = applyConfigFile(buildConfig({ dev: true }), { check_interval_min: '10ms', check_deregister_min: '50ms', check_update_interval: '1m' });
-  expect(cfg.checks).toEqual({ intervalMinMs: 10, deregisterMinMs: 50, updateIntervalMs: 60_000 });
+  expect(cfg.checks).toEqual({ intervalMinMs: 10, deregisterMinMs: 50, updateIntervalMs: 60_000, enableScriptChecks: false });
   const knobFile = join(dir, 'knob.json');
   writeFileSync(knobFile, JSON.stringify({ check_interval_min: '10ms' }));
   expect(() => buildConfig({ dataDir: dir, configFile: [knobFile] })).toThrow('check_interval_min and check_deregister_min are test knobs');

@@ -31,7 +31,12 @@ describe('check definitions', () => {
     expect(() => checkSpecOf({ TTL: '3000000h' }, ids)).toThrow('Request decode failed: TTL: time: invalid duration "3000000h"');
     expect(() => checkSpecOf({ TCP: 'x:1', Interval: 1e30 }, ids)).toThrow('Request decode failed: Interval: time: invalid duration 1e+30');
     expect(checkSpecOf({ TTL: '2000000h' }, ids).kind).toEqual({ type: 'ttl', ttlMs: 2e6 * 3.6e6 });
-    expect(() => checkSpecOf({ GRPC: 'x:1', Interval: '1s' }, ids)).toThrow('Invalid check: gRPC checks are not supported');
+    // gRPC: the server and the service asked about split at the first "/" (Consul's NewGrpcHealthProbe).
+    expect(checkSpecOf({ GRPC: 'x:1/a/b', Interval: '1s' }, ids).kind).toMatchObject({ type: 'grpc', server: 'x:1', service: 'a/b', timeoutMs: 10_000 });
+    expect(() => checkSpecOf({ GRPC: 'x:1' }, ids)).toThrow('Invalid check: Interval must be > 0 for Script, HTTP, or TCP checks');
+    // Script checks default to Consul's 30 s timeout; Args is ScriptArgs' other name.
+    expect(checkSpecOf({ Args: ['/bin/true'], Interval: '1s' }, ids).kind).toEqual({ type: 'script', args: ['/bin/true'], intervalMs: 1000, timeoutMs: 30_000 });
+    expect(() => checkSpecOf({ AliasService: 'web', Interval: '1s' }, ids)).toThrow('Invalid check: Alias checks are not supported');
     expect(() => standaloneCheckSpec({ Name: 'n', TTL: '1s', Status: 'maintenance' })).toThrow('Bad check status');
     expect(standaloneCheckSpec({ Name: 'n', TTL: '1s' }).CheckID).toBe('n');
     expect(standaloneCheckSpec({ Name: 'n', ID: 'i', TTL: '1s' }).CheckID).toBe('i');
