@@ -110,5 +110,13 @@ test('event -name: fires when `registry event` fires an event of that name, not 
   const events = w.fires()[1];
   expect(events).toEqual([expect.objectContaining({ ID: id, Name: 'deploy' })]);
   expect(Buffer.from(events[0].Payload, 'base64').toString()).toBe('v2');
+  // The next fire hands over only the new event, as Consul's event watch does (the list's index
+  // names the last event handed over: its ID folded to 64 bits).
+  const third = await cli(['event', '-name', 'deploy', 'v3'], { env });
+  const id3 = /^Event ID: (\S+)$/m.exec(third.stdout)![1];
+  await waitFor(() => w.fires().length >= 3, 15_000);
+  await settle();
+  expect(w.fires()).toHaveLength(3);
+  expect(w.fires()[2]).toEqual([expect.objectContaining({ ID: id3, Name: 'deploy' })]);
   expect(await w.stop()).toBe(0);
 });

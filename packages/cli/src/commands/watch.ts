@@ -40,10 +40,10 @@ export function watchCommand(): Command {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
 
-    let index = 0;
+    let index = 0n;
     let last: string | undefined;
     while (!stop.signal.aborted) {
-      let got: { index: number; value: unknown };
+      let got: { index: bigint; value: unknown };
       try {
         got = await plan.fetch(client, index, stop.signal);
       } catch (e) {
@@ -52,10 +52,12 @@ export function watchCommand(): Command {
         await new Promise((r) => setTimeout(r, RETRY_MS));
         continue;
       }
-      // An index that went backwards (a restored snapshot) starts over, as Consul's plan does.
-      const next = got.index < index ? 0 : got.index;
+      // An index that went backwards (a restored snapshot) starts over, as Consul's plan does; the
+      // event list's index is no counter: it is sent back as it came, and each answer is new events.
+      const monotonic = plan.monotonic !== false;
+      const next = monotonic && got.index < index ? 0n : got.index;
       const text = stringifyKv(got.value);
-      const changed = last === undefined || (next !== index && text !== last);
+      const changed = monotonic ? last === undefined || (next !== index && text !== last) : last === undefined || (next !== index && text !== '[]');
       index = next;
       if (!changed) continue;
       last = text;
@@ -74,7 +76,7 @@ export function watchCommand(): Command {
   });
 }
 
-function runHandler(handler: string, shell: boolean, input: string, index: number): Promise<boolean> {
+function runHandler(handler: string, shell: boolean, input: string, index: bigint): Promise<boolean> {
   return new Promise((resolve) => {
     const words = shell ? [handler] : handler.split(/\s+/).filter(Boolean);
     const child = runChild(words, { shell, env: { REGISTRY_INDEX: String(index) }, stdio: ['pipe', 'inherit', 'inherit'] });

@@ -16,14 +16,31 @@ export interface WatchParams {
 }
 
 export interface WatchPlan {
-  fetch(client: Client, index: number, signal: AbortSignal): Promise<{ index: number; value: unknown }>;
+  /** `index` as the agent sent it: a uint64, which may exceed 2^53 (the event list's). */
+  fetch(client: Client, index: bigint, signal: AbortSignal): Promise<{ index: bigint; value: unknown }>;
+  /** false when the index is no counter (the event list's is an event ID folded to 64 bits). */
+  monotonic?: boolean;
 }
 
 const WAIT = '5m';
 const TIMEOUT_MS = 6 * 60_000;
 
-function blocking(client: Client, path: string, query: Record<string, string | boolean | undefined>, index: number, signal: AbortSignal): Promise<Reply> {
-  return client.request('GET', path, { query: { ...query, index: index ? String(index) : undefined, wait: WAIT }, accept: [404], timeoutMs: TIMEOUT_MS, signal });
+async function blocking(client: Client, path: string, query: Record<string, string | boolean | undefined>, index: bigint, signal: AbortSignal): Promise<Reply & { exact: bigint }> {
+  const r = await client.request('GET', path, { query: { ...query, index: index ? String(index) : undefined, wait: WAIT }, accept: [404], timeoutMs: TIMEOUT_MS, signal });
+  return Object.assign(r, { exact: exactIndex(r) });
+}
+
+/** The index header's digits as a bigint (Reply.index is a Number, exact only up to 2^53). */
+function exactIndex(r: Reply): bigint {
+  const h = r.headers['x-registry-index'] ?? r.headers['x-consul-index'];
+  const v = Array.isArray(h) ? h[0] : h;
+  return v !== undefined && /^\d{1,20}$/.test(v) ? BigInt(v) : 0n;
+}
+
+/** Consul's uuidToUint64: the event list's index names its last event this way. */
+function foldedId(id: string): bigint {
+  const hex = id.replace(/-/g, '');
+  return /^[0-9a-fA-F]{32}$/.test(hex) ? BigInt(`0x${hex.slice(0, 16)}`) ^ BigInt(`0x${hex.slice(16)}`) : -1n;
 }
 
 const json = (r: Reply) => (r.status === 404 ? null : r.json());
@@ -39,7 +56,7 @@ export function watchPlan(type: string, p: WatchParams): WatchPlan {
       return {
         async fetch(c, i, s) {
           const r = await blocking(c, kvPath(key), {}, i, s);
-          return { index: r.index, value: r.status === 404 ? null : (parseKv<unknown[]>(r.text())[0] ?? null) };
+          return { index: r.exact, value: r.status === 404 ? null : (parseKv<unknown[]>(r.text())[0] ?? null) };
         },
       };
     }
@@ -48,27 +65,35 @@ export function watchPlan(type: string, p: WatchParams): WatchPlan {
       return {
         async fetch(c, i, s) {
           const r = await blocking(c, kvPath(prefix), { recurse: true }, i, s);
-          return { index: r.index, value: r.status === 404 ? null : parseKv(r.text()) };
+          return { index: r.exact, value: r.status === 404 ? null : parseKv(r.text()) };
         },
       };
     }
     case 'services':
-      return { fetch: async (c, i, s) => ((r) => ({ index: r.index, value: json(r) }))(await blocking(c, '/v1/catalog/services', {}, i, s)) };
+      return { fetch: async (c, i, s) => ((r) => ({ index: r.exact, value: json(r) }))(await blocking(c, '/v1/catalog/services', {}, i, s)) };
     case 'nodes':
-      return { fetch: async (c, i, s) => ((r) => ({ index: r.index, value: json(r) }))(await blocking(c, '/v1/catalog/nodes', {}, i, s)) };
+      return { fetch: async (c, i, s) => ((r) => ({ index: r.exact, value: json(r) }))(await blocking(c, '/v1/catalog/nodes', {}, i, s)) };
     case 'service': {
       const service = need('service', '-service');
       const query = { tag: p.tag, passing: p.passingonly };
-      return { fetch: async (c, i, s) => ((r) => ({ index: r.index, value: json(r) }))(await blocking(c, `/v1/health/service/${encodeURIComponent(service)}`, query, i, s)) };
+      return { fetch: async (c, i, s) => ((r) => ({ index: r.exact, value: json(r) }))(await blocking(c, `/v1/health/service/${encodeURIComponent(service)}`, query, i, s)) };
     }
     case 'checks': {
       if (p.service && p.state) throw new CliError('Cannot specify service and state');
       const path = p.service ? `/v1/health/checks/${encodeURIComponent(p.service)}` : `/v1/health/state/${encodeURIComponent(p.state || 'any')}`;
-      return { fetch: async (c, i, s) => ((r) => ({ index: r.index, value: json(r) }))(await blocking(c, path, {}, i, s)) };
+      return { fetch: async (c, i, s) => ((r) => ({ index: r.exact, value: json(r) }))(await blocking(c, path, {}, i, s)) };
     }
     case 'event':
       return {
-        fetch: async (c, i, s) => ((r) => ({ index: r.index, value: json(r) }))(await blocking(c, '/v1/event/list', { name: p.name }, i, s)),
+        monotonic: false,
+        // As Consul's event watch: only the events after the last one handed over (the one whose
+        // folded ID is the index the previous answer carried); all of them the first time.
+        async fetch(c, i, s) {
+          const r = await blocking(c, '/v1/event/list', { name: p.name }, i, s);
+          const events = (json(r) ?? []) as { ID: string }[];
+          const seen = i === 0n ? -1 : events.findIndex((e) => foldedId(e.ID) === i);
+          return { index: r.exact, value: seen < 0 ? events : events.slice(seen + 1) };
+        },
       };
     default:
       throw new CliError(`Unsupported watch type: ${type}`);

@@ -6,8 +6,8 @@ import type { WatchQuery } from './watch-query';
 
 export interface Answer {
   status: number;
-  /** X-Registry-Index (0 when absent). */
-  index: number;
+  /** X-Registry-Index exactly (0 when absent): a uint64, the event list's above 2^53 as often as not. */
+  index: bigint;
   body: unknown;
 }
 
@@ -27,10 +27,10 @@ function target(address: string): Pick<RequestOptions, 'host' | 'port' | 'socket
   return { host, port: Number(address.slice(i + 1)) };
 }
 
-export function fetchFromAgent(address: string, q: WatchQuery, index: number, token: string | undefined, signal: AbortSignal): Promise<Answer> {
+export function fetchFromAgent(address: string, q: WatchQuery, index: bigint, token: string | undefined, signal: AbortSignal): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const params = new URLSearchParams(q.query);
-    if (index > 0) {
+    if (index > 0n) {
       params.set('index', String(index));
       params.set('wait', WAIT);
     }
@@ -66,9 +66,10 @@ export function fetchFromAgent(address: string, q: WatchQuery, index: number, to
           reject(new Error(`Unexpected response code: ${status} (${text.trim().slice(0, 512)})`));
           return;
         }
-        const index = Number(res.headers['x-registry-index'] ?? 0);
+        const header = res.headers['x-registry-index'];
+        const index = typeof header === 'string' && /^\d{1,20}$/.test(header) ? BigInt(header) : 0n;
         try {
-          resolve({ status, index: Number.isSafeInteger(index) && index > 0 ? index : 0, body: status === 404 ? null : JSON.parse(text) });
+          resolve({ status, index, body: status === 404 ? null : JSON.parse(text) });
         } catch (err) {
           reject(new Error(`the agent's answer is not JSON: ${(err as Error).message}`));
         }

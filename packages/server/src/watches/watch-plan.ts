@@ -20,9 +20,9 @@ const MAX_HANDLER_BACKOFF_MS = 60_000;
 
 export interface PlanDeps {
   /** One query at `index` (0: answer at once). */
-  fetch(index: number, signal: AbortSignal): Promise<Answer>;
+  fetch(index: bigint, signal: AbortSignal): Promise<Answer>;
   /** Run the handler with the value; resolves with its output, rejects with why it failed. */
-  handle(value: unknown, index: number, signal: AbortSignal): Promise<string>;
+  handle(value: unknown, index: bigint, signal: AbortSignal): Promise<string>;
   failures: RunnerFailures;
   logger: Logger;
 }
@@ -66,7 +66,7 @@ export class WatchPlan {
   }
 
   private async run(): Promise<void> {
-    let index = 0;
+    let index = 0n;
     let lastValue: string | undefined;
     let lastEventId: string | undefined;
     let failures = 0;
@@ -76,11 +76,11 @@ export class WatchPlan {
       try {
         answer = await this.deps.fetch(index, this.stopper.signal);
         // An index the agent never sends would turn the loop into one that never blocks.
-        if (answer.index === 0) throw new Error('the answer has no X-Registry-Index');
+        if (answer.index === 0n) throw new Error('the answer has no X-Registry-Index');
       } catch (err) {
         if (this.stopped) break;
         failures++;
-        index = 0;
+        index = 0n;
         const retry = Math.min(RETRY_MS * failures * failures, MAX_RETRY_MS);
         this.deps.failures.failed('watch', this.label, `query failed: ${describeError(err)}; retrying in ${retry / 1000} s`);
         await this.sleep(retry);
@@ -90,18 +90,19 @@ export class WatchPlan {
       failures = 0;
       if (answer.index === index) continue;
       const old = index;
-      index = answer.index < old ? 0 : answer.index; // a restored snapshot: start over, as Consul
+      // A restored snapshot: start over, as Consul. The event list's index is no counter (the last
+      // event's ID folded to 64 bits): it is sent back as it came.
+      index = this.watch.type !== 'event' && answer.index < old ? 0n : answer.index;
       const value = watchValue(this.watch, answer.status, answer.body, lastEventId);
       if (this.watch.type === 'event') lastEventId = newestEventId(answer.body) ?? lastEventId;
-      // An event watch compares the whole list: another name's event moves this index (a Raft
-      // index) but not Consul's (derived from the last matching event), and must not fire it.
+      // An event watch compares the whole list: an answer with nothing new must not fire it.
       const json = JSON.stringify(this.watch.type === 'event' ? answer.body : value);
-      if (old !== 0 && json === lastValue) continue;
+      if (old !== 0n && json === lastValue) continue;
       lastValue = json;
       try {
         const output = await this.deps.handle(value, answer.index, this.handlerStop.signal);
         handlerFailures = 0;
-        this.deps.logger.debug({ watch: this.label, index: answer.index, output: printable(output) }, 'watch handler ran');
+        this.deps.logger.debug({ watch: this.label, index: String(answer.index), output: printable(output) }, 'watch handler ran');
       } catch (err) {
         if (this.stopped && this.handlerStop.signal.aborted) break;
         handlerFailures++;

@@ -143,6 +143,15 @@ describe('user events', () => {
     const none = await get('/v1/event/list?name=never-fired');
     expect(none.json).toEqual([]);
     expect(none.headers.get('x-registry-index')).toBe('1');
+    // Blocking on that empty list waits its wait, while the agent goes on answering (an empty ring's
+    // index is 0, and a wait on it must still block rather than spin).
+    const emptyWait = Date.now();
+    const blockedEmpty = get('/v1/event/list?name=never-fired&index=1&wait=1s');
+    const meanwhile = Date.now();
+    expect((await put('/v1/kv/still-answering', 'yes')).status).toBe(200);
+    expect(Date.now() - meanwhile).toBeLessThan(900);
+    expect((await blockedEmpty).json).toEqual([]);
+    expect(Date.now() - emptyWait).toBeGreaterThanOrEqual(900);
 
     const e1 = (await put('/v1/event/fire/watched', 'one')).json;
     const first = await get('/v1/event/list?name=watched');

@@ -63,7 +63,8 @@ export function eventRoutes(deps: RouteDeps): Route<any>[] {
             ctx.meta.headers['X-Registry-Index'] = index.toString();
             return events;
           }
-          ringIndex = reply.result.index;
+          // Never 0: a read with index 0 does not block, and this loop would spin on the event loop.
+          ringIndex = Math.max(1, reply.result.index);
         }
       },
     }),
