@@ -15,6 +15,7 @@
 // 2-core machine, within the 240 s timeout below. Needs root, iproute2 and iptables; skipped with
 // the reason printed otherwise. The namespaces and processes are removed afterwards, also on failure.
 import { netnsUnavailable, packetDropUnavailable } from '../support/netns';
+import { eventually } from '../support/wait';
 import type { FaultKind, Nemesis } from './support/nemesis-faults';
 import { HostCluster } from './support/host-cluster';
 import { runNemesis } from './support/nemesis-run';
@@ -38,6 +39,14 @@ afterAll(async () => {
 testHosts('nemesis on hosts: leader killed, cut off by dropped packets and by a down link, paused; clients through client agents; no safety violation', async () => {
   const c = await HostCluster.start({ servers: 3, clients: 2, extraArgs: ['-log-level', 'info'] });
   cluster = c;
+  // Five agents starting at once on a shared machine: wait generously for a leader, and for each
+  // client agent to have joined (a write through it answered), before the workloads start.
+  await c.waitForLeader(120_000);
+  for (const client of c.clients) {
+    await c.agent(client.index).ready(60_000);
+    const joined = await eventually(async () => (await c.http(client.index, 'PUT', `/v1/kv/joined/${client.node}`, 'x', { timeoutMs: 20_000 })).body.trim() === 'true', 60_000, 500);
+    if (!joined) throw new Error(`${client.node} never took a write\n${c.diagnostics()}`);
+  }
   await runNemesis(c, {
     rounds: ROUNDS,
     faults: FAULTS,
