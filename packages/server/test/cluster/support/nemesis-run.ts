@@ -84,7 +84,8 @@ function checkPerKey(history: readonly Operation[]): { bad: Array<CheckResult & 
 export async function runNemesis(c: FaultTarget, options: NemesisRunOptions): Promise<void> {
   const startedAt = Date.now();
   const { rounds: ROUNDS, faults: FAULTS, diagnostics } = options;
-  await c.waitForLeader(20_000);
+  // Generous: three servers starting at once take seconds of CPU each on a shared machine.
+  await c.waitForLeader(60_000);
   const lines: string[] = [];
   const say = (line: string): void => {
     lines.push(line);
