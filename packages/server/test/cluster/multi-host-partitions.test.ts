@@ -69,8 +69,8 @@ async function putEventually(c: HostCluster, i: number, key: string, value: stri
 }
 
 /** The value a read through agent i answers (`?stale`: from its own state; `?consistent`: checked with the leader). */
-async function readValue(c: HostCluster, i: number, key: string, mode: 'stale' | 'consistent'): Promise<string | null | undefined> {
-  const r = await fromTest(c, i, 'GET', `/v1/kv/${key}?${mode}`, undefined, 5_000);
+async function readValue(c: HostCluster, i: number, key: string, mode: 'stale' | 'consistent', timeoutMs = 5_000): Promise<string | null | undefined> {
+  const r = await fromTest(c, i, 'GET', `/v1/kv/${key}?${mode}`, undefined, timeoutMs);
   if (r?.status === 404) return null;
   if (r?.status !== 200) return undefined;
   const [entry] = JSON.parse(r.body) as Array<{ Value: string | null }>;
@@ -171,7 +171,8 @@ describeHosts('partitions on hosts of their own (network namespaces, -bind 0.0.0
     try {
       for (const [client, tag] of [[c0, 'c0'], [c1, 'c1']] as const) {
         await putEventually(c, client, `through-${tag}`, tag, 90_000);
-        expect(await eventually(async () => (await readValue(c, client, `through-${tag}`, 'consistent')) === tag, 30_000, 250)).toBe(true);
+        // A client agent waits 9 s for a silent server before it tries the next: give it that.
+        expect(await eventually(async () => (await readValue(c, client, `through-${tag}`, 'consistent', 25_000)) === tag, 60_000, 250)).toBe(true);
       }
       // Swap: each client now reaches only the other follower.
       cutClients(c, new Map([[c0, f2], [c1, f1]]));
@@ -197,6 +198,10 @@ describeHosts('partitions on hosts of their own (network namespaces, -bind 0.0.0
     const [c0] = c.clients.map((m) => m.index) as [number];
     await clientsReady(c);
     await putEventually(c, c0, 'register', 'first');
+    // The client agent learns the log's time from its heartbeat replies: one must have come back
+    // since the log's first stamped write, or it has no time to stamp its copies with (the gap
+    // left: see docs/raft.md). Heartbeats run every few seconds.
+    await sleep(20_000);
 
     c.net.dropBetween(c.servers.map((s) => [c.members[c0]!.host, s.host] as const));
     let old: Answer | null;
