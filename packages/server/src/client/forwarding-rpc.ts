@@ -50,7 +50,12 @@ export class ForwardingRpc implements RpcApi {
   async apply(cmd: Command, options: ApplyOptions = {}): Promise<unknown> {
     const requestId = options.requestId ?? this.ids.next();
     const budget = Math.min(options.budgetMs ?? BUDGET_MS, BUDGET_MS);
-    const body = (budgetMs: number): ClientApply => ({ cmd, token: options.token, internal: options.internal ?? false, requestId, budgetMs });
+    // Each copy says when it left, by the log's time, so that one held in a cut link and delivered
+    // after it healed is not taken for a fresh write (server-link.ts, learnLogTime).
+    const body = (budgetMs: number): ClientApply => {
+      const sentAtLogMs = this.link.logTimeNow();
+      return { cmd, token: options.token, internal: options.internal ?? false, requestId, budgetMs, ...(sentAtLogMs > 0 ? { sentAtLogMs } : {}) };
+    };
     return fromEnvelope(await this.link.write('client.apply', body, budget, options.clientGone));
   }
 

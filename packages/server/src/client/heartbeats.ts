@@ -53,6 +53,7 @@ export class Heartbeats {
     try {
       const reply = fromEnvelope(await this.link.call<HeartbeatReply>('client.heartbeat', this.facts, ATTEMPT_MS, ATTEMPT_MS));
       this.link.update(reply.servers);
+      this.link.learnLogTime(reply.logTimeMs);
       this.leader = reply.leader;
       this.intervalMs = reply.intervalMs;
       this.lastContact = monotonicMs();

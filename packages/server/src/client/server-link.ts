@@ -19,6 +19,8 @@ export class ServerLink {
   private servers: string[];
   private preferred = 0;
   private lastError = '';
+  /** The log's time as a server last told it (0: never), and this process's monotonic time then. */
+  private logTime = { at: 0, mono: 0 };
 
   constructor(
     private readonly transport: Transport,
@@ -43,6 +45,21 @@ export class ServerLink {
     this.servers = [...servers];
     const i = this.servers.indexOf(current);
     this.preferred = i >= 0 ? i : 0;
+  }
+
+  /**
+   * Learn the log's time from a server (its heartbeat reply). A copy of a write carries the log's
+   * time it was sent at, so that a server reading it late — held in a black-holed link, delivered by
+   * the kernel when the link healed — counts that time against its budget, as servers do among
+   * themselves (rpc.ts). No clock of this host is compared with a server's: only durations here.
+   */
+  learnLogTime(ms: number | undefined): void {
+    if (typeof ms === 'number' && Number.isFinite(ms) && ms > 0) this.logTime = { at: ms, mono: monotonicMs() };
+  }
+
+  /** The log's time now as this agent can tell it (0 while no server has said). */
+  logTimeNow(): number {
+    return this.logTime.at === 0 ? 0 : this.logTime.at + (monotonicMs() - this.logTime.mono);
   }
 
   /**

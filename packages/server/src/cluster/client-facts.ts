@@ -21,6 +21,8 @@ export interface HeartbeatReply {
   leader: string;
   /** How often the client should heartbeat (a fraction of the servers' timeout). */
   intervalMs: number;
+  /** The log's time on this server (Store.logTimeNow; 0 unknown): a client stamps its writes' copies with it. Absent from older servers. */
+  logTimeMs?: number;
 }
 
 /** A client agent as `members` lists it. */
@@ -43,6 +45,11 @@ export interface ClientApply {
    * server forwards or proposes it only within that. Absent from client agents of older versions.
    */
   budgetMs?: number;
+  /**
+   * The log's time when this copy was sent, as the client agent could tell it (client/server-link.ts);
+   * the server takes the difference to its own as the copy's time on its way. Absent when unknown.
+   */
+  sentAtLogMs?: number;
 }
 
 export interface ClientRead {

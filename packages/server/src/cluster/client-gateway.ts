@@ -42,7 +42,8 @@ export function installClientGateway(d: ClientGatewayDeps): void {
     // a client's own writes are checked against the token it sends (its agent token) like any other.
     const internal = req.internal === true && !rpc.aclResolver.enabled;
     const receivedBudgetMs = typeof req.budgetMs === 'number' && Number.isFinite(req.budgetMs) ? req.budgetMs : undefined;
-    return enveloped(() => rpc.apply(req.cmd, { token: req.token, internal, requestId: req.requestId, receivedBudgetMs }));
+    const receivedSentAtLogMs = typeof req.sentAtLogMs === 'number' ? req.sentAtLogMs : undefined;
+    return enveloped(() => rpc.apply(req.cmd, { token: req.token, internal, requestId: req.requestId, receivedBudgetMs, receivedSentAtLogMs }));
   });
   transport.handle('client.read', (body) => {
     const req = body as ClientRead;
@@ -66,7 +67,7 @@ export function installClientGateway(d: ClientGatewayDeps): void {
       const facts = body as ClientFacts;
       const address = reachableHost(facts.address, caller.remoteHost);
       await rpc.leader.call('Cluster.ClientHeartbeat', address === facts.address ? facts : { ...facts, address });
-      return { servers: d.servers(), leader: d.leader(), intervalMs: d.heartbeatIntervalMs() };
+      return { servers: d.servers(), leader: d.leader(), intervalMs: d.heartbeatIntervalMs(), logTimeMs: d.store.logTimeNow() };
     }),
   );
   transport.handle('client.members', () => enveloped(() => d.members()));

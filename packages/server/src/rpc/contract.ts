@@ -34,6 +34,12 @@ export interface ApplyOptions {
    * was sent: the write gets no more than that here, counted from when this server read it.
    */
   receivedBudgetMs?: number;
+  /**
+   * The log's time when the client agent sent this copy, as it could tell it (client/server-link.ts,
+   * from its heartbeat replies): the time the copy spent on its way — held in a black-holed link and
+   * delivered when it healed — is taken off the received budget, as between servers (rpc.ts).
+   */
+  receivedSentAtLogMs?: number;
 }
 
 /**

@@ -182,7 +182,12 @@ export class Rpc {
     const budget = options.budgetMs ?? WRITE_BUDGET_MS;
     // A write that entered a client agent brings what is left of the client's budget, less any time
     // this process was not reading (write-budget.ts); it gets no more than a write entering here.
-    const end = options.receivedBudgetMs === undefined ? monotonicMs() + budget : Math.min(receivedBudgetEnd(options.receivedBudgetMs), monotonicMs() + budget);
+    // The copy's time on its way counts too: the kernel re-sends a copy held in a cut link and
+    // delivers it when the link heals, long after its client was told the outcome is unknown.
+    const end =
+      options.receivedBudgetMs === undefined
+        ? monotonicMs() + budget
+        : Math.min(receivedBudgetEnd(options.receivedBudgetMs) - inTransit(options.receivedSentAtLogMs, this.store), monotonicMs() + budget);
     const attemptMs = options.budgetMs === undefined ? WRITE_ATTEMPT_MS : Math.max(WRITE_ATTEMPT_MS, options.budgetMs);
     let maybeApplied = false;
     let last = EXPIRED;
@@ -387,7 +392,7 @@ export class Rpc {
     // Refused before the log, so surely not applied; the sender's own budget is spent too (or is
     // about to be: it counts down the same duration), and it answers its client.
     // A write that entered here was checked by apply() a moment ago, and waited through no stall.
-    if (!local && budgetLeft(req) - inTransit(req, this.store) <= 0) return Promise.resolve({ ok: false, retry: true, message: EXPIRED });
+    if (!local && budgetLeft(req) - inTransit(req.sentAtLogMs, this.store) <= 0) return Promise.resolve({ ok: false, retry: true, message: EXPIRED });
     let entry: Uint8Array;
     try {
       const answer = this.writes.admit(req.cmd, req.internal ? null : this.acl.resolve(req.token), this.store, this.acl.enabled);
@@ -512,10 +517,10 @@ function budgetLeft(req: ForwardedApply): number {
 }
 
 /** How long a copy was on its way, by the log's time at both ends (0 when unknown or negative). */
-function inTransit(req: ForwardedApply, store: Store): number {
-  if (typeof req.sentAtLogMs !== 'number' || req.sentAtLogMs <= 0) return 0;
+function inTransit(sentAtLogMs: number | undefined, store: Store): number {
+  if (typeof sentAtLogMs !== 'number' || !Number.isFinite(sentAtLogMs) || sentAtLogMs <= 0) return 0;
   const here = store.logTimeNow();
-  return here > 0 ? Math.max(0, here - req.sentAtLogMs) : 0;
+  return here > 0 ? Math.max(0, here - sentAtLogMs) : 0;
 }
 
 /** Whether a failed call surely never reached the remote handler (so the write cannot be in a log). */

@@ -7,6 +7,10 @@
 //   namespace `<run>-br`  holds bridge `br0`
 //   namespace `<run>-hN`  holds `eth0` = 10.250.X.(10+N)/24, its veth peer enslaved to br0
 //   the test's own namespace holds `<run>h` = 10.250.X.1/24 (its peer on br0), to reach the agents
+// Two ways to cut hosts apart: `setLink` takes a host's eth0 down (sends fail at once, nothing is
+// heard), `partition` drops packets with iptables inside the namespaces (a silent black hole: TCP
+// waits and re-sends, as a lost route or a firewall does). The test's own host is never dropped, so
+// a test can still ask every side of a partition what it answers.
 // Everything is removed by `remove()` (deleting a namespace deletes the veth ends in it), which
 // tests call in afterAll/finally, so a failure leaves nothing behind. Needs root and iproute2.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -24,8 +28,20 @@ export function netnsUnavailable(): string | null {
   return null;
 }
 
+/** Null when packets can be dropped inside the namespaces (iptables), else why not. */
+export function packetDropUnavailable(): string | null {
+  const probe = spawnSync('iptables-restore', ['--version'], { encoding: 'utf8' });
+  if (probe.error) return `iptables-restore is not available (apt-get install iptables): ${probe.error.message}`;
+  return null;
+}
+
 function ip(args: string[]): void {
   execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/** `iptables-restore` inside a namespace: the whole filter table replaced at once (so a heal never leaves half the rules). */
+function iptablesRestore(ns: string, rules: string): void {
+  execFileSync('ip', ['netns', 'exec', ns, 'iptables-restore'], { input: rules, stdio: ['pipe', 'ignore', 'pipe'] });
 }
 
 export interface Host {
@@ -39,6 +55,8 @@ export class NetnsNetwork {
   private readonly hosts: Host[] = [];
   private readonly namespaces: string[] = [];
   private removed = false;
+  /** Namespaces with drop rules in force. */
+  private readonly dropping = new Set<string>();
 
   private constructor(
     /** Short and unique for this run: a prefix of every name made. */
@@ -104,6 +122,39 @@ export class NetnsNetwork {
     ip(['-n', host.ns, 'link', 'set', 'eth0', up ? 'up' : 'down']);
   }
 
+  /**
+   * Drops every packet between hosts of different groups (both ways, iptables inside each of the
+   * hosts' namespaces); hosts in no group are not touched, and the test's own host reaches all.
+   * Replaces any drop rules in force. Established connections are cut too (no ESTABLISHED accept).
+   */
+  partition(groups: ReadonlyArray<readonly Host[]>): void {
+    const pairs: Array<readonly [Host, Host]> = [];
+    groups.forEach((a, g) => groups.slice(g + 1).forEach((b) => a.forEach((x) => b.forEach((y) => pairs.push([x, y])))));
+    this.dropBetween(pairs);
+  }
+
+  /** Drops every packet between the hosts of each pair (both ways), and nothing else: replaces any drop rules in force. */
+  dropBetween(pairs: ReadonlyArray<readonly [Host, Host]>): void {
+    const peers = new Map<string, string[]>();
+    for (const [a, b] of pairs) {
+      peers.set(a.ns, [...(peers.get(a.ns) ?? []), b.address]);
+      peers.set(b.ns, [...(peers.get(b.ns) ?? []), a.address]);
+    }
+    for (const host of this.hosts) {
+      const drop = peers.get(host.ns) ?? [];
+      if (drop.length === 0 && !this.dropping.has(host.ns)) continue;
+      iptablesRestore(host.ns, filterTable(drop));
+      if (drop.length > 0) this.dropping.add(host.ns);
+      else this.dropping.delete(host.ns);
+    }
+  }
+
+  /** Every host reaches every other again (the drop rules flushed). */
+  heal(): void {
+    for (const ns of [...this.dropping]) iptablesRestore(ns, filterTable([]));
+    this.dropping.clear();
+  }
+
   /** Delete every namespace and link made; safe to call twice, and after a failed create. */
   remove(): void {
     if (this.removed) return;
@@ -111,4 +162,10 @@ export class NetnsNetwork {
     for (const ns of this.namespaces.reverse()) spawnSync('ip', ['netns', 'del', ns]);
     spawnSync('ip', ['link', 'del', this.hostLink]);
   }
+}
+
+/** An iptables-restore filter table dropping everything to and from `addresses`. */
+function filterTable(addresses: readonly string[]): string {
+  const rules = addresses.flatMap((a) => [`-A INPUT -s ${a}/32 -j DROP`, `-A OUTPUT -d ${a}/32 -j DROP`]);
+  return ['*filter', ':INPUT ACCEPT [0:0]', ':FORWARD ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ...rules, 'COMMIT', ''].join('\n');
 }

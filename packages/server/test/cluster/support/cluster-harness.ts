@@ -8,10 +8,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { request, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { agentArgs, dialMap, DIAL_MAP_ENV } from './agent-args';
+import { httpAnswer, type HttpAnswer, type HttpOptions } from './http-answer';
 import { LinkProxy } from './link-proxy';
 import { freePorts } from '../../support/ports';
 
@@ -63,18 +63,7 @@ export interface ServerInfo {
   logFile: string;
 }
 
-export interface HttpAnswer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-  /** The body parsed as JSON (throws when it is not JSON). */
-  json<T = unknown>(): T;
-}
-
-export interface HttpOptions {
-  timeoutMs?: number;
-  headers?: Record<string, string>;
-}
+export type { HttpAnswer, HttpOptions } from './http-answer';
 
 /**
  * The leader most servers agree on, or undefined. `answers` are what each
@@ -212,32 +201,7 @@ export class ClusterHarness {
 
   async http(i: number, method: string, path: string, body?: unknown, options: HttpOptions = {}): Promise<HttpAnswer> {
     const server = this.server(i);
-    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    return new Promise<HttpAnswer>((resolvePromise, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: server.httpPort,
-          method,
-          path,
-          agent: false,
-          timeout: options.timeoutMs ?? 5000,
-          headers: { ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', reject);
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body: text, json: <T>() => JSON.parse(text) as T });
-          });
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`${method} ${path} on s${i} timed out`)));
-      req.on('error', reject);
-      req.end(payload);
-    });
+    return httpAnswer({ host: '127.0.0.1', port: server.httpPort, label: `s${i}` }, method, path, body, options);
   }
 
   /** Index of the leader a majority of servers name, or undefined. */

@@ -1,12 +1,31 @@
 /**
- * The nemesis of nemesis.test.ts: faults aimed at the current leader of a ClusterHarness —
- * SIGKILL (then restart), SIGSTOP for longer than an election timeout (then SIGCONT), and
- * isolation through the link proxies (then heal). It only signals servers the harness spawned
- * (by the pid the harness reports) and `release()` undoes whatever is still in force.
+ * The nemesis of nemesis.test.ts and multi-host-nemesis.test.ts: faults aimed at the current
+ * leader of a cluster — SIGKILL (then restart), SIGSTOP for longer than an election timeout (then
+ * SIGCONT), isolation from the other servers (then heal: link proxies on loopback, dropped packets
+ * between network namespaces) and, where the cluster has hosts, its link taken down (then up). It
+ * only signals servers the cluster spawned (by the pid it reports) and `release()` undoes whatever
+ * is still in force.
  */
-import type { ClusterHarness } from './cluster-harness';
+import type { HttpAnswer, HttpOptions } from './http-answer';
 
-export type FaultKind = 'kill' | 'pause' | 'isolate';
+export type FaultKind = 'kill' | 'pause' | 'isolate' | 'link-down';
+
+/** What the nemesis and its workloads need of a cluster: ClusterHarness (loopback) and HostCluster (namespaces). */
+export interface FaultTarget {
+  readonly servers: ReadonlyArray<{ readonly index: number }>;
+  http(i: number, method: string, path: string, body?: unknown, options?: HttpOptions): Promise<HttpAnswer>;
+  leader(): Promise<number | undefined>;
+  waitForLeader(timeoutMs?: number): Promise<number>;
+  kill(i: number, signal?: NodeJS.Signals): Promise<void>;
+  restart(i: number): Promise<void>;
+  running(i: number): boolean;
+  pid(i: number): number | undefined;
+  /** Cuts every link between servers of different groups. */
+  partition(...groups: number[][]): void;
+  heal(): void;
+  /** Takes server i's network link down or up (only clusters on hosts of their own have one). */
+  setLink?(i: number, up: boolean): void;
+}
 
 export interface FaultRecord {
   kind: FaultKind;
@@ -35,12 +54,13 @@ export class Nemesis {
   private readonly t0 = Date.now();
   private readonly paused = new Map<number, number>();
   private isolated = false;
+  private readonly linkDown = new Set<number>();
   private readonly downMs: number;
   private readonly holdMs: number;
   private readonly electionWaitMs: number;
 
   constructor(
-    private readonly cluster: ClusterHarness,
+    private readonly cluster: FaultTarget,
     private readonly log: (line: string) => void = () => undefined,
     options: NemesisOptions = {},
   ) {
@@ -82,6 +102,17 @@ export class Nemesis {
         this.isolated = false;
         break;
       }
+      case 'link-down': {
+        const setLink = this.cluster.setLink?.bind(this.cluster);
+        if (!setLink) throw new Error('this cluster has no links to take down (link-down needs hosts of their own)');
+        setLink(leader, false);
+        this.linkDown.add(leader);
+        nextLeader = await this.newLeader(leader);
+        await sleep(this.holdMs);
+        setLink(leader, true);
+        this.linkDown.delete(leader);
+        break;
+      }
     }
     const record: FaultRecord = { kind, server: leader, startedAt: startedAt - this.t0, lastedMs: Date.now() - startedAt, nextLeader };
     this.faults.push(record);
@@ -110,11 +141,13 @@ export class Nemesis {
     return false;
   }
 
-  /** SIGCONT to every paused server and every link healed. */
+  /** SIGCONT to every paused server, every link healed and up. */
   release(): void {
     for (const i of [...this.paused.keys()]) this.resume(i);
     if (this.isolated) this.cluster.heal();
     this.isolated = false;
+    for (const i of [...this.linkDown]) this.cluster.setLink?.(i, true);
+    this.linkDown.clear();
   }
 
   private resume(i: number): void {

@@ -5,7 +5,8 @@
  * `ok` (answered), `fail` (certainly not applied: a 4xx, or a connection refused before the
  * request was sent) or `info` (unknown: a timeout, a reset connection, a 5xx).
  */
-import type { ClusterHarness, HttpAnswer } from './cluster-harness';
+import type { HttpAnswer } from './http-answer';
+import type { FaultTarget } from './nemesis-faults';
 import type { HistoryRecorder, RegisterValue } from './linearizability';
 import { Tally, type CreateRecord, type Hold, type Outcome, type SeqRead, type SeqWrite } from './nemesis-checkers';
 
@@ -13,7 +14,12 @@ const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(do
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)] as T;
 
 export interface WorkloadContext {
-  cluster: ClusterHarness;
+  cluster: Pick<FaultTarget, 'servers' | 'http'>;
+  /**
+   * The agents clients send their requests to, by the cluster's index (default: every server).
+   * On hosts these include client agents, which forward to a server across the network.
+   */
+  targets?: readonly number[];
   /** True once the clients should finish their current operation and return. */
   stopping(): boolean;
   /**
@@ -50,8 +56,8 @@ export async function attemptRead(ctx: WorkloadContext, server: number, path: st
   }
 }
 
-function servers(ctx: WorkloadContext): number[] {
-  return ctx.cluster.servers.map((s) => s.index);
+function servers(ctx: WorkloadContext): readonly number[] {
+  return ctx.targets ?? ctx.cluster.servers.map((s) => s.index);
 }
 
 /** Counts of outcomes, and of the reasons behind the unanswered ones. */
