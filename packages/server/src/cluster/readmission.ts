@@ -50,7 +50,8 @@ export class Readmission {
     const members = new Set(raft.configuration().map((s) => s.id));
     const now = monotonicMs();
     for (const [id, until] of this.keptOut) if (until <= now) this.keptOut.delete(id);
-    const removed = store.catalogService('registry').value.filter((s) => s.ServiceID === 'registry' && s.ID && !members.has(s.ID) && s.Datacenter === self.datacenter);
+    // Never this leader itself: one whose own removal is appended but not yet committed steps down once it is.
+    const removed = store.catalogService('registry').value.filter((s) => s.ServiceID === 'registry' && s.ID && s.ID !== self.id && !members.has(s.ID) && s.Datacenter === self.datacenter);
     const replies = await Promise.all(
       removed.map(async (s) => {
         const id = s.ID as string;
