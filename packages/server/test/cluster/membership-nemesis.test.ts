@@ -14,7 +14,7 @@
 // servers, by the node id each reports now — or fails the test after a bound. The histories are
 // then checked: every key's W2 history linearizable (support/linearizability.ts), W1's creates
 // neither lost nor doubled. Bounded: MEMBERSHIP_ROUNDS passes over the five faults (default 1),
-// ~70 s on a quiet 2-core box; each round at most 45 s.
+// ~70 s on a quiet 2-core box; each round bounded at 75 s.
 import { rmSync } from 'node:fs';
 import { ClusterHarness } from './support/cluster-harness';
 import { checkLinearizable, HistoryRecorder, type CheckResult, type Operation } from './support/linearizability';
@@ -29,11 +29,14 @@ const REGISTER_CLIENTS = 4;
 const CREATE_CLIENTS = 3;
 /** Above the servers' write budget (7 s), so an answered write cannot still be on its way into the log. */
 const REQUEST_TIMEOUT_MS = 12_000;
-/** How long a round may take to end with the intended voters (a restart alone took 18 s on a machine at load 30). */
-const ROUND_BOUND_MS = 45_000;
+/**
+ * How long a round may take to end with the intended voters: a few seconds on a quiet machine, but
+ * a process start alone took 18–37 s on this 2-core machine at load 30–36.
+ */
+const ROUND_BOUND_MS = 75_000;
 
-// ~70 s when the machine is not loaded; the bound is for a loaded one.
-jest.setTimeout(240_000);
+// ~70 s when the machine is quiet; the bound is for a loaded one.
+jest.setTimeout(420_000);
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
