@@ -60,6 +60,20 @@ export class Membership {
     }
   }
 
+  /**
+   * The leader pinged this server as a member of its configuration (server-health.ts). A notice
+   * that crossed a re-add (the leader's reconciliation and a `join` racing) would otherwise keep this
+   * server refusing requests until the next entry reaches it, which in a quiet cluster may be never.
+   * A leader of an older term than this server's says nothing; a leave under way stays under way.
+   */
+  confirmed(leader: { leader: string; term: number }): void {
+    if (typeof leader?.term !== 'number' || leader.term < this.raft.term() || this.leaving) return;
+    if (!this.removed && !this.leftOnDisk) return;
+    if (this.removed && leader.term < this.removed.notice.term) return;
+    this.logger.info({ leader: leader.leader, term: leader.term }, 'the leader counts this server a member again');
+    this.rejoined();
+  }
+
   /** `leave` has begun: from now on this server asks not to be added back. */
   startLeaving(): void {
     this.leaving = true;

@@ -66,8 +66,10 @@ export class ServerHealth implements LeaderDuty {
     private readonly membership?: Membership,
   ) {
     transport.handle('cluster.info', (body) => {
-      const notice = (body as { notice?: RemovalNotice } | null)?.notice;
-      if (notice) this.membership?.noticed(notice);
+      // The leader's ping says whether its configuration holds this server (membership.ts).
+      const ping = body as { notice?: RemovalNotice; member?: { leader: string; term: number } } | null;
+      if (ping?.notice) this.membership?.noticed(ping.notice);
+      else if (ping?.member) this.membership?.confirmed(ping.member);
       return this.info();
     });
     this.clockOffsets = new ClockOffsets(logger, monotonicMs);
@@ -166,7 +168,8 @@ export class ServerHealth implements LeaderDuty {
         else {
           try {
             const sentWall = Date.now();
-            reply = (await this.transport.call(server.address, 'cluster.info', null, PING_TIMEOUT_MS)) as InfoReply;
+            const member = { leader: this.self.id, term: this.raft.term() };
+            reply = (await this.transport.call(server.address, 'cluster.info', { member }, PING_TIMEOUT_MS)) as InfoReply;
             if (typeof reply.wallMs === 'number') this.clockOffsets.observe(server.id, reply.node, server.address, sentWall, Date.now(), reply.wallMs);
           } catch {
             reply = undefined;
