@@ -42,6 +42,8 @@ export const aclDisabled = (message: string) => new RegistryError('AclDisabled',
 export const methodNotAllowed = (method: string, allow: string) => new RegistryError('MethodNotAllowed', `method ${method} not allowed`, { Allow: allow });
 export const serverError = (message: string) => new RegistryError('Internal', message);
 export const noLeader = () => new RegistryError('NoLeader', NO_LEADER);
+/** A server out of its cluster (removed, or left: cluster/membership.ts) refuses at once, saying why. */
+export const notAMember = (reason: string) => new RegistryError('NoLeader', `${NO_LEADER}: ${reason}`);
 export const outcomeUnknown = (cause: string) => new RegistryError('OutcomeUnknown', `${OUTCOME_UNKNOWN}: ${cause}`);
 
 /** The caller's mistake (retrying the same request cannot help), as opposed to a server fault. */

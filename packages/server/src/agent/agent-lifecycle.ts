@@ -26,6 +26,12 @@ export interface LifecycleParts {
   nodeNameOf(id: string): string;
 }
 
+/** The node id of server node `node` in the catalog, if it is one. */
+function serverNodeId(store: Store, node: string): string | undefined {
+  const entry = store.catalogNode(node).value;
+  return entry?.Services['registry'] && entry.Node.ID && entry.Node.Node === node ? entry.Node.ID : undefined;
+}
+
 export function agentLifecycle(p: LifecycleParts): AgentLifecycle {
   return {
     tokens: p.tokens,
@@ -33,12 +39,13 @@ export function agentLifecycle(p: LifecycleParts): AgentLifecycle {
     monitor: (minRank, listener) => p.logTap.attach(minRank, listener),
     host: () => hostFacts(p.dataDir),
     async forceLeave(node) {
-      const server = p.raft.configuration().find((s) => p.nodeNameOf(s.id) === node);
-      if (server) {
+      // A server of the configuration, or one removed earlier (its catalog node holds the `registry` service).
+      const id = p.raft.configuration().find((s) => p.nodeNameOf(s.id) === node)?.id ?? serverNodeId(p.store, node);
+      if (id) {
         // Consul's force-leave moves a failed member to "left"; here that is leaving the Raft
-        // configuration. The catalog keeps the node, so /v1/agent/members lists it as left.
-        await p.rpc.leader.call('Operator.RemovePeer', { id: server.id });
-        return true;
+        // configuration, and a mark on its catalog node that keeps the leader from adding it back
+        // (cluster/force-leave.ts). The catalog keeps the node, so /v1/agent/members lists it as left.
+        return p.rpc.leader.call('Cluster.ForceLeaveServer', { id });
       }
       // A client agent: the leader deregisters its node and lists it as left (cluster/client-liveness.ts).
       if (!p.store.catalogNode(node).value?.Services['registry'] && (await p.rpc.leader.call('Cluster.ClientLeave', { node }))) return true;

@@ -22,6 +22,9 @@ import { allRoutes } from '../http/routes';
 import { serverError, badRequest } from '../errors';
 import { Joiner } from '../cluster/join';
 import { LeftMarker } from '../cluster/left-marker';
+import { Membership } from '../cluster/membership';
+import { installForceLeave } from '../cluster/force-leave';
+import { addServerOnce } from '../cluster/add-server';
 import { holdsRaftState, raftStorage } from './raft-storage';
 import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
 import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
@@ -167,6 +170,7 @@ export class Agent {
     private readonly joiner: Joiner,
     readonly leaderDuties: LeaderDuties,
     readonly rpc: Rpc,
+    private readonly membership: Membership,
   ) {
     this.stopped = new Promise((resolve) => (this.markStopped = resolve));
   }
@@ -263,8 +267,12 @@ export class Agent {
       const node = store.catalogNode(id).value;
       return node && node.Node.ID === id ? node.Node.Node : undefined;
     };
-    const joiner = new Joiner(self, raft, transport, logger.child({ module: 'agent.join' }), left, catalogNodeName);
-    const health = new ServerHealth(self, raft, store, transport, (cmd: Command) => rpc.apply(cmd, { internal: true }), logger.child({ module: 'agent.leader' }));
+    // Whether this server is still a member: left, or told by the leader it was removed (issue #35).
+    const membership = new Membership(raft, nodeId, left, logger.child({ module: 'agent.join' }));
+    rpc.refuseWhenOut(() => membership.reason());
+    const joiner = new Joiner(self, raft, transport, logger.child({ module: 'agent.join' }), membership, catalogNodeName);
+    const health = new ServerHealth(self, raft, store, transport, (cmd: Command) => rpc.apply(cmd, { internal: true }), logger.child({ module: 'agent.leader' }), membership);
+    installForceLeave(rpc.leader, health);
     const leaderDuties = new LeaderDuties(raft, logger.child({ module: 'agent.leader' }));
     leaderDuties.add(health);
     // Client agents' heartbeats and serfHealth (cluster/client-liveness.ts); the leader is the only writer.
@@ -274,7 +282,7 @@ export class Agent {
     const mesh = new Mesh({ config, rpc, store, raft, transport, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures });
     leaderDuties.add(mesh.caDuty);
     installAcl(config.acl, { datacenter: config.datacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
-    const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc);
+    const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc, membership);
     made.agent = agent;
     // The Raft node stops itself when carrying out a Ready failed for a reason other than storage
     // (storage faults are retried, never fatal): a bug in the state machine or Raft. An agent
@@ -492,7 +500,8 @@ export class Agent {
     calls.handle('Operator.RemovePeer', (by) => this.removePeerHere(by));
     calls.handle('Operator.TransferLeader', ({ id }) => this.transferHere(id));
     calls.handle('Cluster.AddServer', async (server) => {
-      await this.raft.addServer({ id: server.id, address: server.address, ...(server.learner ? { learner: true } : {}) });
+      // Idempotent: the leader's reconciliation may be adding the same server back (cluster/readmission.ts).
+      await addServerOnce(this.raft, { id: server.id, address: server.address, ...(server.learner ? { learner: true } : {}) });
     });
     installRaftPromote(this.raft, calls);
     installLeaveServer(this.raft, calls, this.logger.child({ module: 'agent.leader' }));
@@ -545,8 +554,10 @@ export class Agent {
       members: async () => this.members(),
       join: async (address) => this.joinHere(address),
       leave: async () => {
-        // A join or bootstrap still under way must not bring this server back in as it leaves.
+        // A join or bootstrap still under way must not bring this server back in as it leaves, nor
+        // the leader's reconciliation once its removal commits (it asks this server first).
         this.joiner.stop();
+        this.membership.startLeaving();
         if (!(await this.aloneForLeave())) {
           // Done only when a committed configuration lacks this server (cluster/graceful-leave.ts).
           const outcome = await leaveCluster({
@@ -558,7 +569,10 @@ export class Agent {
           });
           // Not confirmed: keep running, as Consul does when a leave fails, so the operator can
           // retry (the request is idempotent) or remove the peer from the leader.
-          if (!outcome.complete) throw serverError(`Graceful leave incomplete: ${outcome.reason}`);
+          if (!outcome.complete) {
+            this.membership.leaveAbandoned();
+            throw serverError(`Graceful leave incomplete: ${outcome.reason}`);
+          }
           // Restarted, this server must know it left (its log may still name it a voter): it then
           // joins again through -retry-join or `registry join` (cluster/left-marker.ts).
           new LeftMarker(this.dataDir).mark();
@@ -615,9 +629,18 @@ export class Agent {
     if (replies.length === 0) throw serverError(`failed to join ${address}: no registry server answered`);
     const other = replies[0]!;
     const member = () => this.joiner.inCluster() && this.raft.configuration().some((s) => s.id === other.id);
-    if (member()) return;
-    if (this.joiner.inCluster()) {
-      if (other.inCluster) throw serverError(`failed to join ${address}: it is a member of another cluster`);
+    // Either side's own configuration may be stale: a removed server's log still names it a voter
+    // (the leader stops replicating before it sees its removal), so what the other server's
+    // configuration says of this one decides (issue #35). Absent from older servers: taken as yes.
+    const namesMe = other.servers?.some((s) => s.id === this.nodeId) ?? true;
+    if (member() && (namesMe || !other.inCluster || other.leader?.id === this.nodeId)) return;
+    if (member() && other.leader) {
+      // Both name each other here, but its cluster no longer holds this server: removed, it joins again.
+      await this.joiner.joinThrough(other.leader.address);
+    } else if (this.joiner.inCluster()) {
+      // It is in a cluster whose configuration does not name this server, nor this one it: another
+      // cluster. One that names this server is a member removed from this cluster: add it back.
+      if (other.inCluster && !namesMe) throw serverError(`failed to join ${address}: it is a member of another cluster`);
       await this.rpc.leader.call('Cluster.AddServer', { id: other.id, address: other.address, ...(other.nonVoter ? { learner: true } : {}) });
     } else if (other.inCluster) {
       if (!other.leader) throw serverError(`failed to join ${address}: its cluster has no leader`);

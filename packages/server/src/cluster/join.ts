@@ -6,8 +6,9 @@
 import { isUnspecifiedHost, senderAddress, splitHostPort, type Caller, type RaftNode, type ServerInfo, type Transport } from '@registry/raft';
 import type { Logger } from '../agent/logger';
 import type { HelloReply, ServerFacts } from './server-info';
-import type { LeftMarker } from './left-marker';
+import type { Membership } from './membership';
 import { formingClusterConfiguration } from './forming-cluster';
+import { addServerOnce } from './add-server';
 
 const RETRY_MS = 1_000;
 const CALL_TIMEOUT_MS = 1_000;
@@ -22,8 +23,8 @@ export class Joiner {
     private readonly raft: RaftNode,
     private readonly transport: Transport,
     private readonly logger: Logger,
-    /** Set when this server left the cluster (`registry leave`); unset when it has joined again. */
-    private readonly left?: LeftMarker,
+    /** Whether this server left or was removed (membership.ts); cleared when it has joined again. */
+    private readonly membership?: Pick<Membership, 'isOut' | 'rejoined'>,
     /** The node name of a server in the configuration as the catalog holds it, when it does. */
     private readonly catalogNodeName: (id: string) => string | undefined = () => undefined,
   ) {
@@ -129,15 +130,16 @@ export class Joiner {
   /** Ask the leader at `address` to add this server (cluster.join); a server that had left is back. */
   async joinThrough(address: string): Promise<void> {
     await this.transport.call(address, 'cluster.join', this.self, CALL_TIMEOUT_MS * 5);
-    this.left?.clear();
+    this.membership?.rejoined();
   }
 
   /**
    * Whether this server is a member of a cluster: its own id is in the Raft configuration and it has
-   * not left. A server that left may still find itself in the configuration its log ends with.
+   * neither left nor been told by the leader that it was removed. A server that left or was removed
+   * may still find itself in the configuration its log ends with (membership.ts).
    */
   inCluster(): boolean {
-    return !this.left?.has() && this.raft.configuration().some((s) => s.id === this.self.id);
+    return !this.membership?.isOut() && this.raft.configuration().some((s) => s.id === this.self.id);
   }
 
   private onHello(from: ServerFacts): HelloReply {
@@ -167,7 +169,7 @@ export class Joiner {
     }
     const learner = member ? member.learner === true : from.nonVoter === true;
     const server: ServerInfo = learner ? { id: from.id, address: from.address, learner: true } : { id: from.id, address: from.address };
-    await this.raft.addServer(server);
+    await addServerOnce(this.raft, server);
     return true;
   }
 }

@@ -4,13 +4,16 @@
 // or when it answers that its Raft storage fails (a full disk: it takes no part in Raft until a
 // write succeeds again, so it must not look healthy), with that reason as the check's Output.
 // It writes only when something differs, so a quiet cluster writes nothing.
-import type { RaftNode, Transport } from '@registry/raft';
+import { joinHostPort, type RaftNode, type Transport } from '@registry/raft';
 import type { Command, RegisterRequest, Store } from '@registry/store';
 import type { LeaderDuty } from '../agent/leader-duties';
 import type { Logger } from '../agent/logger';
 import { hostOf, portOf, type InfoReply, type ServerFacts } from './server-info';
 import { ClockOffsets } from './clock-offsets';
 import { monotonicMs } from '../time';
+import type { Membership, RemovalNotice } from './membership';
+import { Readmission } from './readmission';
+import { DeadServerCleanup } from './dead-servers';
 
 const INTERVAL_MS = 1_000;
 const SEGMENT_META_KEY = 'registry-network-segment';
@@ -28,6 +31,12 @@ export const SERF_CHECK_ID = 'serfHealth';
 export const SERF_CHECK_NAME = 'Serf Health Status';
 const ALIVE = 'Agent alive and reachable';
 const DEAD = 'Agent not live or unreachable';
+/**
+ * The serfHealth output of a server that was force-left (or left): the replicated record that keeps
+ * the leader's reconciliation from adding it back (readmission.ts). A server that joins again is
+ * registered passing, which clears it.
+ */
+export const LEFT_OUTPUT = 'Agent left the cluster';
 
 export class ServerHealth implements LeaderDuty {
   readonly name = 'server-health';
@@ -38,6 +47,11 @@ export class ServerHealth implements LeaderDuty {
   private restored = false;
   private readonly facts = new Map<string, ServerFacts>();
   private readonly failures = new Map<string, number>();
+  /** When each server's pings started going unanswered (monotonicMs()), for autopilot's dead server cleanup. */
+  private readonly unansweredSince = new Map<string, number>();
+  /** Adds back servers removed while alive (readmission.ts). */
+  readonly readmission: Readmission;
+  private readonly deadServers: DeadServerCleanup;
   /** Each server's wall clock against this leader's, from the pings (empty while not leading). */
   readonly clockOffsets: ClockOffsets;
 
@@ -48,9 +62,25 @@ export class ServerHealth implements LeaderDuty {
     private readonly transport: Transport,
     private readonly apply: (cmd: Command) => Promise<unknown>,
     private readonly logger: Logger,
+    /** This server's own standing (told by the leader when it was removed); absent in tests of the leader alone. */
+    private readonly membership?: Membership,
   ) {
-    transport.handle('cluster.info', () => this.info());
+    transport.handle('cluster.info', (body) => {
+      // The leader's ping says whether its configuration holds this server (membership.ts).
+      const ping = body as { notice?: RemovalNotice; member?: { leader: string; term: number } } | null;
+      if (ping?.notice) this.membership?.noticed(ping.notice);
+      else if (ping?.member) this.membership?.confirmed(ping.member);
+      return this.info();
+    });
     this.clockOffsets = new ClockOffsets(logger, monotonicMs);
+    this.readmission = new Readmission({ self, raft, store, transport, logger, markedLeft: (node) => this.markedLeft(node) });
+    this.deadServers = new DeadServerCleanup({
+      selfId: self.id, raft, store, logger,
+      unansweredForMs: (id) => {
+        const since = this.unansweredSince.get(id);
+        return since === undefined ? undefined : monotonicMs() - since;
+      },
+    });
   }
 
   /**
@@ -61,12 +91,14 @@ export class ServerHealth implements LeaderDuty {
   info(): InfoReply {
     const fault = this.raft.storageFault();
     const wallMs = Date.now();
-    return fault?.kind === 'log' ? { ...this.self, storageFault: fault.message, wallMs } : { ...this.self, wallMs };
+    const left = this.membership?.hasLeft() ? { left: true } : {};
+    return fault?.kind === 'log' ? { ...this.self, storageFault: fault.message, wallMs, ...left } : { ...this.self, wallMs, ...left };
   }
 
   start(): void {
     this.stop();
     this.failures.clear();
+    this.unansweredSince.clear();
     this.watchRestores();
     const loop = async () => {
       if (this.raft.leaderReady() && !this.running) {
@@ -77,6 +109,9 @@ export class ServerHealth implements LeaderDuty {
             await this.reapForeignServers();
           }
           await this.reconcile();
+          // Membership (issue #35): removed servers that are alive come back; dead ones go when a quorum allows.
+          await this.readmission.pass();
+          await this.deadServers.pass();
         } catch (err) {
           this.logger.debug({ err: (err as Error).message }, 'server health reconcile failed');
         } finally {
@@ -133,27 +168,54 @@ export class ServerHealth implements LeaderDuty {
         else {
           try {
             const sentWall = Date.now();
-            reply = (await this.transport.call(server.address, 'cluster.info', null, PING_TIMEOUT_MS)) as InfoReply;
+            const member = { leader: this.self.id, term: this.raft.term() };
+            reply = (await this.transport.call(server.address, 'cluster.info', { member }, PING_TIMEOUT_MS)) as InfoReply;
             if (typeof reply.wallMs === 'number') this.clockOffsets.observe(server.id, reply.node, server.address, sentWall, Date.now(), reply.wallMs);
           } catch {
             reply = undefined;
           }
         }
         if (reply) {
-          const { storageFault, wallMs: _wall, ...facts } = reply;
+          const { storageFault, wallMs: _wall, left: _left, ...facts } = reply;
           this.failures.set(server.id, 0);
+          this.unansweredSince.delete(server.id);
           this.facts.set(server.id, facts);
           if (storageFault) await this.ensure(facts, 'critical', storageFault);
           else await this.ensure(facts, 'passing');
         } else {
           const n = (this.failures.get(server.id) ?? 0) + 1;
           this.failures.set(server.id, n);
+          if (!this.unansweredSince.has(server.id)) this.unansweredSince.set(server.id, monotonicMs());
           // A leader elected while a server was down never pinged it: the catalog remembers it.
           const known = this.facts.get(server.id) ?? this.fromCatalog(server.id, server.address);
           if (known && n >= FAILURES_BEFORE_CRITICAL) await this.ensure(known, 'critical');
         }
       }),
     );
+  }
+
+  /** Whether the catalog marks server node `node` as left (force-leave). */
+  markedLeft(node: string): boolean {
+    const check = this.store.healthNode(node).value.find((c) => c.CheckID === SERF_CHECK_ID);
+    return check?.Status === 'critical' && check.Output === LEFT_OUTPUT;
+  }
+
+  /**
+   * Force-leave on the leader: server `id` is taken out of the configuration and its catalog node
+   * marked left, so that no leader adds it back on its own (readmission.ts); it returns through
+   * `join`. Idempotent: a server already out is only marked.
+   */
+  async forceLeave(id: string): Promise<void> {
+    this.readmission.keepOut(id);
+    const address = this.raft.configuration().find((s) => s.id === id)?.address;
+    await this.raft.removeServer(id);
+    const entry = this.store.catalogNode(id).value;
+    const node = entry?.Node;
+    if (!entry || !node || node.ID !== id) return;
+    const facts = this.fromCatalog(id, address ?? joinHostPort(node.Address, entry.Services['registry']?.Port ?? 0));
+    if (!facts || this.markedLeft(node.Node)) return;
+    this.logger.info({ node: node.Node, id }, 'server force-left: marked left, it is not added back until it joins again');
+    await this.apply({ type: 'catalog.register', req: registration(facts, 'critical', LEFT_OUTPUT) });
   }
 
   private fromCatalog(id: string, address: string): ServerFacts | undefined {

@@ -26,6 +26,11 @@ export interface InfoReply extends ServerFacts {
    * (cluster/clock-offsets.ts); never used for a decision. Absent from older servers.
    */
   wallMs?: number;
+  /**
+   * This server has left (`leave` begun, or its left marker is set: cluster/membership.ts): the
+   * leader must not add it back on its own. Absent from older servers.
+   */
+  left?: boolean;
 }
 
 export interface HelloReply extends ServerFacts {

@@ -26,6 +26,7 @@ export const leaderCallAcl: { readonly [M in LeaderMethod]: LeaderCallRule<M> } 
   'Operator.AutopilotHealth': (a) => a.operatorRead(),
   'Cluster.AddServer': (a) => a.operatorWrite(),
   'Cluster.LeaveServer': (a) => a.operatorWrite(),
+  'Cluster.ForceLeaveServer': (a) => a.operatorWrite(),
   // Registers (or refreshes) a client's node: what writing that node in the catalog needs.
   'Cluster.ClientHeartbeat': (a, facts) => a.nodeWrite(facts.node),
   // force-leave (operator:write) or a client leaving with its agent token, which holds node:write

@@ -4,7 +4,7 @@
 // whichever server it entered. Writes to the state machine do not come here: they go through
 // Rpc.apply, which gives them request ids.
 import { NotLeaderError, type RaftNode, type Transport } from '@registry/raft';
-import { NO_LEADER, noLeader, serverError } from '../errors';
+import { NO_LEADER, noLeader, notAMember, serverError } from '../errors';
 import { errorOf, toEnvelope, type Envelope } from './envelope';
 import type { LeaderWait } from './leader-wait';
 import { noRpcObserver, type RpcObserver } from './observer';
@@ -38,6 +38,13 @@ export class LeaderCalls {
 
   setObserver(observer: RpcObserver): void {
     this.observer = observer;
+  }
+
+  /** Why this server is out of its cluster, or null (cluster/membership.ts): calls then fail at once. */
+  private outOfCluster: () => string | null = () => null;
+
+  refuseWhenOut(reason: () => string | null): void {
+    this.outOfCluster = reason;
   }
 
   /** Serve `method` whenever this server leads; while it does not, callers are told to find the leader. */
@@ -74,6 +81,8 @@ export class LeaderCalls {
   async call<M extends LeaderMethod>(method: M, args: LeaderArgs<M>, timeoutMs = CALL_TIMEOUT_MS, token?: string): Promise<Reply<M>> {
     const run = this.local.get(method);
     if (!run) throw serverError(`no leader method ${method}`);
+    const out = this.raft.isLeader() ? null : this.outOfCluster();
+    if (out) throw notAMember(out);
     const deadline = monotonicMs() + LEADER_WAIT_MS;
     for (;;) {
       if (this.raft.isLeader()) {

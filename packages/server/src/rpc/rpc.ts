@@ -10,7 +10,7 @@ import { NotLeaderError, RemoteError, RpcConnectionError, StorageFaultError, typ
 import type { Authorizer } from '@registry/acl';
 import { blockingQuery, effectiveWait, type QueryResult } from './blocking';
 import { settledRead } from './settled-read';
-import { NO_LEADER, badRequest, noLeader, outcomeUnknown, serverError } from '../errors';
+import { NO_LEADER, badRequest, noLeader, notAMember, outcomeUnknown, serverError } from '../errors';
 import type { QueryOptions } from './query-options';
 import { applyReadPolicy, type ReadEndpoint } from './read-endpoint';
 import { allowAllResolver, type AclResolver } from '../acl/authorization';
@@ -146,6 +146,25 @@ export class Rpc {
     this.remote = remote;
   }
 
+  /**
+   * Why this server is out of its cluster (removed, or left: cluster/membership.ts), or null. While
+   * it is, writes, leader calls and reads that need the leader fail at once saying so: no leader
+   * replicates to it, so waiting for one only turned every request into a 7 s hang (issue #35).
+   * Stale reads still answer from its own state, with X-Registry-KnownLeader false.
+   */
+  private outOfCluster: () => string | null = () => null;
+
+  refuseWhenOut(reason: () => string | null): void {
+    this.outOfCluster = reason;
+    this.leader.refuseWhenOut(reason);
+  }
+
+  private refuseIfOut(): void {
+    if (this.raft.isLeader()) return;
+    const out = this.outOfCluster();
+    if (out) throw notAMember(out);
+  }
+
   /** Where forwarded requests are logged at debug level (-log-level debug); silent until set. */
   private forwardLog: { debug(o: object, msg: string): void; isLevelEnabled(level: string): boolean } | undefined;
 
@@ -179,6 +198,7 @@ export class Rpc {
       id: options.requestId ?? this.requestIds.next(),
       resent: options.requestId !== undefined,
     };
+    this.refuseIfOut();
     const budget = options.budgetMs ?? WRITE_BUDGET_MS;
     // A write that entered a client agent brings what is left of the client's budget, less any time
     // this process was not reading (write-budget.ts); it gets no more than a write entering here.
@@ -260,6 +280,7 @@ export class Rpc {
         return { result: result as QueryResult<T>, meta: this.localMeta() };
       }
       case 'consistent': {
+        this.refuseIfOut();
         try {
           await this.raft.readBarrier(FORWARD_TIMEOUT_MS);
         } catch (err) {
@@ -270,6 +291,7 @@ export class Rpc {
         return { result: result as QueryResult<T>, meta: { knownLeader: true, lastContactMs: this.lastContact() } };
       }
       default: {
+        this.refuseIfOut();
         const req: ForwardedRead = { endpoint: name, args, token: opts.token, minIndex: opts.minIndex, waitMs: opts.waitMs };
         // A server whose log cannot be written applies nothing: it forwards rather than wait in vain.
         if (this.raft.isLeader() || !this.raft.leader() || this.raft.storageFault()?.kind === 'log') return this.readOnLeader<T>(req, signal);

@@ -2,7 +2,9 @@
 // committed at once, but the leader stepped down in the same Raft Ready that committed it and
 // failed every pending proposal before applying that Ready's entries, so the operator was told
 // `500 leadership lost while the command was in flight` for a removal that had happened (and
-// `Unknown peer` on a retry). Entries committed as leadership moves are answered as applied.
+// `Unknown peer` on a retry). Entries committed as leadership moves are answered as applied. The
+// removed leader, still alive and not left, is then added back by the new leader (issue #35, as
+// Consul's reconciliation does), so the cluster ends with three voters again.
 import { eventually } from '../support/wait';
 import { ClusterHarness } from './support/cluster-harness';
 
@@ -17,7 +19,7 @@ interface RaftConfiguration {
   Servers: { ID: string; Address: string; Leader: boolean }[];
 }
 
-test('removing the leader answers 200, and the other two go on as a cluster of two', async () => {
+test('removing the leader answers 200; another server leads, and the old leader, alive, is added back as Consul does', async () => {
   const c = (cluster = await ClusterHarness.start({ size: 3 }));
   const leader = await c.waitForLeader(60_000);
   const address = c.servers[leader].serverAddress;
@@ -25,16 +27,19 @@ test('removing the leader answers 200, and the other two go on as a cluster of t
   expect(`${r.status} ${r.body}`).toBe('200 ');
   const others = [0, 1, 2].filter((i) => i !== leader);
   let conf: RaftConfiguration | undefined;
+  // Another server leads (the removed one stepped down as its removal committed), and — issue #35 —
+  // the new leader's reconciliation adds the removed server back, alive and not left, as a voter.
   const settled = await eventually(async () => {
     for (const i of others) {
       const a = await c.http(i, 'GET', '/v1/operator/raft/configuration', undefined, { timeoutMs: 2_000 });
       if (a.status !== 200) return false;
       conf = a.json<RaftConfiguration>();
-      if (conf.Servers.length !== 2 || conf.Servers.some((s) => s.Address === address) || !conf.Servers.some((s) => s.Leader)) return false;
+      const newLeader = conf.Servers.find((s) => s.Leader);
+      if (!newLeader || newLeader.Address === address || conf.Servers.length !== 3 || !conf.Servers.some((s) => s.Address === address)) return false;
     }
     return true;
-  }, 20_000);
-  if (!settled) throw new Error(`the two remaining servers did not settle: ${JSON.stringify(conf)}\n${c.diagnostics()}`);
+  }, 30_000);
+  if (!settled) throw new Error(`the cluster did not settle: ${JSON.stringify(conf)}\n${c.diagnostics()}`);
   const w = await c.http(others[0], 'PUT', '/v1/kv/after-leader-removed', 'x', { timeoutMs: 10_000 });
   expect(w.body).toBe('true');
 });

@@ -1,0 +1,24 @@
+// Adding a server as one idempotent step. The leader's reconciliation (readmission.ts), a `join`
+// from either side and a server's own join may add the same server at about the same moment, and
+// Raft takes one configuration change at a time (the second is refused: "already in progress"). A
+// server already in the configuration with that address and role is done; an add refused because
+// another change is under way is tried again once that one has had time to commit.
+import type { RaftNode, ServerInfo } from '@registry/raft';
+import { monotonicMs } from '../time';
+
+const RETRY_MS = 100;
+
+export async function addServerOnce(raft: RaftNode, server: ServerInfo, waitMs = 5_000): Promise<void> {
+  const deadline = monotonicMs() + waitMs;
+  for (;;) {
+    const have = raft.configuration().find((s) => s.id === server.id);
+    if (have && have.address === server.address && (have.learner === true) === (server.learner === true)) return;
+    try {
+      await raft.addServer(server);
+      return;
+    } catch (err) {
+      if (!/already in progress/.test((err as Error).message) || monotonicMs() >= deadline) throw err;
+    }
+    await new Promise((r) => setTimeout(r, RETRY_MS));
+  }
+}

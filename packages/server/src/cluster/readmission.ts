@@ -1,0 +1,84 @@
+// The leader adds back a server that was removed while alive and has not left (issue #35, finding
+// 3), as Consul's leader does: its reconcile loop sees a serf member that is alive, is a server and
+// is not in the Raft configuration, and adds it (leader.go handleAliveMember → joinConsulServer).
+// Without gossip the members the leader knows of are the servers' catalog nodes (server-health.ts
+// keeps them, and keeps a removed server's node, listed as left by /v1/agent/members): each pass
+// pings every such node that is not in the configuration (`cluster.info`, with a RemovalNotice, so
+// that it knows it is out: membership.ts) and adds the first that answers with the same id and has
+// not left. A server that left (`leave`: it says so itself) or was force-left (its serfHealth holds
+// LEFT_OUTPUT: replicated, so a new leader knows too) is not added back; it returns through `join`.
+import type { RaftNode, Transport } from '@registry/raft';
+import { joinHostPort } from '@registry/raft';
+import type { Store } from '@registry/store';
+import type { Logger } from '../agent/logger';
+import { monotonicMs } from '../time';
+import { addServerOnce } from './add-server';
+import type { RemovalNotice } from './membership';
+import type { InfoReply, ServerFacts } from './server-info';
+
+const PING_TIMEOUT_MS = 800;
+/** A removed server that does not answer is asked again after 2, 4, … up to this many ms. */
+const MAX_BACKOFF_MS = 60_000;
+/** How long a force-leave keeps a server out before its replicated left mark is certain to be written. */
+const KEEP_OUT_MS = 30_000;
+
+export interface ReadmissionDeps {
+  self: ServerFacts;
+  raft: RaftNode;
+  store: Store;
+  transport: Transport;
+  logger: Logger;
+  /** Whether the catalog marks server node `node` as left (force-leave): server-health.ts. */
+  markedLeft(node: string): boolean;
+}
+
+export class Readmission {
+  private readonly unanswered = new Map<string, { misses: number; nextAt: number }>();
+  /** Servers being force-left by this leader, until their left mark is in the catalog (monotonic deadline). */
+  private readonly keptOut = new Map<string, number>();
+
+  constructor(private readonly d: ReadmissionDeps) {}
+
+  /** A force-leave under way on this leader: never add `id` back while its left mark is being written. */
+  keepOut(id: string): void {
+    this.keptOut.set(id, monotonicMs() + KEEP_OUT_MS);
+  }
+
+  /** One pass: tell every known removed server that it is out; add back the first one alive that has not left. */
+  async pass(): Promise<void> {
+    const { raft, store, self } = this.d;
+    const members = new Set(raft.configuration().map((s) => s.id));
+    const now = monotonicMs();
+    for (const [id, until] of this.keptOut) if (until <= now) this.keptOut.delete(id);
+    // Never this leader itself: one whose own removal is appended but not yet committed steps down once it is.
+    const removed = store.catalogService('registry').value.filter((s) => s.ServiceID === 'registry' && s.ID && s.ID !== self.id && !members.has(s.ID) && s.Datacenter === self.datacenter);
+    const replies = await Promise.all(
+      removed.map(async (s) => {
+        const id = s.ID as string;
+        const wait = this.unanswered.get(id);
+        if (wait && wait.nextAt > now) return null;
+        const left = this.keptOut.has(id) || this.d.markedLeft(s.Node);
+        const notice: RemovalNotice = { leader: self.id, term: raft.term(), left };
+        const address = joinHostPort(s.Address, s.ServicePort);
+        try {
+          const reply = (await this.d.transport.call(address, 'cluster.info', { notice }, PING_TIMEOUT_MS)) as InfoReply;
+          this.unanswered.delete(id);
+          return { id, address, left, reply };
+        } catch {
+          const misses = (wait?.misses ?? 0) + 1;
+          this.unanswered.set(id, { misses, nextAt: monotonicMs() + Math.min(MAX_BACKOFF_MS, 1_000 * 2 ** misses) });
+          return null;
+        }
+      }),
+    );
+    for (const r of replies) {
+      if (!r || r.left || r.reply.left || r.reply.id !== r.id || r.reply.datacenter !== self.datacenter) continue;
+      // Still a leader of the same term with the server still out (the pings took a while).
+      if (!raft.isLeader() || raft.configuration().some((s) => s.id === r.id)) return;
+      this.d.logger.info({ id: r.id, node: r.reply.node, address: r.address }, 'adding back a server that was removed while alive and has not left');
+      // At the address it was reached at; a non-voter comes back as one. One change per pass.
+      await addServerOnce(raft, { id: r.id, address: r.address, ...(r.reply.nonVoter ? { learner: true } : {}) });
+      return;
+    }
+  }
+}

@@ -1,0 +1,99 @@
+// Issue #35, finding 3: a follower removed with `DELETE /v1/operator/raft/peer` while it runs never
+// sees its removal (the leader stops replicating to it first), so it went on believing it was a
+// member: `join` on it answered 200 and did nothing, `join` on the leader answered `500 it is a
+// member of another cluster`, and it answered reads `No cluster leader` and held writes for 7 s,
+// for good. As Consul's, the leader now adds back a removed server that is alive and has not left,
+// on its own; `join` works from either side; and `force-leave` keeps a server out until it joins.
+import { eventually, sleep } from '../support/wait';
+import { ClusterHarness } from './support/cluster-harness';
+
+jest.setTimeout(170_000);
+
+let cluster: ClusterHarness | undefined;
+afterEach(async () => {
+  await cluster?.stop();
+});
+
+interface RaftConfiguration {
+  Servers: { ID: string; Node: string; Address: string; Leader: boolean; Voter: boolean }[];
+}
+
+test('a removed follower is a voter again within seconds on its own; force-leave keeps it out; join from either side brings it back', async () => {
+  const c = (cluster = await ClusterHarness.start({ size: 3 }));
+  await c.waitForLeader(60_000);
+  const leaderNow = async (): Promise<number> => c.waitForLeader(20_000);
+  const leader = await leaderNow();
+  const f = (leader + 1) % 3;
+  const fAddress = c.servers[f].serverAddress;
+  const voters = async (): Promise<string[]> => {
+    const r = await c.http(await leaderNow(), 'GET', '/v1/operator/raft/configuration', undefined, { timeoutMs: 3_000 });
+    return r.json<RaftConfiguration>().Servers.filter((s) => s.Voter).map((s) => s.Address).sort();
+  };
+  const all = c.servers.map((s) => s.serverAddress).sort();
+  const isVoter = async () => (await voters()).includes(fAddress);
+  const isOut = async () => JSON.stringify(await voters()) === JSON.stringify(all.filter((a) => a !== fAddress));
+  const writeThroughF = async (key: string) => (await c.http(f, 'PUT', `/v1/kv/${key}`, 'v', { timeoutMs: 10_000 })).body === 'true';
+  const fail = (what: string) => new Error(`${what}\n${c.diagnostics(40)}`);
+  // The leader knows its servers through their catalog nodes, registered within a second or two.
+  if (!(await eventually(async () => (await c.http(leader, 'GET', `/v1/catalog/node/${c.servers[f].node}`)).status === 200 && (await voters()).length === 3, 20_000))) throw fail('the cluster did not form');
+
+  // 1. Removed while it runs: back as a voter on its own, and writes through it commit.
+  let r = await c.http(leader, 'DELETE', `/v1/operator/raft/peer?address=${fAddress}`, undefined, { timeoutMs: 15_000 });
+  expect(`${r.status} ${r.body}`).toBe('200 ');
+  const removedAt = Date.now();
+  if (!(await eventually(isVoter, 20_000, 200))) throw fail('the removed follower was not added back');
+  const backAfterMs = Date.now() - removedAt;
+  expect(backAfterMs).toBeLessThan(20_000);
+  expect(await eventually(() => writeThroughF('after-readmission'), 20_000, 300)).toBe(true);
+
+  // 2. Removed again, and joined at once from its own side toward the leader: 200, a voter.
+  r = await c.http(await leaderNow(), 'DELETE', `/v1/operator/raft/peer?address=${fAddress}`, undefined, { timeoutMs: 15_000 });
+  expect(r.status).toBe(200);
+  r = await c.http(f, 'PUT', `/v1/agent/join/${c.servers[await leaderNow()].serverAddress}`, undefined, { timeoutMs: 20_000 });
+  expect(`${r.status} ${r.body}`).toBe('200 ');
+  expect(await eventually(isVoter, 10_000, 200)).toBe(true);
+
+  // 3. force-leave keeps it out: not added back, and it says why at once instead of hanging.
+  r = await c.http(await leaderNow(), 'PUT', `/v1/agent/force-leave/${c.servers[f].node}`, undefined, { timeoutMs: 15_000 });
+  expect(r.status).toBe(200);
+  if (!(await eventually(isOut, 10_000, 200))) throw fail('force-leave did not take the server out');
+  // Give the leader's reconciliation (every second) many chances to add it back.
+  await sleep(6_000);
+  expect(await isOut()).toBe(true);
+  let told = false;
+  for (let i = 0; i < 50 && !told; i++) {
+    const t0 = Date.now();
+    const w = await c.http(f, 'PUT', '/v1/kv/while-out', 'v', { timeoutMs: 10_000 });
+    told = w.status === 500 && /left the cluster/.test(w.body) && Date.now() - t0 < 2_000;
+    if (!told) await sleep(200);
+  }
+  expect(told).toBe(true);
+  const read = await c.http(f, 'GET', '/v1/kv/after-readmission', undefined, { timeoutMs: 10_000 });
+  expect(read.status).toBe(500);
+  expect(read.body).toMatch(/left the cluster/);
+  const members = (await c.http(await leaderNow(), 'GET', '/v1/agent/members')).json<{ Name: string; Status: number }[]>();
+  expect(members.find((m) => m.Name === c.servers[f].node)?.Status).toBe(3);
+
+  // 4. join on the force-left server toward the leader brings it back.
+  r = await c.http(f, 'PUT', `/v1/agent/join/${c.servers[await leaderNow()].serverAddress}`, undefined, { timeoutMs: 20_000 });
+  expect(`${r.status} ${r.body}`).toBe('200 ');
+  expect(await eventually(isVoter, 10_000, 200)).toBe(true);
+  expect(await eventually(() => writeThroughF('after-join-from-removed'), 20_000, 300)).toBe(true);
+
+  // 5. force-leave again; join on the leader toward it brings it back too.
+  r = await c.http(await leaderNow(), 'PUT', `/v1/agent/force-leave/${c.servers[f].node}`, undefined, { timeoutMs: 15_000 });
+  expect(r.status).toBe(200);
+  if (!(await eventually(isOut, 10_000, 200))) throw fail('the second force-leave did not take the server out');
+  await sleep(3_000);
+  expect(await isOut()).toBe(true);
+  const l = await leaderNow();
+  r = await c.http(l, 'PUT', `/v1/agent/join/${fAddress}`, undefined, { timeoutMs: 20_000 });
+  expect(`${r.status} ${r.body}`).toBe('200 ');
+  expect(await eventually(isVoter, 10_000, 200)).toBe(true);
+  expect(await eventually(() => writeThroughF('after-join-from-leader'), 20_000, 300)).toBe(true);
+  // Still a member after a restart (its left marker is gone).
+  await c.kill(f, 'SIGTERM');
+  await c.restart(f);
+  expect(await eventually(() => writeThroughF('after-restart'), 30_000, 300)).toBe(true);
+  expect(await voters()).toEqual(all);
+});
