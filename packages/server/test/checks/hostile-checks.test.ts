@@ -3,23 +3,14 @@
 // the next start, when what was persisted is loaded again. One real `registry agent -server`
 // process, fed hostile definitions through the HTTP API and its config file; after each round it
 // must be alive, serve reads and writes, and show each hostile check critical with the reason.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startAgentProc, whenReady, type AgentProc } from '../lifecycle/agent-process';
+import { writeFileSync } from 'node:fs';
+import { persistingServer } from '../lifecycle/agent-process';
 import { eventually, sleep } from '../support/wait';
 
 jest.setTimeout(120_000);
 
-const dir = mkdtempSync(join(tmpdir(), 'registry-hostile-'));
-const dataDir = join(dir, 'data');
-const configFile = join(dir, 'agent.json');
-let agent: AgentProc | undefined;
-
-afterAll(async () => {
-  await agent?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const server = persistingServer('registry-hostile-', 'hostile', { configFile: true });
+const { configFile } = server;
 
 interface Answer {
   status: number;
@@ -27,7 +18,7 @@ interface Answer {
 }
 
 async function call(method: string, path: string, body?: unknown): Promise<Answer> {
-  const res = await fetch(`${agent!.url}${path}`, {
+  const res = await fetch(`${server.agent!.url}${path}`, {
     method,
     body: body === undefined ? undefined : typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
     signal: AbortSignal.timeout(10_000),
@@ -39,14 +30,13 @@ async function checks(): Promise<Record<string, { Status: string; Output: string
   return JSON.parse((await call('GET', '/v1/agent/checks')).text);
 }
 
-async function start(): Promise<void> {
-  agent = await startAgentProc(['-server', '-bootstrap-expect', '1', '-node', 'hostile', '-data-dir', dataDir, '-config-file', configFile], join(dir, 'agent.log'));
-  await whenReady(agent, 'hostile');
-}
+const start = async (): Promise<void> => {
+  await server.start();
+};
 
 /** The process is up and serves a write and a read of it. */
 async function expectServing(round: string): Promise<void> {
-  expect({ round, exitCode: agent!.child.exitCode, signal: agent!.child.signalCode }).toEqual({ round, exitCode: null, signal: null });
+  expect({ round, exitCode: server.agent!.child.exitCode, signal: server.agent!.child.signalCode }).toEqual({ round, exitCode: null, signal: null });
   const key = `hostile/${round}`;
   expect(await call('PUT', `/v1/kv/${key}`, round)).toEqual({ status: 200, text: 'true' });
   const read = await call('GET', `/v1/kv/${key}?raw`);
@@ -141,10 +131,10 @@ test('hostile check definitions leave the agent up, the checks critical with the
   // The proxies' failures are counted and the agent keeps retrying them with a backoff.
   const metrics = (await call('GET', '/v1/agent/metrics?format=prometheus')).text;
   expect(metrics).toMatch(/registry_runner_failures_total\{runner="managed-proxy"\} [1-9]/);
-  expect(agent!.log()).toMatch(/managed-proxy ghost-proxy failed.*ENOENT/);
+  expect(server.agent!.log()).toMatch(/managed-proxy ghost-proxy failed.*ENOENT/);
 
   // The same after a restart: what was persisted loads, runs and fails the same way.
-  await agent!.stop();
+  await server.agent!.stop();
   await start();
   expect(await eventually(allCritical, 20_000, 250)).toBe(true);
   now = await checks();
@@ -153,5 +143,5 @@ test('hostile check definitions leave the agent up, the checks critical with the
   await sleep(1_500);
   await expectServing('restarted');
   expect(JSON.parse((await call('GET', '/v1/agent/services')).text)).toHaveProperty('keep');
-  expect(agent!.log()).not.toMatch(/BUG:/);
+  expect(server.agent!.log()).not.toMatch(/BUG:/);
 });

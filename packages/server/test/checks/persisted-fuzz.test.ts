@@ -6,28 +6,18 @@
 // writes. Bounded: 3 batches of 15 requests, no shrinking (each run restarts an agent); fast-check
 // prints the seed of a failing run.
 import fc from 'fast-check';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAgentProc, whenReady, type AgentProc } from '../lifecycle/agent-process';
+import { persistingServer } from '../lifecycle/agent-process';
 import { eventually } from '../support/wait';
 
 jest.setTimeout(180_000);
 
-const dir = mkdtempSync(join(tmpdir(), 'registry-persist-fuzz-'));
-const dataDir = join(dir, 'data');
-const configFile = join(dir, 'agent.json');
-let agent: AgentProc | undefined;
-
-afterAll(async () => {
-  await agent?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-async function start(): Promise<void> {
-  agent = await startAgentProc(['-server', '-bootstrap-expect', '1', '-node', 'fuzzed', '-data-dir', dataDir, '-config-file', configFile], join(dir, 'agent.log'));
-  await whenReady(agent, 'fuzzed');
-}
+const server = persistingServer('registry-persist-fuzz-', 'fuzzed', { configFile: true });
+const { dataDir, configFile } = server;
+const start = async (): Promise<void> => {
+  await server.start();
+};
 
 // Most values are ones Consul accepts (so that much is persisted), hostile where they only matter
 // when the check runs; the values Consul refuses at registration come less often.
@@ -80,8 +70,8 @@ const request = fc.oneof(
 );
 
 async function state(): Promise<{ services: string[]; checks: string[] }> {
-  const services = Object.keys((await (await fetch(`${agent!.url}/v1/agent/services`)).json()) as object).sort();
-  const checks = Object.keys((await (await fetch(`${agent!.url}/v1/agent/checks`)).json()) as object).sort();
+  const services = Object.keys((await (await fetch(`${server.agent!.url}/v1/agent/services`)).json()) as object).sort();
+  const checks = Object.keys((await (await fetch(`${server.agent!.url}/v1/agent/checks`)).json()) as object).sort();
   return { services, checks };
 }
 
@@ -102,7 +92,7 @@ test('every state the persisting endpoints accept starts again: same services an
     fc.asyncProperty(fc.array(request, { minLength: 15, maxLength: 15 }), async (requests) => {
       batch++;
       for (const { path, body } of requests) {
-        const res = await fetch(`${agent!.url}${path}`, { method: 'PUT', body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+        const res = await fetch(`${server.agent!.url}${path}`, { method: 'PUT', body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
         const text = await res.text();
         // A refusal is a 4xx that says why; anything else must be a plain success.
         const fine = res.status === 200 || (res.status >= 400 && res.status < 500 && text.trim().length > 0);
@@ -110,13 +100,13 @@ test('every state the persisting endpoints accept starts again: same services an
         if (res.status === 200) accepted++;
       }
       const before = await state();
-      await agent!.stop();
+      await server.agent!.stop();
       await start();
       const restored = await eventually(async () => JSON.stringify(await state()) === JSON.stringify(before), 20_000, 200);
       if (!restored) throw new Error(`batch ${batch}: after a restart ${JSON.stringify(await state())}, before ${JSON.stringify(before)}`);
       expect(setAside()).toEqual([]);
-      expect(agent!.child.exitCode).toBeNull();
-      expect((await fetch(`${agent!.url}/v1/kv/fuzz/${batch}`, { method: 'PUT', body: 'ok' })).status).toBe(200);
+      expect(server.agent!.child.exitCode).toBeNull();
+      expect((await fetch(`${server.agent!.url}/v1/kv/fuzz/${batch}`, { method: 'PUT', body: 'ok' })).status).toBe(200);
     }),
     { numRuns: 3, endOnFailure: true },
   );
@@ -124,5 +114,5 @@ test('every state the persisting endpoints accept starts again: same services an
   // About a third is, varying with the random cases (a CI run saw 14 of 45): the bound is set
   // where a run of fair cases does not fall below it, but a generator that only makes refusals does.
   expect(accepted).toBeGreaterThanOrEqual(6);
-  expect(agent!.log()).not.toMatch(/BUG:/);
+  expect(server.agent!.log()).not.toMatch(/BUG:/);
 });

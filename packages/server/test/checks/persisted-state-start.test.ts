@@ -2,28 +2,16 @@
 // (issue 35): a persisted service or check definition that no longer parses, has the wrong shape
 // or no longer registers is skipped with a logged reason and renamed to `<file>.bad`, and the
 // agent starts with everything else. A real server process on a data dir prepared by a first run.
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAgentProc, whenReady, type AgentProc } from '../lifecycle/agent-process';
+import { persistingServer, type AgentProc } from '../lifecycle/agent-process';
 import { eventually } from '../support/wait';
 
 jest.setTimeout(90_000);
 
-const dir = mkdtempSync(join(tmpdir(), 'registry-persisted-'));
-const dataDir = join(dir, 'data');
-let agent: AgentProc | undefined;
-
-afterAll(async () => {
-  await agent?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-async function start(): Promise<AgentProc> {
-  agent = await startAgentProc(['-server', '-bootstrap-expect', '1', '-node', 'persisted', '-data-dir', dataDir], join(dir, 'agent.log'));
-  await whenReady(agent, 'persisted');
-  return agent;
-}
+const server = persistingServer('registry-persisted-', 'persisted');
+const { dataDir } = server;
+const start = (): Promise<AgentProc> => server.start();
 
 const put = async (a: AgentProc, path: string, body: unknown) => (await fetch(`${a.url}${path}`, { method: 'PUT', body: JSON.stringify(body) })).status;
 const getJson = async (a: AgentProc, path: string) => (await (await fetch(`${a.url}${path}`)).json()) as Record<string, unknown>;

@@ -9,65 +9,39 @@
 //     deadline fixed on the entering server's clock and checked on the leader's refused them all
 //     with `request expired before it reached the leader`).
 // Skipped, saying why, where libfaketime cannot be loaded into Node.
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { TcpTransport } from '@registry/raft';
-import { eventually } from '../support/wait';
+import { FakeClock, libfaketime } from '../support/fake-clock';
+import { makeLeader as transferTo } from '../time/support/skewed-leader-rounds';
 import { ClusterHarness } from './support/cluster-harness';
 
 jest.setTimeout(180_000);
 
-const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1'].find((p) => existsSync(p));
+const lib = libfaketime();
+if ('missing' in lib) console.log(`SKIPPED: ${lib.missing}`);
+const withSkew = 'path' in lib ? test : test.skip;
 
+let clockDir: string | undefined;
 /** A process whose wall clock is `offset` (libfaketime's syntax: `+10m`, `-1h`) off, its monotonic clock not. */
-function skewed(offset: string): Record<string, string> {
-  return { LD_PRELOAD: LIBFAKETIME ?? '', FAKETIME: offset, FAKETIME_DONT_FAKE_MONOTONIC: '1' };
+function skewed(name: string, offset: string): Record<string, string> {
+  clockDir ??= mkdtempSync(join(tmpdir(), 'registry-clocks-'));
+  return new FakeClock((lib as { path: string }).path, join(clockDir, name), offset).env;
 }
-
-/** Why the clocks cannot be skewed here, or undefined when Node under libfaketime sees a skewed Date.now() and a true monotonic clock. */
-function faketimeMissing(): string | undefined {
-  if (!LIBFAKETIME) return 'libfaketime is not installed (Debian package libfaketime)';
-  const script = 'const w=Date.now(),m=performance.now(),h=process.hrtime.bigint();setTimeout(()=>console.log(JSON.stringify({wall:w,wallRan:Date.now()-w,mono:performance.now()-m,hr:Number(process.hrtime.bigint()-h)/1e6})),300)';
-  const before = Date.now();
-  const probe = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, ...skewed('+10m') }, encoding: 'utf8', timeout: 20_000 });
-  try {
-    const seen = JSON.parse(probe.stdout) as { wall: number; wallRan: number; mono: number; hr: number };
-    const skew = seen.wall - before;
-    if (!(skew > 9 * 60_000 && skew < 11 * 60_000)) return `Node under libfaketime did not see a +10 min wall clock (off by ${skew} ms)`;
-    if (!(seen.mono >= 250 && seen.mono < 5_000 && seen.hr >= 250 && seen.hr < 5_000)) return `libfaketime moved Node's monotonic clock (${seen.mono} ms, ${seen.hr} ms for a 300 ms timer)`;
-    return undefined;
-  } catch {
-    return `libfaketime could not be loaded into Node: ${probe.stderr || probe.error?.message || probe.stdout}`;
-  }
-}
-
-const missing = faketimeMissing();
-if (missing) console.log(`SKIPPED: ${missing}`);
-const withSkew = missing ? test.skip : test;
 
 let cluster: ClusterHarness;
 let transport: TcpTransport | undefined;
 afterEach(async () => {
   await transport?.close();
   await cluster?.stop();
+  if (clockDir) rmSync(clockDir, { recursive: true, force: true });
+  clockDir = undefined;
 });
-
-/** The raft id of server i (for a leadership transfer). */
-async function raftId(i: number): Promise<string> {
-  const config = (await cluster.http(i, 'GET', '/v1/operator/raft/configuration')).json<{ Servers: { ID: string; Node: string }[] }>();
-  const id = config.Servers.find((s) => s.Node === `s${i}`)?.ID;
-  if (!id) throw new Error(`s${i} is not in the Raft configuration`);
-  return id;
-}
 
 /** Leadership moved to server i, and i has taken up its duties (its first own entries). */
 async function makeLeader(i: number): Promise<void> {
-  const id = await raftId(i);
-  const moved = await eventually(async () => {
-    if ((await cluster.leader()) !== i) await cluster.http(i, 'POST', `/v1/operator/raft/transfer-leader?id=${id}`, undefined, { timeoutMs: 10_000 });
-    return (await cluster.leader()) === i;
-  }, 60_000, 500);
-  if (!moved) throw new Error(`s${i} did not become leader\n${cluster.diagnostics()}`);
+  await transferTo(cluster, i);
   // A write it proposes itself: its stamp is the one that aged the window out.
   expect((await cluster.http(i, 'PUT', `/v1/kv/led-by/s${i}`, 'x', { timeoutMs: 10_000 })).body).toBe('true');
 }
@@ -86,7 +60,7 @@ async function create(server: number, key: string, requestId: string): Promise<{
 }
 
 withSkew('a leader 10 minutes ahead answers re-sent creates from the window, and writes through followers 1 h behind or on time are not refused as expired', async () => {
-  cluster = await ClusterHarness.start({ size: 3, envFor: (i) => (i === 0 ? skewed('+10m') : i === 1 ? skewed('-1h') : {}) });
+  cluster = await ClusterHarness.start({ size: 3, envFor: (i) => (i === 0 ? skewed('s0', '+10m') : i === 1 ? skewed('s1', '-1h') : {}) });
   let leader = await cluster.waitForLeader(60_000);
   // The servers really run on those clocks (Node's HTTP Date header is its wall clock).
   const dateOf = async (i: number) => Date.parse(String((await cluster.http(i, 'GET', '/v1/status/leader')).headers.date));

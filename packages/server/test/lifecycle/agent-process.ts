@@ -2,7 +2,9 @@
 // flags a test gives (no -log-level, so config files decide it), its output kept in a file, and
 // stopped by its own PID only.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CLI, freePort } from '../support/processes';
 import { eventually } from '../support/wait';
 
@@ -51,4 +53,47 @@ export async function whenReady(a: AgentProc, node: string, token?: string): Pro
   const headers: Record<string, string> = token ? { 'X-Registry-Token': token } : {};
   const ok = await eventually(async () => (await fetch(`${a.url}/v1/catalog/node/${node}`, { headers })).status === 200 && (await (await fetch(`${a.url}/v1/catalog/node/${node}`, { headers })).json()) !== null, 45_000);
   if (!ok) throw new Error(`agent never became ready:\n${a.log().slice(-3000)}`);
+}
+
+/** A server agent whose data dir outlives its restarts (persistingServer). */
+export interface PersistingServer {
+  /** The temporary folder: the data dir, the config file and the log are in it. */
+  dir: string;
+  dataDir: string;
+  /** `<dir>/agent.json`, passed with -config-file when asked for (the test writes it). */
+  configFile: string;
+  /** The agent last started (undefined before the first start). */
+  readonly agent: AgentProc | undefined;
+  /** Starts the agent on the data dir and waits until it is ready. */
+  start(): Promise<AgentProc>;
+}
+
+/**
+ * One `registry agent -server -bootstrap-expect 1` named `node`, started and restarted on one data
+ * dir in a temporary folder, stopped and removed after the file's tests (a jest afterAll): the
+ * setup of the tests that restart an agent on what it persisted.
+ */
+export function persistingServer(prefix: string, node: string, opts: { configFile?: boolean } = {}): PersistingServer {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const dataDir = join(dir, 'data');
+  const configFile = join(dir, 'agent.json');
+  let agent: AgentProc | undefined;
+  afterAll(async () => {
+    await agent?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    dir,
+    dataDir,
+    configFile,
+    get agent() {
+      return agent;
+    },
+    async start() {
+      const config = opts.configFile ? ['-config-file', configFile] : [];
+      agent = await startAgentProc(['-server', '-bootstrap-expect', '1', '-node', node, '-data-dir', dataDir, ...config], join(dir, 'agent.log'));
+      await whenReady(agent, node);
+      return agent;
+    },
+  };
 }

@@ -3,23 +3,44 @@
 // every call (FAKETIME_NO_CACHE), with the monotonic clock left alone (FAKETIME_DONT_FAKE_MONOTONIC)
 // — only CLOCK_REALTIME moves, exactly the fault of issue #36.
 import { spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 
 const CANDIDATES = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/faketime/libfaketime.so.1'];
 
-/** The libfaketime library, or why a clock test cannot run here (it must then skip, saying so). */
+let probed: { path: string } | { missing: string } | undefined;
+
+/**
+ * The libfaketime library, or why a clock test cannot run here (it must then skip, saying so).
+ * Probed once per test file: Node under it must see the offset on Date.now() and must not see it
+ * on its monotonic clocks (performance.now() and process.hrtime, which the server's timers read).
+ */
 export function libfaketime(): { path: string } | { missing: string } {
+  probed ??= probe();
+  return probed;
+}
+
+function probe(): { path: string } | { missing: string } {
   const path = CANDIDATES.find((p) => existsSync(p));
   if (!path) return { missing: `libfaketime is not installed (apt-get install libfaketime); looked in ${CANDIDATES.join(', ')}` };
-  // Node must really see the offset on Date.now() and not on performance.now().
   const file = `/tmp/registry-fake-clock-probe-${process.pid}`;
   writeFileSync(file, '+10d\n');
-  const probe = spawnSync(process.execPath, ['-e', `console.log(Date.now() - ${Date.now()})`], {
-    env: { ...process.env, ...envFor(path, file) },
-    encoding: 'utf8',
-  });
-  const skew = Number(probe.stdout.trim());
-  if (!(skew > 9 * 86_400_000)) return { missing: `libfaketime at ${path} does not move Node's Date.now() (probe said ${probe.stdout.trim() || probe.stderr.trim()})` };
+  // A 300 ms timer, measured by each clock: the wall clock's offset shows, the monotonic ones run true.
+  const script =
+    'const w=Date.now(),m=performance.now(),h=process.hrtime.bigint();' +
+    'setTimeout(()=>console.log(JSON.stringify({wall:w,mono:performance.now()-m,hr:Number(process.hrtime.bigint()-h)/1e6})),300)';
+  const before = Date.now();
+  const run = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, ...envFor(path, file) }, encoding: 'utf8', timeout: 20_000 });
+  rmSync(file, { force: true });
+  let seen: { wall: number; mono: number; hr: number };
+  try {
+    seen = JSON.parse(run.stdout) as typeof seen;
+  } catch {
+    return { missing: `libfaketime at ${path} could not be loaded into Node: ${run.stderr.trim() || run.error?.message || run.stdout.trim()}` };
+  }
+  const skew = seen.wall - before;
+  if (!(skew > 9 * 86_400_000 && skew < 11 * 86_400_000)) return { missing: `libfaketime at ${path} does not move Node's Date.now() by +10 days (off by ${skew} ms)` };
+  const monotonic = (ms: number) => ms >= 250 && ms < 5_000;
+  if (!monotonic(seen.mono) || !monotonic(seen.hr)) return { missing: `libfaketime at ${path} moved Node's monotonic clock (${seen.mono} ms by performance.now(), ${seen.hr} ms by hrtime, for a 300 ms timer)` };
   return { path };
 }
 

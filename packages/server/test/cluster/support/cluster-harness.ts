@@ -31,6 +31,8 @@ export interface ClusterOptions {
   proxied?: boolean;
   /** Appended to every server's command line. */
   extraArgs?: readonly string[];
+  /** Appended to server i's command line, after `extraArgs` (e.g. a `-config-file` of its own). */
+  argsFor?: (i: number) => readonly string[];
   /** Added to every server's environment. */
   env?: Readonly<Record<string, string>>;
   /** Added to server i's environment, after `env` (e.g. a fake clock of its own: support/fake-clock.ts). */
@@ -327,7 +329,7 @@ export class ClusterHarness {
       serverPort: s.serverPort,
       bootstrapExpect: nonVoter ? 0 : voters,
       retryJoin: peers.map((p) => (proxied ? this.link(i, p.index).address : p.serverAddress)),
-      extraArgs: nonVoter ? ['-non-voter', ...(this.options.extraArgs ?? [])] : this.options.extraArgs,
+      extraArgs: [...(nonVoter ? ['-non-voter'] : []), ...(this.options.extraArgs ?? []), ...(this.options.argsFor?.(i) ?? [])],
     });
     const env: NodeJS.ProcessEnv = { ...process.env, ...this.options.env, ...this.options.envFor?.(i) };
     if (proxied) {
