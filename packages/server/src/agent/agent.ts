@@ -27,7 +27,8 @@ import { installForceLeave } from '../cluster/force-leave';
 import { addServerOnce } from '../cluster/add-server';
 import { holdsRaftState, raftStorage } from './raft-storage';
 import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
-import { ServerHealth, SERF_CHECK_ID } from '../cluster/server-health';
+import { ServerHealth, SERF_CHECK_ID, SERVER_SERVICE_ID } from '../cluster/server-health';
+import { AntiEntropy } from '../client/anti-entropy';
 import { hostOf, portOf, type ServerFacts } from '../cluster/server-info';
 import type { BannerFacts } from './banner';
 import { ClientLiveness, clientsInCatalog } from '../cluster/client-liveness';
@@ -148,6 +149,8 @@ export class Agent {
   metrics: Metrics | undefined;
   /** The config file's watches (set once the HTTP API listens). */
   watches: AgentWatches | undefined;
+  /** This node's services and checks kept in the catalog (client/anti-entropy.ts). */
+  antiEntropy: AntiEntropy | undefined;
   /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
   readonly stopped: Promise<void>;
   /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
@@ -330,6 +333,25 @@ export class Agent {
       files: new LocalStateFiles(dataDir, logger.child({ module: 'agent.checks' })), logger: logger.child({ module: 'agent.checks' }),
     });
     void maintenance.restore(agent.checks.restored);
+    // Anti-entropy on a server too (Consul's agent runs it whatever its role): a catalog row of this
+    // node that the agent does not hold — a service deregistered through the catalog, a definition
+    // set aside at start because it no longer loads — is repaired at the next pass. It starts once
+    // the agent's own definitions are restored, so a first pass never removes what is about to be
+    // registered again.
+    const checks = agent.checks;
+    agent.antiEntropy = new AntiEntropy({
+      node: config.nodeName,
+      services: () => mesh.localServices(),
+      checks: () => checks.catalogChecks(),
+      view: async () => ({ node: store.catalogNode(config.nodeName).value, checks: store.healthNode(config.nodeName).value }),
+      apply: (cmd: Command) => rpc.apply(cmd, { internal: true }),
+      logger: logger.child({ module: 'agent.anti_entropy' }),
+      failures,
+      keepService: (id) => id === SERVER_SERVICE_ID,
+    });
+    void checks.restored.then(() => {
+      if (!agent.stopping) agent.antiEntropy?.start(config.clients.antiEntropyIntervalMs);
+    });
     agent.lifecycle = agentLifecycle({
       datacenter: config.datacenter, dataDir, raft, store, rpc, areas: agent.areas, tokens, maintenance, logTap,
       nodeNameOf: (id) => agent.nodeNameOf(id),
@@ -410,6 +432,7 @@ export class Agent {
     }
     this.joiner.stop();
     this.watches?.stop();
+    this.antiEntropy?.stop();
     this.leaderDuties.stop();
     this.metrics?.stop();
     this.checks?.stop();

@@ -1,4 +1,5 @@
-// Anti-entropy (Consul's agent/local): the agent owns its services and checks, and each pass makes
+// Anti-entropy (Consul's agent/local + agent/ae), on client and server agents alike (a server reads
+// its own store, a client its node mirror): the agent owns its services and checks, and each pass makes
 // the catalog's rows for its node equal to them — a service or check missing or changed there is
 // written again, one the agent does not have is removed. The node itself and its serfHealth check
 // are the servers' (cluster/client-liveness.ts), and maintenance checks live in the catalog only
@@ -35,6 +36,11 @@ export interface AntiEntropyDeps {
   logger: Logger;
   /** Where a failed pass is reported (agent/runner-failures.ts); logged only when absent. */
   failures?: RunnerFailures;
+  /**
+   * Catalog services of this node that are not the agent's and stay: on a server, the `registry`
+   * service its leader registers for every server (cluster/server-health.ts). None on a client.
+   */
+  keepService?: (id: string) => boolean;
 }
 
 export interface SyncResult {
@@ -148,7 +154,7 @@ export class AntiEntropy {
       await write({ type: 'catalog.register', req: { Node: node, SkipNodeUpdate: true, Service: service } }, { service: s.service.ID, reason: have ? 'changed' : 'missing' });
     }
     for (const id of Object.keys(catalog)) {
-      if (!mineIds.has(id)) await write({ type: 'catalog.deregister', req: { Node: node, ServiceID: id } }, { service: id, reason: 'not on this agent' });
+      if (!mineIds.has(id) && !this.d.keepService?.(id)) await write({ type: 'catalog.deregister', req: { Node: node, ServiceID: id } }, { service: id, reason: 'not on this agent' });
     }
     const checks = this.d.checks();
     const rows = new Map(view.checks.map((c) => [c.CheckID, c]));
@@ -160,7 +166,8 @@ export class AntiEntropy {
     }
     for (const row of view.checks) {
       if (notOurs(row.CheckID) || checkIds.has(row.CheckID)) continue;
-      // A service's check goes with the service (deregistered above) when the service was not ours.
+      // A service's check goes with the service (deregistered above) when the service was not ours,
+      // and a kept service's checks are not ours to judge.
       if (row.ServiceID && !mineIds.has(row.ServiceID)) continue;
       await write({ type: 'catalog.deregister', req: { Node: node, CheckID: row.CheckID } }, { check: row.CheckID, reason: 'not on this agent' });
     }

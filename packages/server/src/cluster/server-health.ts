@@ -28,6 +28,8 @@ const PING_TIMEOUT_MS = 800;
 const FAILURES_BEFORE_CRITICAL = 2;
 
 export const SERF_CHECK_ID = 'serfHealth';
+/** The service the leader registers on every server's node (Consul's `consul` service). */
+export const SERVER_SERVICE_ID = 'registry';
 export const SERF_CHECK_NAME = 'Serf Health Status';
 const ALIVE = 'Agent alive and reachable';
 const DEAD = 'Agent not live or unreachable';
@@ -276,7 +278,7 @@ function registration(facts: ServerFacts, status: 'passing' | 'critical', output
     TaggedAddresses: { lan: hostOf(facts.address), wan: hostOf(facts.address) },
     // The server's node_meta (Consul puts it on the agent's own node); the segment key is the registry's.
     NodeMeta: { ...(facts.nodeMeta ?? {}), [SEGMENT_META_KEY]: '' },
-    Service: { ID: 'registry', Service: 'registry', Port: portOf(facts.address), Tags: [], Meta: {} },
+    Service: { ID: SERVER_SERVICE_ID, Service: SERVER_SERVICE_ID, Port: portOf(facts.address), Tags: [], Meta: {} },
     Check: {
       CheckID: SERF_CHECK_ID,
       Name: SERF_CHECK_NAME,
