@@ -55,11 +55,12 @@ export function agentCommand(): Command {
       process.on('SIGHUP', () => void running?.reload().catch(() => undefined));
       // Without -server the agent is a client: no Raft, everything forwarded to the servers.
       const loadConfig = () => buildConfig(flags);
-      process.stdout.write('==> Starting Registry agent...\n');
+      if (!config.logJson) process.stdout.write('==> Starting Registry agent...\n');
       const agent = config.server ? await Agent.start(config, { loadConfig }) : await ClientAgent.start(config, { loadConfig });
       running = agent;
-      // Consul's start banner: what an operator checks first, the web UI's address among it.
-      process.stdout.write(bannerLines(agent.bannerFacts()).join('\n') + '\n');
+      // Consul's start banner: what an operator checks first, the web UI's address among it. Not
+      // with -log-json: there stdout is a stream of JSON lines that log pipelines parse.
+      if (!config.logJson) process.stdout.write(bannerLines(agent.bannerFacts()).join('\n') + '\n');
       let signals = 0;
       const onSignal = (signal: NodeJS.Signals) => {
         signals += 1;

@@ -10,6 +10,7 @@ const ROOT = resolve(__dirname, '../../../..');
 
 /** file (from the repo root) → [how many reads, why a wall-clock time is right there]. */
 const WALL_CLOCK_USES: Record<string, [number, string]> = {
+  'packages/ca/src/agent-tls.ts': [3, 'the TLS CA and certificates `registry tls` makes are valid from now for N days'],
   'packages/ca/src/validity.ts': [3, 'certificate NotBefore/NotAfter are wall-clock times by definition'],
   'packages/ca/src/leaf.ts': [1, 'a leaf is valid from the signing leader’s now, as in Consul'],
   'packages/ca/src/root.ts': [1, 'a root is valid from now'],
@@ -18,6 +19,7 @@ const WALL_CLOCK_USES: Record<string, [number, string]> = {
   'packages/server/src/acl/acl-leader-duty.ts': [1, 'CreateTime of the built-in tokens, a timestamp people read'],
   'packages/server/src/agent/host-facts.ts': [2, 'CollectionTime and bootTime of /v1/agent/host are timestamps'],
   'packages/server/src/agent/logger.ts': [2, 'log line timestamps'],
+  'packages/server/src/checks/grpc-probe.ts': [2, 'grpc-js takes a call deadline only as a wall-clock Date (the check’s timeout from now)'],
   'packages/server/src/checks/agent-checks.ts': [2, 'a TTL check’s persisted Expires (Consul’s format), clamped to the TTL on restore'],
   'packages/server/src/cluster/autopilot-health.ts': [1, 'StableSince, a timestamp in autopilot health'],
   'packages/server/src/cluster/left-marker.ts': [1, 'when the server left, written for people'],
