@@ -135,10 +135,20 @@ export interface Transport {
    */
   onMessage(handler: (message: Message, fromAddress?: string) => void): void;
   /** Request/response to another server's RPC handler by method name. */
-  call(address: string, method: string, body: unknown, timeoutMs?: number): Promise<unknown>;
+  call(address: string, method: string, body: unknown, timeoutMs?: number, options?: CallOptions): Promise<unknown>;
   /** `caller` says where a request came from, for handlers that record the sender's address. */
   handle(method: string, handler: (body: unknown, caller: Caller) => Promise<unknown> | unknown): void;
   close(): Promise<void>;
+}
+
+export interface CallOptions {
+  /**
+   * The request must not arrive after its timeout (a write copy whose budget it is): when no answer
+   * came in time, the connection is reset, which discards what the kernel still holds to send — a
+   * frame re-sent into a black-holed link would otherwise be delivered whenever the link heals.
+   * Other calls in flight on that connection fail as on any lost connection.
+   */
+  discardOnTimeout?: boolean;
 }
 
 export class NotLeaderError extends Error {

@@ -359,6 +359,14 @@ export class RaftCore {
    * (no entry of its term committed), a change is still uncommitted, or the change would
    * leave no voter.
    */
+  /**
+   * A leader cannot take a configuration change yet, for a reason that passes by itself: its term's
+   * first entry is not committed, the previous change is not, or leadership is being handed over.
+   */
+  get confChangeWaiting(): boolean {
+    return this._role === 'leader' && (this.transferee !== null || !this.leaderReady || this.configs.latestIndex > this.commit);
+  }
+
   proposeConfChange(change: ConfChange): { index: number; term: number } | null {
     if (this._role !== 'leader' || this.transferee !== null || !this.leaderReady) return null;
     if (this.configs.latestIndex > this.commit) return null;

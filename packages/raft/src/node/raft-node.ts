@@ -53,6 +53,8 @@ const LOG_RETRY = { firstMs: 100, maxMs: 2_000 };
 const SNAPSHOT_RETRY = { firstMs: 1_000, maxMs: 10_000 };
 /** How far (entries) behind the leader's log a learner may be and still be promoted. */
 const PROMOTE_MAX_LAG = 1_000;
+/** How long a configuration change waits for the one before it to commit (changeConfiguration). */
+const CONF_CHANGE_WAIT_MS = 10_000;
 
 /**
  * One Raft server. Events: 'leader' (ServerInfo | null) when the known leader changes,
@@ -464,7 +466,16 @@ export class RaftNode extends EventEmitter {
     if (this.stopped) throw new NodeStoppedError();
     if (this.logFault) throw new StorageFaultError(this.logFault.message);
     if (!this.isLeader()) throw new NotLeaderError(this.leader());
-    const at = this.core.proposeConfChange(change);
+    // One change at a time: a change asked for while the previous one (or the new leader's first
+    // entry, or a handover) is uncommitted waits for it, as hashicorp/raft's configuration channel
+    // does, rather than failing (a removal asked for right after an election answered 500; CI).
+    const waitUntil = monotonicMs() + CONF_CHANGE_WAIT_MS;
+    let at = this.core.proposeConfChange(change);
+    while (!at && this.core.confChangeWaiting && monotonicMs() < waitUntil) {
+      await new Promise((r) => setTimeout(r, 20));
+      if (this.stopped) throw new NodeStoppedError();
+      at = this.core.proposeConfChange(change);
+    }
     if (!at) {
       if (this.core.role !== 'leader') throw new NotLeaderError(this.leader());
       throw new Error('a configuration change is already in progress (or leadership is being transferred)');

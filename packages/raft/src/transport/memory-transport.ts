@@ -1,7 +1,7 @@
 // A network of transports inside one process, for tests: delivery is asynchronous, messages
 // are copied (as if serialised), and links can be cut to partition the cluster.
 import type { Message, ServerInfo } from '../core/types';
-import type { Transport } from '../interfaces';
+import type { CallOptions, Transport } from '../interfaces';
 import { RemoteError, RpcConnectionError, RpcTimeoutError } from './rpc-errors';
 import { toWireError } from './wire';
 import type { Caller } from './sender-address';
@@ -92,7 +92,7 @@ export class InMemoryTransport implements Transport {
     this.handlers.set(method, handler);
   }
 
-  call(address: string, method: string, body: unknown, timeoutMs = 5000): Promise<unknown> {
+  call(address: string, method: string, body: unknown, timeoutMs = 5000, _options?: CallOptions): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new RpcTimeoutError(address, method, timeoutMs)), timeoutMs);
       const finish = (err: Error | null, value?: unknown) => {

@@ -95,6 +95,20 @@ export class PeerConnection {
     }
   }
 
+  /**
+   * Drop the connection so that nothing queued on it is ever delivered: a plain TCP socket is
+   * reset (RST, the kernel's send queue discarded), not closed (a close still sends what is queued,
+   * then FIN). A TLS socket can only be destroyed, whose queued bytes the kernel may still deliver.
+   * The next write dials again; requests in flight fail through onDown.
+   */
+  reset(reason: string): void {
+    const state = this.state;
+    if (state.kind !== 'connecting' && state.kind !== 'connected') return;
+    const socket = state.socket;
+    if (!this.tls && !socket.connecting) socket.resetAndDestroy();
+    else socket.destroy(new Error(`connection to ${this.address} reset: ${reason}`));
+  }
+
   close(): void {
     const state = this.state;
     this.state = { kind: 'closed' };

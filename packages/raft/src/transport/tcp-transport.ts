@@ -4,7 +4,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type ConnectionOptions, type TlsOptions } from 'node:tls';
 import type { Message, ServerInfo } from '../core/types';
-import type { Transport } from '../interfaces';
+import type { CallOptions, Transport } from '../interfaces';
 import { writeCoalesced } from './coalesced-write';
 import { DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameEncoder } from './frame-codec';
 import { inboundFrameProblem } from './frame-shape';
@@ -215,12 +215,13 @@ export class TcpTransport implements Transport {
     this.handlers.set(method, handler);
   }
 
-  call(address: string, method: string, body: unknown, timeoutMs = this.defaultTimeoutMs): Promise<unknown> {
+  call(address: string, method: string, body: unknown, timeoutMs = this.defaultTimeoutMs, options?: CallOptions): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error('transport is closed'));
     const id = this.nextCallId++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
+        if (options?.discardOnTimeout) this.peers.get(address)?.reset(`${method} timed out after ${timeoutMs} ms`);
         reject(new RpcTimeoutError(address, method, timeoutMs));
       }, timeoutMs);
       this.pending.set(id, { address, method, resolve, reject, timer });

@@ -79,7 +79,11 @@ export class ServerLink {
         if (left <= 0 || clientGone?.()) return this.writeGivenUp(maybeDelivered, lastError);
         const address = this.current;
         try {
-          const env = (await this.transport.call(address, method, bodyFor(left), Math.min(left, SERVER_WRITE_MS) + 1_000)) as Envelope<T>;
+          // A copy whose budget is spent unanswered is reset off its connection, so the kernel
+          // cannot deliver it when a black-holed link heals (the server's own budget check needs
+          // the log's time, which this agent may not know yet).
+          const timeoutMs = Math.min(left, SERVER_WRITE_MS) + 1_000;
+          const env = (await this.transport.call(address, method, bodyFor(left), timeoutMs, { discardOnTimeout: left <= SERVER_WRITE_MS })) as Envelope<T>;
           if (env.ok) return env;
           if (!('retry' in env)) {
             // This server's refusal says nothing of the copy an earlier one may still hold ("No

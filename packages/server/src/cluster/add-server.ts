@@ -1,8 +1,9 @@
 // Adding a server as one idempotent step. The leader's reconciliation (readmission.ts), a `join`
 // from either side and a server's own join may add the same server at about the same moment, and
-// Raft takes one configuration change at a time (the second is refused: "already in progress"). A
-// server already in the configuration with that address and role is done; an add refused because
-// another change is under way is tried again once that one has had time to commit.
+// Raft takes one configuration change at a time (a second waits up to 10 s for the one before it
+// to commit, then is refused: "already in progress"). A server already in the configuration with
+// that address and role is done; an add refused that way is tried again, looking first whether the
+// other change was this very add.
 import type { RaftNode, ServerInfo } from '@registry/raft';
 import { monotonicMs } from '../time';
 

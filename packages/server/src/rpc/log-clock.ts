@@ -6,8 +6,13 @@
 // writes then applied twice). Its wall clock is read once, when the log holds no stamp yet, so
 // that the log's time starts near the wall time as the stamps of older versions did.
 //
-// While no leader is in office the clock stands still (a new leader continues from the last
-// stamp), so the log's time runs, if anything, slow: the window keeps ids longer, never shorter.
+// A new leader continues from the log's time as it can tell it: the latest stamp plus the time
+// since it applied that entry, so the log's time runs on through an election. (It stood still
+// there: after a partition the majority's new leader stamped from the last entry before the cut,
+// seconds behind the time a cut-off client agent had learned and kept counting, and a write copy
+// that agent sent into the black-holed link looked younger than it was when the link healed —
+// multi-host-partitions.test.ts.) A server that applied the entry late runs behind by that much;
+// the window then keeps ids longer, never shorter.
 import { monotonicMs } from '../time';
 
 export class LogClock {
@@ -19,6 +24,8 @@ export class LogClock {
   constructor(
     /** The latest stamp this server has applied (0 when its log and snapshot hold none). */
     private readonly latestInLog: () => number,
+    /** That stamp advanced by this server's monotonic clock since it applied it (0: none). */
+    private readonly logTimeNow: () => number = latestInLog,
     private readonly now: () => number = monotonicMs,
     private readonly wall: () => number = Date.now,
   ) {}
@@ -31,7 +38,7 @@ export class LogClock {
       // A new term: continue from the log as the predecessors left it, not from this server's
       // own earlier time in office.
       this.term = term;
-      this.base = inLog > 0 ? inLog : this.wall();
+      this.base = inLog > 0 ? Math.max(inLog, this.logTimeNow()) : this.wall();
       this.baseAt = now;
     }
     const at = this.base + (now - this.baseAt);

@@ -247,7 +247,10 @@ export class Rpc {
     this.observer.forwarded('write');
     if (this.forwardLog?.isLevelEnabled('debug')) this.forwardLog.debug({ rpc: 'rpc.apply', command: req.cmd.type, leader: leader.address }, 'forwarding write to the leader');
     try {
-      return (await this.transport.call(leader.address, 'rpc.apply', req, timeoutMs)) as Envelope;
+      // The last attempt of a budget must not reach the leader after it: unanswered, its
+      // connection is reset so that no copy re-sent into a black-holed link arrives when it heals.
+      const discardOnTimeout = req.budgetMs !== undefined && timeoutMs >= req.budgetMs;
+      return (await this.transport.call(leader.address, 'rpc.apply', req, timeoutMs, { discardOnTimeout })) as Envelope;
     } catch (err) {
       this.observer.forwardFailed('write');
       return { ok: false, retry: true, message: `forwarding to the leader failed: ${(err as Error).message}`, maybeApplied: !surelyNotDelivered(err) };
@@ -395,7 +398,7 @@ export class Rpc {
   private readonly proposing = new Map<string, Promise<Envelope>>();
 
   /** The stamps this leader puts on its entries, which age the dedup window (log-clock.ts). */
-  private readonly logClock = new LogClock(() => this.store.latestRequestStamp());
+  private readonly logClock = new LogClock(() => this.store.latestRequestStamp(), () => this.store.logTimeNow());
 
   /**
    * A write on this leader: answered from the window or the proposal in flight when re-sent, else

@@ -22,6 +22,14 @@ interface RaftConfiguration {
 test('removing the leader answers 200; another server leads, and the old leader, alive, is added back as Consul does', async () => {
   const c = (cluster = await ClusterHarness.start({ size: 3 }));
   const leader = await c.waitForLeader(60_000);
+  // A formed cluster: every server has applied a write of this leader. (Removed within a moment of
+  // the first election, before the third server had heard any leader, the two left could not elect:
+  // a server with no state takes no part in elections until it has caught up with a leader.)
+  expect((await c.http(leader, 'PUT', '/v1/kv/formed', 'yes')).status).toBe(200);
+  expect(await eventually(async () => {
+    const seen = await Promise.all([0, 1, 2].map((i) => c.http(i, 'GET', '/v1/kv/formed?stale', undefined, { timeoutMs: 2_000 }).then((a) => a.status, () => 0)));
+    return seen.every((s) => s === 200);
+  }, 30_000, 100)).toBe(true);
   const address = c.servers[leader].serverAddress;
   const r = await c.http(leader, 'DELETE', `/v1/operator/raft/peer?address=${address}`, undefined, { timeoutMs: 15_000 });
   expect(`${r.status} ${r.body}`).toBe('200 ');
