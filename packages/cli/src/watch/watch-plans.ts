@@ -1,5 +1,6 @@
 // What each `registry watch -type` asks of the agent (Consul's watch/funcs.go): the blocking query
 // and how its answer becomes the value given to the handler.
+import { eventIndex } from '@registry/server';
 import { CliError } from '../cli-error';
 import type { Client, Reply } from '../http-client';
 import { kvPath } from '../kv-path';
@@ -35,12 +36,6 @@ function exactIndex(r: Reply): bigint {
   const h = r.headers['x-registry-index'] ?? r.headers['x-consul-index'];
   const v = Array.isArray(h) ? h[0] : h;
   return v !== undefined && /^\d{1,20}$/.test(v) ? BigInt(v) : 0n;
-}
-
-/** Consul's uuidToUint64: the event list's index names its last event this way. */
-function foldedId(id: string): bigint {
-  const hex = id.replace(/-/g, '');
-  return /^[0-9a-fA-F]{32}$/.test(hex) ? BigInt(`0x${hex.slice(0, 16)}`) ^ BigInt(`0x${hex.slice(16)}`) : -1n;
 }
 
 const json = (r: Reply) => (r.status === 404 ? null : r.json());
@@ -91,7 +86,7 @@ export function watchPlan(type: string, p: WatchParams): WatchPlan {
         async fetch(c, i, s) {
           const r = await blocking(c, '/v1/event/list', { name: p.name }, i, s);
           const events = (json(r) ?? []) as { ID: string }[];
-          const seen = i === 0n ? -1 : events.findIndex((e) => foldedId(e.ID) === i);
+          const seen = i === 0n ? -1 : events.findIndex((e) => eventIndex(e.ID) === i);
           return { index: r.exact, value: seen < 0 ? events : events.slice(seen + 1) };
         },
       };
