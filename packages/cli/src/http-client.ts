@@ -3,7 +3,7 @@
 // Address, token and TLS come from the flags, else the environment (REGISTRY_*, then Consul's
 // CONSUL_HTTP_ADDR / CONSUL_HTTP_TOKEN), as Consul's api.DefaultConfig reads them.
 import { readFileSync, readdirSync } from 'node:fs';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { CliError } from './cli-error';
 import { tlsCause } from './tls-cause';
@@ -151,6 +151,16 @@ export class ApiError extends Error {
   }
 }
 
+/** The whole body of a response; a connection lost midway throws CliError, as a failed request does. */
+function readAll(res: IncomingMessage, label: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('error', (err) => reject(new CliError(causeOf(err, label))));
+    res.on('end', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
 export class Client {
   readonly endpoint: Endpoint;
   private readonly token?: string;
@@ -193,56 +203,22 @@ export class Client {
     }
     const qs = query.toString().replace(/=(?=&|$)/g, '');
     const headers: Record<string, string> = {};
-    if (this.token) headers['X-Registry-Token'] = this.token;
     let body: Buffer | undefined;
     if (opts.body !== undefined) {
       body = Buffer.isBuffer(opts.body) ? opts.body : Buffer.from(typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body));
       headers['Content-Length'] = String(body.length);
     }
-    const ep = this.endpoint;
-    const https = ep.protocol === 'https:';
-    // https (and tls) only when used; require, not import(), which would start the ESM loader.
-    const mod = (https ? require('node:https') : require('node:http')) as typeof import('node:http');
-    const reply = await new Promise<Reply>((resolve, reject) => {
-      const req = mod.request(
-        {
-          method,
-          host: ep.host,
-          port: ep.port,
-          socketPath: ep.socketPath,
-          path: path + (qs ? `?${qs}` : ''),
-          headers,
-          signal: opts.signal,
-          // No keep-alive pool: a finished command must not be held open by an idle socket. Plain
-          // http connects itself, with no Agent at all (a one-off Agent is ~1 ms of a command's
-          // CPU); https keeps a one-off Agent, which is where Node sets SNI from the host.
-          ...(https ? { agent: false, ...this.tls } : { createConnection: connectPlain }),
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', (err) => reject(new CliError(causeOf(err, ep.label))));
-          res.on('end', () => {
-            const buf = Buffer.concat(chunks);
-            const idx = res.headers['x-registry-index'] ?? res.headers['x-consul-index'];
-            resolve({
-              status: res.statusCode ?? 0,
-              headers: res.headers,
-              body: buf,
-              index: Number(Array.isArray(idx) ? idx[0] : idx) || 0,
-              text: () => buf.toString('utf8'),
-              json: () => (buf.length ? JSON.parse(buf.toString('utf8')) : null),
-            });
-          });
-        },
-      );
-      req.setTimeout(opts.timeoutMs ?? 65_000, () => req.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })));
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        if (err.name === 'AbortError') reject(err);
-        else reject(new CliError(causeOf(err, ep.label)));
-      });
-      req.end(body);
-    });
+    const res = await this.open(method, path + (qs ? `?${qs}` : ''), headers, body, opts.signal, opts.timeoutMs ?? 65_000);
+    const buf = await readAll(res, this.endpoint.label);
+    const idx = res.headers['x-registry-index'] ?? res.headers['x-consul-index'];
+    const reply: Reply = {
+      status: res.statusCode ?? 0,
+      headers: res.headers,
+      body: buf,
+      index: Number(Array.isArray(idx) ? idx[0] : idx) || 0,
+      text: () => buf.toString('utf8'),
+      json: () => (buf.length ? JSON.parse(buf.toString('utf8')) : null),
+    };
     if ((reply.status < 200 || reply.status >= 300) && !opts.accept?.includes(reply.status)) throw new ApiError(reply.status, reply.text());
     return reply;
   }
@@ -252,40 +228,51 @@ export class Client {
    * a 2xx status is in, with no socket timeout (an idle stream is not a dead one); a non-2xx answer
    * is read whole and thrown as ApiError, a transport failure as CliError, as `request` does.
    */
-  async stream(path: string, opts: Pick<RequestOptions, 'query' | 'signal'> = {}): Promise<import('node:http').IncomingMessage> {
+  async stream(path: string, opts: Pick<RequestOptions, 'query' | 'signal'> = {}): Promise<IncomingMessage> {
     const query = new URLSearchParams();
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== false) query.append(k, String(v));
     const qs = query.toString();
-    const headers: Record<string, string> = {};
+    const res = await this.open('GET', path + (qs ? `?${qs}` : ''), {}, undefined, opts.signal);
+    const status = res.statusCode ?? 0;
+    if (status >= 200 && status < 300) return res;
+    throw new ApiError(status, (await readAll(res, this.endpoint.label)).toString('utf8'));
+  }
+
+  /**
+   * Sends the request; resolves with the response once its status is in. `timeoutMs`: an idle
+   * socket for that long ends the request (none for a stream, where idle is not dead). A transport
+   * failure throws `CliError("<doing>: connection refused <addr>")`; an abort rejects as it is.
+   */
+  private open(method: string, pathAndQuery: string, headers: Record<string, string>, body: Buffer | undefined, signal?: AbortSignal, timeoutMs?: number): Promise<IncomingMessage> {
     if (this.token) headers['X-Registry-Token'] = this.token;
     const ep = this.endpoint;
     const https = ep.protocol === 'https:';
+    // https (and tls) only when used; require, not import(), which would start the ESM loader.
     const mod = (https ? require('node:https') : require('node:http')) as typeof import('node:http');
-    const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+    return new Promise<IncomingMessage>((resolve, reject) => {
       const req = mod.request(
         {
-          method: 'GET',
+          method,
           host: ep.host,
           port: ep.port,
           socketPath: ep.socketPath,
-          path: path + (qs ? `?${qs}` : ''),
+          path: pathAndQuery,
           headers,
-          signal: opts.signal,
+          signal,
+          // No keep-alive pool: a finished command must not be held open by an idle socket. Plain
+          // http connects itself, with no Agent at all (a one-off Agent is ~1 ms of a command's
+          // CPU); https keeps a one-off Agent, which is where Node sets SNI from the host.
           ...(https ? { agent: false, ...this.tls } : { createConnection: connectPlain }),
         },
         resolve,
       );
+      if (timeoutMs !== undefined) req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })));
       req.on('error', (err: NodeJS.ErrnoException) => {
         if (err.name === 'AbortError') reject(err);
         else reject(new CliError(causeOf(err, ep.label)));
       });
-      req.end();
+      req.end(body);
     });
-    const status = res.statusCode ?? 0;
-    if (status >= 200 && status < 300) return res;
-    const chunks: Buffer[] = [];
-    for await (const c of res) chunks.push(c as Buffer);
-    throw new ApiError(status, Buffer.concat(chunks).toString('utf8'));
   }
 
   async get<T = any>(path: string, opts?: RequestOptions): Promise<T> {

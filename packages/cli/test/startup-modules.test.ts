@@ -118,3 +118,15 @@ test('plain `registry version` loads neither commander nor any command module', 
   expect(r).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Registry v\d+\.\d+\.\d+\n/) });
   expect(r.files.sort()).toEqual([relative(REPO, hook), 'packages/cli/bin/registry.js', 'packages/cli/dist/cli-version.js', 'packages/cli/dist/main.js', 'packages/cli/dist/version-text.js'].sort());
 });
+
+test('lock and watch load no server or raft package index (it took `registry lock` seconds to start on a busy host)', async () => {
+  const lock = await run(['lock', 'jobs/startup', 'true']);
+  expect(lock.code).toBe(0);
+  // A failing handler ends the watch (exit 1) at the first answer.
+  const watch = await run(['watch', '-type', 'key', '-key', 'app/name', 'false']);
+  expect(watch.code).toBe(1);
+  for (const r of [lock, watch]) {
+    const heavy = r.files.filter((f) => /^packages\/(server|raft|store)\/(dist|src)\/index\.js$/.test(f) || /^packages\/server\/dist\/agent\//.test(f));
+    expect(heavy).toEqual([]);
+  }
+});

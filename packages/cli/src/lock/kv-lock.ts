@@ -6,7 +6,8 @@ import { kvPath } from '../kv-path';
 import { parseKv, type KvPair } from '../kv-json';
 import type { LockSession } from './lock-session';
 import { LockConflict, monitorHold, sleep, waitFor, type LockHolder, type LockOptions } from './lock-holder';
-import { monotonicMs } from '@registry/server';
+// The clock module alone: the package's index loads the whole server (seconds on a busy host).
+import { monotonicMs } from '@registry/raft/dist/monotonic-clock';
 
 /** Consul's api.LockFlagValue: marks a key as a lock, so a semaphore on the same prefix conflicts. */
 export const LOCK_FLAG_VALUE = 0x2ddccbc058a50c18n;

@@ -2,7 +2,8 @@
 // the wait ran out or was aborted), a promise that settles when the hold is lost, release, and
 // cleanup of the keys when nobody else uses them.
 import { ApiError } from '../http-client';
-import { monotonicMs } from '@registry/server';
+// The clock module alone: the package's index loads the whole server (seconds on a busy host).
+import { monotonicMs } from '@registry/raft/dist/monotonic-clock';
 export interface LockHolder {
   acquire(signal: AbortSignal): Promise<boolean>;
   /** Settles once the lock, after being acquired, is no longer ours. */

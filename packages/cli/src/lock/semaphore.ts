@@ -7,7 +7,8 @@ import { kvPath } from '../kv-path';
 import { parseKv, type KvPair } from '../kv-json';
 import type { LockSession } from './lock-session';
 import { LockConflict, monitorHold, waitFor, type LockHolder, type LockOptions } from './lock-holder';
-import { monotonicMs } from '@registry/server';
+// The clock module alone: the package's index loads the whole server (seconds on a busy host).
+import { monotonicMs } from '@registry/raft/dist/monotonic-clock';
 
 /** Consul's api.SemaphoreFlagValue. */
 export const SEMAPHORE_FLAG_VALUE = 0xe0f69a2baa414de0n;

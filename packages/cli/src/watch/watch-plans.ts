@@ -1,6 +1,7 @@
 // What each `registry watch -type` asks of the agent (Consul's watch/funcs.go): the blocking query
 // and how its answer becomes the value given to the handler.
-import { eventIndex } from '@registry/server';
+// The module alone: the package's index loads the whole server (seconds on a busy host).
+import { eventIndex } from '@registry/server/dist/events/event-index';
 import { CliError } from '../cli-error';
 import type { Client, Reply } from '../http-client';
 import { kvPath } from '../kv-path';
