@@ -3,7 +3,7 @@
 // an operator ran force-leave or remove-peer. The leader now removes a failed server once removing
 // it leaves a majority of the voters (Consul: failed < voters/2) — in a cluster of three that is
 // when the replacement joins. With CleanupDeadServers=false the dead server stays, as in Consul.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts } from '../support/ports';
@@ -76,7 +76,8 @@ test('a dead server is removed when a new one replaces it (CleanupDeadServers); 
   n3.child.kill('SIGKILL');
   await n3.exited;
   await newServer('n4', live.map((i) => c.servers[i].serverAddress));
-  expect(await eventually(async () => (await voterNodes()).includes('n4'), 90_000, 250)).toBe(true);
+  const added = await eventually(async () => (await voterNodes()).includes('n4'), 90_000, 250);
+  if (!added) throw new Error(`n4 is no voter: ${JSON.stringify(await conf())}\n${c.diagnostics(60)}\n--- n4\n${readFileSync(join(dirs[1]!, 'agent.log'), 'utf8').split('\n').filter((l) => !/DEBUG/.test(l)).slice(-60).join('\n')}`);
   await sleep(10_000);
   expect(await voterNodes()).toEqual([...live.map((i) => `s${i}`), 'n3', 'n4'].sort());
 });

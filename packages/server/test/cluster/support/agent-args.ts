@@ -32,7 +32,8 @@ export function agentArgs(spec: AgentSpec): string[] {
     '-server-port', String(spec.serverPort),
     '-bootstrap-expect', String(spec.bootstrapExpect),
     ...spec.retryJoin.flatMap((address) => ['-retry-join', address]),
-    '-log-level', spec.logLevel ?? 'info',
+    // REGISTRY_TEST_LOG_LEVEL=debug: chasing a flake, with REGISTRY_KEEP_CLUSTER_DIR=1 to keep the logs.
+    '-log-level', spec.logLevel ?? ((process.env.REGISTRY_TEST_LOG_LEVEL as AgentSpec['logLevel']) || 'info'),
     ...(spec.extraArgs ?? []),
   ];
 }
