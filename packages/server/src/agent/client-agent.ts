@@ -154,7 +154,7 @@ export class ClientAgent {
     const meshLeader: LeaderCallsApi = { call: (method, args, timeoutMs) => rpc.leader.call(method, args, timeoutMs, agentToken()), handle: rpc.leader.handle };
     const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), leader: meshLeader, apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures, lostContactSince: () => agent.heartbeats?.lostSince });
     agent.mesh = mesh;
-    agent.checks = installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
+    agent.checks = await installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
     agent.maintenance = new Maintenance({ node: config.nodeName, mesh, store: mirror.store, apply, files: new LocalStateFiles(dataDir, logger.child({ module: 'agent.checks' })), logger: logger.child({ module: 'agent.checks' }) });
     void agent.maintenance.restore(agent.checks.restored);
     const checks = agent.checks;
@@ -175,6 +175,7 @@ export class ClientAgent {
     agent.heartbeats.start();
 
     await agent.listenHttp();
+    agent.checks.listening();
     // Watches query this agent's HTTP API, so they start once it listens.
     agent.watches = installWatches({ config, httpAddress: () => agent.httpAddress, failures, logger: logger.child({ module: 'agent.watches' }) });
     agent.dns = await installDns({

@@ -168,7 +168,11 @@ export class Mesh {
     return out;
   }
 
-  async registerService(def: ServiceDefinition, authz: Authorizer): Promise<void> {
+  /**
+   * `catalog: false` adds the service to this agent's state only (a restart's restore, before the
+   * node is in the catalog): the caller writes its catalog row later (checks/agent-checks.ts publish).
+   */
+  async registerService(def: ServiceDefinition, authz: Authorizer, opts: { catalog: boolean } = { catalog: true }): Promise<void> {
     const made = servicesFromDefinition(def, this.services, {
       allowManagedApiRegistration: this.config.connect.proxy.allowManagedApiRegistration,
       managedPorts: this.config.connect.proxyPorts,
@@ -181,7 +185,7 @@ export class Mesh {
     }
     const mainId = made[0]!.service.ID;
     // The agent syncs with its own authority (Consul's agent token), once the caller's rights are checked.
-    for (const s of made) await this.apply({ type: 'catalog.register', req: registerRequestOf(s, this.config.nodeName) });
+    if (opts.catalog) for (const s of made) await this.apply({ type: 'catalog.register', req: registerRequestOf(s, this.config.nodeName) });
     const keep = new Set(made.map((s) => s.service.ID));
     for (const old of [...this.services.values()]) {
       if (old.parentId === mainId && !keep.has(old.service.ID)) await this.dropLocal(old.service.ID);
