@@ -1117,7 +1117,7 @@ export class RaftNode extends EventEmitter {
  * The proposals' bytes copied into one buffer of exactly their size, each entry a view of it. A
  * proposal is often a view into a much larger buffer (msgpackr packs into a shared working buffer of
  * up to hundreds of KB), and the log keeps its entries until a snapshot compacts them: at 100,000
- * catalog nodes the leader's log of 40 MiB held 170 MiB of such buffers alive (docs/benchmarks.md,
+ * catalog nodes the leader's log of 40 MiB held 170 MiB of such buffers alive (docs/benchmarks/history.md,
  * *Large catalog*). One copy per batch, not per entry: a batch is compacted together.
  */
 function ownBytes(batch: readonly { data: Uint8Array }[]): Uint8Array[] {
