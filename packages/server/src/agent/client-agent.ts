@@ -5,7 +5,7 @@
 // through ForwardingRpc, the same RpcApi the HTTP routes use on a server. `?cached` and the agent
 // cache are served here (connect/agent-cache.ts, through the mesh). docs/cluster.md "Client agents".
 import { mkdtemp, rm } from 'node:fs/promises';
-import { makeDirDurably } from './durable-file';
+import { makeDirDurably } from '../runtime/durable-file';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,11 +41,11 @@ import { AntiEntropy } from '../client/anti-entropy';
 import { tokenFetcher } from '../client/token-fetch';
 import type { LeaderCallsApi } from '../rpc/rpc-api';
 import { clientClusterOps, clientForceLeave } from './client-cluster-ops';
-import { addLogSecret, createLogger, type Logger } from './logger';
+import { addLogSecret, createLogger, type Logger } from '../runtime/logger';
 import { loadOrCreateNodeId } from './node-id';
-import { runnerFailures } from './runner-failures';
+import { runnerFailures } from '../runtime/runner-failures';
 import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
-import { LogTap } from './log-tap';
+import { LogTap } from '../runtime/log-tap';
 import { hostFacts } from './host-facts';
 import { debugConfig } from './debug-config';
 import { advertiseHost } from './advertise-address';

@@ -6,8 +6,8 @@
 // service side); this class wraps those calls to start, stop and persist the services' checks.
 import { Authorizer } from '@registry/acl';
 import type { CheckRequest, Command, Store } from '@registry/store';
-import type { Logger } from '../agent/logger';
-import type { RunnerFailures } from '../agent/runner-failures';
+import type { Logger } from '../runtime/logger';
+import type { RunnerFailures } from '../runtime/runner-failures';
 import type { Mesh } from '../connect/mesh';
 import { registerRequestOf, servicesFromDefinition, type LocalService, type ServiceDefinition } from '../connect/local-services';
 import { badRequest, forbidden, isClientError } from '../errors';

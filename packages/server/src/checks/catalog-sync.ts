@@ -7,8 +7,8 @@
 // registry_runner_failures_total{runner="catalog-sync"} — and tried again after the retry delay,
 // instead of reaching the process's last-resort handler and leaving that check unsynced for good.
 import type { Command } from '@registry/store';
-import type { Logger } from '../agent/logger';
-import { logOnlyFailures, type RunnerFailures } from '../agent/runner-failures';
+import type { Logger } from '../runtime/logger';
+import { logOnlyFailures, type RunnerFailures } from '../runtime/runner-failures';
 import { catalogCheckOf, type CheckSpec } from './check-spec';
 import { monotonicMs } from '../time';
 
@@ -43,7 +43,7 @@ export interface CatalogSyncOptions {
   outputIntervalMs: number;
   retryMs: number;
   logger: Logger;
-  /** Where a kick that throws is reported (agent/runner-failures.ts); logged only when absent. */
+  /** Where a kick that throws is reported (runtime/runner-failures.ts); logged only when absent. */
   failures?: RunnerFailures;
   now?: () => number;
 }

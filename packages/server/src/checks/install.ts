@@ -2,8 +2,8 @@
 // and the restore of the config's and the data dir's services and checks: loaded into the agent's
 // state before it listens (the caller awaits this), written to the catalog in the background.
 import type { Command, Store } from '@registry/store';
-import type { Logger } from '../agent/logger';
-import type { RunnerFailures } from '../agent/runner-failures';
+import type { Logger } from '../runtime/logger';
+import type { RunnerFailures } from '../runtime/runner-failures';
 import type { AgentConfig } from '../config/config';
 import type { Mesh } from '../connect/mesh';
 import { AgentChecks } from './agent-checks';

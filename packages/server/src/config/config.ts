@@ -9,7 +9,7 @@ import { scriptChecksRefusal } from '../checks/script-gate';
 import { applyDnsConfig, defaultDnsConfig, DEFAULT_DNS_PORT, type DnsConfig } from '../dns/config';
 import { applyTelemetryConfig, defaultTelemetryConfig, type TelemetryConfig } from '../metrics/config';
 import { applyTlsConfig, defaultTlsConfig, validateTlsConfig, type TlsConfig } from './tls-config';
-import { invalidLogLevel, pinoLevel } from '../agent/logger';
+import { invalidLogLevel, pinoLevel } from '../runtime/logger';
 import { ConfigError, readConfigSources, type ConfigSource } from './config-sources';
 import { applyNodeIdentity } from './node-identity';
 import { applyCaConfig, applyPortRange, DEFAULT_PROXY_PORTS, DEFAULT_SIDECAR_PORTS, portRangeProblem, type CaBootstrapConfig, type PortRange } from './connect-config';

@@ -4,8 +4,8 @@
 // spawned or exits at once is that proxy's failure (logged with the reason, counted, retried with
 // the backoff), never the agent's.
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Logger } from '../agent/logger';
-import { describeError, logOnlyFailures, type RunnerFailures } from '../agent/runner-failures';
+import type { Logger } from '../runtime/logger';
+import { describeError, logOnlyFailures, type RunnerFailures } from '../runtime/runner-failures';
 import { monotonicMs } from '../time';
 
 export interface ManagedProxySpec {

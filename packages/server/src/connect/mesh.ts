@@ -4,7 +4,7 @@
 import type { Authorizer } from '@registry/acl';
 import type { RaftNode, Transport } from '@registry/raft';
 import type { CaRootsOut, Command, Store } from '@registry/store';
-import type { Logger } from '../agent/logger';
+import type { Logger } from '../runtime/logger';
 import type { AgentConfig } from '../config/config';
 import { initialCaSettings } from '../config/connect-config';
 import { MAX_WAIT_MS } from '../rpc/blocking';
@@ -17,7 +17,7 @@ import type { IntentionDefaults } from './intention-decision';
 import { leafFetcher, type IssuedCert } from './leaf-fetcher';
 import { LeafSigner, type SignedLeaf } from './leaf-signer';
 import { ManagedProxies } from './managed-proxies';
-import type { RunnerFailures } from '../agent/runner-failures';
+import type { RunnerFailures } from '../runtime/runner-failures';
 import { agentServiceOut, registerRequestOf, servicesFromDefinition, type LocalService, type ServiceDefinition } from './local-services';
 import { SignLimiter } from './sign-limiter';
 
@@ -40,7 +40,7 @@ export interface MeshDeps {
   logger: Logger;
   /** host:port of this agent's HTTP API (for managed proxies' environment). */
   httpAddress: () => string;
-  /** Where managed proxies report failures (agent/runner-failures.ts); logged only when absent. */
+  /** Where managed proxies report failures (runtime/runner-failures.ts); logged only when absent. */
   failures?: RunnerFailures;
   /** When a client agent lost contact with every server (monotonic ms), for cached answers' Age. */
   lostContactSince?: () => number | undefined;
