@@ -170,7 +170,12 @@ export class ClientAgent {
 
     agent.heartbeats = new Heartbeats(link, { id: nodeId, node: config.nodeName, address: advertise, port: config.httpPort, nodeMeta: config.nodeMeta }, logger.child({ module: 'agent.client' }), () => {
       void mirror.refresh().catch(() => undefined);
-      agent.antiEntropy?.start(config.clients.antiEntropyIntervalMs);
+      // As on a server: the first pass waits until the loaded services and checks are in the
+      // catalog (checks.restored), each service written with its checks, so no pass writes a
+      // service alone — for a moment a service with no checks would pass every health read.
+      void checks.restored.then(() => {
+        if (!agent.stopping) agent.antiEntropy?.start(config.clients.antiEntropyIntervalMs);
+      });
     });
     agent.heartbeats.start();
 

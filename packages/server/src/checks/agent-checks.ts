@@ -334,6 +334,15 @@ export class AgentChecks {
    * rest (node checks, results since). A write that fails for want of a leader is retried.
    */
   private async publish(): Promise<void> {
+    try {
+      await this.publishLoaded();
+    } finally {
+      // Whatever happened to the services' writes, check results flow again.
+      this.sync.release();
+    }
+  }
+
+  private async publishLoaded(): Promise<void> {
     while (!this.stopped && !this.deps.store.catalogNode(this.deps.node).value) await sleep(100);
     if (this.stopped) return;
     // An HTTP/TCP check resumes with the catalog's last result until its first probe answers
@@ -342,7 +351,7 @@ export class AgentChecks {
     for (const t of this.checks.values()) {
       if (!t.restored || t.reported || t.spec.kind.type === 'ttl') continue;
       const row = rows.get(t.spec.CheckID);
-      if (row && isCheckStatus(row.Status)) void this.setResult(t, row.Status, row.Output);
+      if (row && isCheckStatus(row.Status)) this.setResult(t, row.Status, row.Output).catch(() => undefined);
     }
     const node = this.deps.node;
     for (const s of this.deps.mesh.localServices()) {
@@ -358,7 +367,6 @@ export class AgentChecks {
         for (const c of checks) this.sync.markSynced(c.spec.CheckID, c.state);
       });
     }
-    this.sync.release();
   }
 
   stop(): void {
