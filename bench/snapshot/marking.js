@@ -1,7 +1,7 @@
 // Counts the GC marking cycles V8 started inside each measured window of bench/snapshot/run.js, by
 // reason, from one run's output under --trace-incremental-marking and --marks. A count is not
 // distorted by the machine's load the way a wall-clock stall is: a cycle started by "external memory
-// pressure" is the one the snapshot's own buffers bring on (docs/benchmarks.md, "Snapshots").
+// pressure" is the one the snapshot's own buffers bring on (docs/benchmarks/history.md, "Snapshots").
 //   node --trace-incremental-marking bench/snapshot/run.js --marks [...] > out.txt; node bench/snapshot/marking.js out.txt
 'use strict';
 const { readFileSync } = require('node:fs');

@@ -2,7 +2,8 @@
 # Issue #36's "Done when": the exactly-once test with a +10 min leader finds no duplicate in ten
 # rounds. Runs packages/server/test/time/exactly-once-skewed-leader.test.ts with ROUNDS rounds
 # (default 10; CI runs fewer) and prints one line per round. Needs libfaketime (Debian package
-# libfaketime) and a build (npx tsc -b packages/cli). Record the output in docs/benchmarks.md.
+# libfaketime) and a build (npx tsc -b packages/cli). Record the output in docs/benchmarks/history.md
+# (the current figure: docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  commit: $(git rev-parse --short HEAD)$(git diff --quiet -- packages/*/src || echo ' (+ local changes to packages/*/src)')  rounds: ${ROUNDS:-10}"

@@ -27,7 +27,7 @@ export interface RaftNodeOptions {
   snapshotThreshold?: number;
   /**
    * 0 (default): a snapshot is considered after every Ready batch once snapshotThreshold entries
-   * were applied (spaced under load, see snapshotDue). > 0: as hashicorp/raft (Consul's
+   * were applied (spaced under load, see snapshots.ts due()). > 0: as hashicorp/raft (Consul's
    * raft_snapshot_interval): only every interval..2×interval ms, randomised per check so servers
    * do not all serialise at once; the log bound (8 × snapshotThreshold, plus a per-server offset)
    * still forces one between checks.

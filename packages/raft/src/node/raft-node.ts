@@ -15,8 +15,8 @@ import {
   type ServerInfo,
   type SnapshotMeta,
 } from '../core/types';
-import { LeadershipLostError, NotCaughtUpError, NotLeaderError, type FSMSnapshot, type SnapshotData, type SnapshotReader } from '../interfaces';
-import { joinSnapshot, snapshotSize } from '../storage/snapshot-chunks';
+import { LeadershipLostError, NotCaughtUpError, NotLeaderError, type SnapshotData } from '../interfaces';
+import { joinSnapshot } from '../storage/snapshot-chunks';
 import { INSTALL_SNAPSHOT, SnapshotReceiver, SnapshotSender } from './snapshot-transfer';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options';
 import { PendingProposals } from './pending-proposals';
@@ -26,6 +26,7 @@ import { isUnspecifiedHost, splitHostPort } from '../transport/sender-address';
 import { Backoff, describeStorageError, StorageFaultError, type StorageFault, type StorageRecovery } from './storage-fault';
 import { monotonicMs } from '../monotonic-clock';
 import { strangerDrop } from './stranger-filter';
+import { Snapshots } from './snapshots';
 
 export type { RaftNodeOptions, RaftLogger } from './options';
 export { StorageFaultError, describeStorageError, type StorageFault, type StorageRecovery } from './storage-fault';
@@ -36,11 +37,6 @@ interface QueuedProposal {
   reject(err: Error): void;
 }
 
-/** A state machine's snapshot(): a point-in-time handle, or bytes serialised already. */
-function isHandle(taken: Uint8Array | FSMSnapshot): taken is FSMSnapshot {
-  return typeof (taken as Partial<FSMSnapshot>).persist === 'function';
-}
-
 export class NodeStoppedError extends Error {
   constructor() {
     super('raft node stopped');
@@ -48,9 +44,8 @@ export class NodeStoppedError extends Error {
   }
 }
 
-/** Retry schedules: a failed Ready write, and a failed background snapshot write. */
+/** Retry schedule of a failed Ready write (a failed snapshot write's: snapshots.ts). */
 const LOG_RETRY = { firstMs: 100, maxMs: 2_000 };
-const SNAPSHOT_RETRY = { firstMs: 1_000, maxMs: 10_000 };
 /** How far (entries) behind the leader's log a learner may be and still be promoted. */
 const PROMOTE_MAX_LAG = 1_000;
 /** How long a configuration change waits for the one before it to commit (changeConfiguration). */
@@ -81,40 +76,12 @@ export class RaftNode extends EventEmitter {
   private queue: QueuedProposal[] = [];
   /** Messages held back until the proposers' answers are written (handleReady, answerFirst). */
   private deferredSends: Message[] = [];
-  /**
-   * The latest stored snapshot. Its bytes are kept only when the storage cannot read them back a
-   * piece at a time (readSnapshot); otherwise a follower is sent them from storage.
-   */
-  private latestSnapshot: { meta: SnapshotMeta; data?: SnapshotData } | undefined;
   /** Snapshots sent to followers and received from the leader, in pieces (snapshot-transfer.ts). */
   private readonly snapshotSender: SnapshotSender;
   private readonly snapshotReceiver: SnapshotReceiver;
+  /** This server's own snapshots: when, taking, persisting, compaction, the latest stored (snapshots.ts). */
+  private readonly snapshots: Snapshots;
   private applied: number;
-  private appliedSinceSnapshot = 0;
-  /** A snapshot being persisted and written in the background, and the compaction that waits for it. */
-  private snapshotWrite: Promise<void> | null = null;
-  private pendingCompaction: { meta: SnapshotMeta; compactTo: number } | null = null;
-  /** The state machine's handle while it persists (stop() and a covering install release it). */
-  private snapshotHandle: { index: number; handle: FSMSnapshot } | null = null;
-  /**
-   * The highest index of a snapshot installed from a leader (once its write is issued). A snapshot
-   * of ours at or below it is not written: it would land on disk after, and over, the newer one.
-   */
-  private installedThrough = 0;
-  /** When the last snapshot was done and the event-loop time the state machine spent on it. */
-  private lastSnapshotAt = 0;
-  private lastSnapshotCostMs = 0;
-  /** snapshotIntervalMs > 0: no snapshot before this (monotonicMs()) unless the log bound is reached. */
-  private nextSnapshotCheckAt = 0;
-  /**
-   * snapshotIntervalMs > 0: entries this server adds to the log bound (random, below the threshold),
-   * so that servers applying the same log do not all reach the bound, and serialise, at one index.
-   */
-  private boundOffset = 0;
-  /** When the snapshot being written was started (monotonicMs()), for the observer. */
-  private snapshotStartedAt = 0;
-  /** A state machine's persist() failed: no new snapshot before this (monotonicMs()). */
-  private persistRetryAt = 0;
   private scheduled = false;
   private inFlight: Promise<void> | null = null;
   private ticker: NodeJS.Timeout | null = null;
@@ -134,12 +101,7 @@ export class RaftNode extends EventEmitter {
   private readonly idleWaiters: (() => void)[] = [];
   /** A Ready whose write failed: set while its retries go on (the node does not take part meanwhile). */
   private logFault: StorageFault | null = null;
-  /** A background snapshot write failed; retried at snapshotRetryAt (monotonicMs()). */
-  private snapshotFault: StorageFault | null = null;
-  private snapshotRetryAt = 0;
-  private snapshotRetryTimer: NodeJS.Timeout | null = null;
   private readonly logBackoff = new Backoff(LOG_RETRY.firstMs, LOG_RETRY.maxMs);
-  private readonly snapshotBackoff = new Backoff(SNAPSHOT_RETRY.firstMs, SNAPSHOT_RETRY.maxMs);
   /** Cuts short the wait before the next retry of a failed write (stop() uses it). */
   private wakeRetry: (() => void) | null = null;
   /** While faulted: the server that last sent us leader traffic of our term or newer (for leader()). */
@@ -167,7 +129,20 @@ export class RaftNode extends EventEmitter {
     super();
     this.opts = opts;
     this.core = core;
-    this.latestSnapshot = snapshot && this.keptSnapshot(snapshot.meta, snapshot.data);
+    this.snapshots = new Snapshots(
+      {
+        opts,
+        applied: () => this.applied,
+        snapshotMeta: (index) => this.core.snapshotMeta(index),
+        stopped: () => this.stopped,
+        mayTakeNow: () => !this.inFlight && !this.logFault,
+        written: () => this.schedule(),
+        taken: () => void this.counters.snapshotsTaken++,
+        emit: (event: string, payload: unknown) => void this.emit(event, payload),
+        logError: (o, msg) => this.logError(o, msg),
+      },
+      snapshot,
+    );
     this.applied = snapshot?.meta.index ?? 0;
     this.role = core.role;
     this.leaderId = core.leader;
@@ -180,7 +155,7 @@ export class RaftNode extends EventEmitter {
       transport: opts.transport,
       logger: opts.logger,
       pieceBytes: opts.snapshotChunkBytes,
-      open: () => this.openStoredSnapshot(),
+      open: () => this.snapshots.openStored(),
       leading: (term) => !this.stopped && this.isLeader() && this.core.term === term,
     });
     this.snapshotReceiver = new SnapshotReceiver({
@@ -229,8 +204,7 @@ export class RaftNode extends EventEmitter {
     this.nextTickAt = monotonicMs() + this.opts.tickMs;
     this.lagQuietUntil = monotonicMs() + STARTUP_LAG_GRACE_MS;
     this.ticker = setInterval(() => this.tick(), this.opts.tickMs);
-    if (this.opts.snapshotIntervalMs > 0) this.boundOffset = Math.floor(this.opts.random() * this.opts.snapshotThreshold);
-    this.armSnapshotCheck();
+    this.snapshots.start();
     this.schedule();
   }
 
@@ -240,11 +214,9 @@ export class RaftNode extends EventEmitter {
     this.stopped = true;
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = null;
-    if (this.snapshotRetryTimer) clearTimeout(this.snapshotRetryTimer);
-    this.snapshotRetryTimer = null;
     this.wakeRetry?.();
     // A snapshot being persisted stops at its next slice; transfers stop at their next piece.
-    this.snapshotHandle?.handle.release();
+    this.snapshots.stop();
     this.snapshotSender.cancelAll();
     this.snapshotReceiver.clear();
     const queued = this.queue;
@@ -253,14 +225,14 @@ export class RaftNode extends EventEmitter {
     this.proposed.failAll(() => new NodeStoppedError());
     this.reads.failAll(() => new NodeStoppedError());
     await this.inFlight?.catch(() => undefined);
-    await this.snapshotWrite?.catch(() => undefined);
+    await this.snapshots.settled();
     await this.opts.storage.close();
     this.idleWaiters.splice(0).forEach((w) => w());
   }
 
   /** Writes the initial configuration if this server has no Raft state at all; says whether it did. */
   async bootstrap(servers: ServerInfo[]): Promise<boolean> {
-    if (this.core.lastIndex > 0 || this.core.term > 0 || this.latestSnapshot) return false;
+    if (this.core.lastIndex > 0 || this.core.term > 0 || this.snapshots.latest) return false;
     this.core.bootstrap({ servers });
     this.catchUp?.bootstrapped();
     this.learnAddresses({ servers });
@@ -319,7 +291,7 @@ export class RaftNode extends EventEmitter {
    * a 'snapshot' one.
    */
   storageFault(): StorageFault | null {
-    const fault = this.logFault ?? this.snapshotFault;
+    const fault = this.logFault ?? this.snapshots.fault;
     return fault ? { ...fault } : null;
   }
 
@@ -332,7 +304,8 @@ export class RaftNode extends EventEmitter {
    * or undefined once that entry is compacted away and is not the latest snapshot's own index.
    */
   termAt(index: number): number | undefined {
-    return this.core.termAt(index) ?? (this.latestSnapshot?.meta.index === index ? this.latestSnapshot.meta.term : undefined);
+    const latest = this.snapshots.latest;
+    return this.core.termAt(index) ?? (latest?.index === index ? latest.term : undefined);
   }
 
   lastContactMs(): number {
@@ -450,7 +423,7 @@ export class RaftNode extends EventEmitter {
       commitIndex: this.core.commitIndex,
       appliedIndex: this.applied,
       lastIndex: this.core.lastIndex,
-      lastSnapshotIndex: this.latestSnapshot?.meta.index ?? 0,
+      lastSnapshotIndex: this.snapshots.latest?.index ?? 0,
       lastContactMs: this.lastContactMs(),
       pendingProposals: this.proposed.size + this.queue.length,
       configuration: this.configuration(),
@@ -543,7 +516,7 @@ export class RaftNode extends EventEmitter {
     if (this.logFault) return; // no elections, no heartbeats: the clock stands still until we are back
     this.core.tick();
     // A quiet server with enough applied entries still snapshots when its interval comes round.
-    if (this.opts.snapshotIntervalMs > 0 && !this.inFlight && this.snapshotDue()) this.takeSnapshot();
+    if (this.opts.snapshotIntervalMs > 0 && !this.inFlight && this.snapshots.due()) this.snapshots.take();
     if (this.catchUp?.pending) this.catchUp.poll();
     this.schedule();
   }
@@ -562,12 +535,9 @@ export class RaftNode extends EventEmitter {
     if (this.stopped) return;
     this.flushProposals();
     if (this.inFlight) return; // the batch in flight schedules the next turn when it is done
-    if (this.pendingCompaction) {
-      // Between Readies, as the core requires: the snapshot it names is now on disk.
-      const { meta, compactTo } = this.pendingCompaction;
-      this.pendingCompaction = null;
-      this.core.compact(meta, compactTo);
-    }
+    const compaction = this.snapshots.takeCompaction();
+    // Between Readies, as the core requires: the snapshot it names is now on disk.
+    if (compaction) this.core.compact(compaction.meta, compaction.compactTo);
     if (!this.core.hasReady()) {
       this.idleWaiters.splice(0).forEach((w) => w());
       return;
@@ -670,7 +640,7 @@ export class RaftNode extends EventEmitter {
 
     // 5. Advance, then compact if enough has been applied since the last snapshot.
     this.core.advance(ready);
-    if (this.snapshotDue()) this.takeSnapshot();
+    if (this.snapshots.due()) this.snapshots.take();
   }
 
   /**
@@ -687,9 +657,7 @@ export class RaftNode extends EventEmitter {
       try {
         if (!snapshotSaved) {
           // A snapshot of ours still being persisted is older: it is dropped, never written after this.
-          const installed = install!.meta.index;
-          this.installedThrough = Math.max(this.installedThrough, installed);
-          if (this.snapshotHandle && this.snapshotHandle.index <= installed) this.snapshotHandle.handle.release();
+          this.snapshots.installing(install!.meta.index);
           // The core restarts its log at the snapshot (it keeps no suffix), so the stored log goes too.
           await this.opts.storage.saveSnapshot(install!.meta, install!.data, Infinity);
           snapshotSaved = true;
@@ -847,9 +815,8 @@ export class RaftNode extends EventEmitter {
    */
   private restoreSnapshot(snapshot: { meta: SnapshotMeta; data: SnapshotData }): void {
     this.opts.fsm.restore(joinSnapshot(snapshot.data), snapshot.meta);
-    this.latestSnapshot = this.keptSnapshot(snapshot.meta, snapshot.data);
+    this.snapshots.installed(snapshot.meta, snapshot.data);
     this.applied = snapshot.meta.index;
-    this.appliedSinceSnapshot = 0;
     this.learnAddresses(snapshot.meta.configuration);
     this.proposed.failThrough(snapshot.meta.index, () => new LeadershipLostError());
     this.counters.snapshotsInstalled++;
@@ -859,6 +826,7 @@ export class RaftNode extends EventEmitter {
 
   private apply(entries: Entry[]): void {
     const lost = () => new LeadershipLostError();
+    let count = 0;
     for (const e of entries) {
       if (e.index <= this.applied) continue; // covered by a snapshot installed meanwhile
       let outcome: { result: unknown } | { error: Error } = { result: undefined };
@@ -872,205 +840,12 @@ export class RaftNode extends EventEmitter {
         }
       }
       this.applied = e.index;
-      this.appliedSinceSnapshot++;
+      count++;
       this.proposed.applied(e.index, e.term, outcome, lost);
     }
+    this.snapshots.applied(count);
     this.counters.appliedEntries += entries.length;
     this.emit('applied', this.applied);
-  }
-
-  /**
-   * Every snapshotThreshold applied entries, spaced under a heavy write load so that at most ~1 % of
-   * the event loop's time goes to snapshots (as hashicorp/raft spaces them by SnapshotInterval): a
-   * state machine that hands out a point-in-time handle no longer stalls the loop, but persisting
-   * it still costs the same CPU (≈ 1 s for 100,000 catalog nodes), taken from the applies it runs
-   * between. The log still never grows past 8 × snapshotThreshold entries since the last one.
-   */
-  private snapshotDue(): boolean {
-    if (this.snapshotWrite || this.appliedSinceSnapshot < this.opts.snapshotThreshold) return false;
-    if (this.snapshotFault && monotonicMs() < this.snapshotRetryAt) return false;
-    if (monotonicMs() < this.persistRetryAt) return false;
-    if (this.appliedSinceSnapshot >= 8 * this.opts.snapshotThreshold + this.boundOffset) return true;
-    if (this.opts.snapshotIntervalMs > 0) return monotonicMs() >= this.nextSnapshotCheckAt;
-    return monotonicMs() - this.lastSnapshotAt >= 100 * this.lastSnapshotCostMs;
-  }
-
-  /**
-   * snapshotIntervalMs > 0: the next snapshot waits interval..2×interval ms (hashicorp/raft's
-   * randomTimeout), drawn afresh each time so that servers started together drift apart.
-   */
-  private armSnapshotCheck(): void {
-    const interval = this.opts.snapshotIntervalMs;
-    if (interval > 0) this.nextSnapshotCheckAt = monotonicMs() + interval * (1 + this.opts.random());
-  }
-
-  /**
-   * Takes a snapshot of the state machine as of the last applied entry. A state machine that returns
-   * a handle (FSMSnapshot) is persisted in the background while the Ready loop keeps applying, as
-   * hashicorp/raft runs FSMSnapshot.Persist; one that returns bytes has serialised them already.
-   * Then the bytes are written in the background, and the core compacts its log between two Readies
-   * once they are on disk. (Written after later appends: those only add entries above the
-   * snapshot's index, which compaction never touches.)
-   */
-  private takeSnapshot(): void {
-    const index = this.applied;
-    const meta = this.core.snapshotMeta(index);
-    if (!meta) return; // the applied entry is already compacted: the latest snapshot covers it
-    const started = monotonicMs();
-    const taken = this.opts.fsm.snapshot();
-    const takeMs = monotonicMs() - started;
-    this.snapshotStartedAt = started;
-    const covered = this.appliedSinceSnapshot;
-    this.appliedSinceSnapshot = 0;
-    this.armSnapshotCheck();
-    const compactTo = Math.max(0, index - this.opts.trailingLogs);
-    const handle = isHandle(taken) ? taken : null;
-    this.snapshotHandle = handle && { index, handle };
-    const write: Promise<void> = this.writeSnapshot(meta, compactTo, taken, takeMs, covered)
-      .catch((err: unknown) => this.logError({ id: this.id, err: describeStorageError(err) }, 'raft: taking a snapshot failed'))
-      .finally(() => {
-        if (this.snapshotWrite === write) this.snapshotWrite = null;
-      });
-    this.snapshotWrite = write;
-  }
-
-  /**
-   * The background part of takeSnapshot(): persist (a handle), then write and schedule compaction.
-   * When the state machine and the storage both can, the handle is persisted straight into a storage
-   * sink a piece at a time (hashicorp/raft's Persist(sink)), so the snapshot never exists as one
-   * buffer here: at 100,000 catalog nodes that buffer (~70 MB) is what started V8's major GCs.
-   */
-  private async writeSnapshot(meta: SnapshotMeta, compactTo: number, taken: Uint8Array | FSMSnapshot, takeMs: number, covered: number): Promise<void> {
-    const storage = this.opts.storage;
-    let data: SnapshotData | undefined;
-    let costMs = takeMs;
-    const sink = isHandle(taken) && taken.persistTo && storage.createSnapshot && storage.readSnapshot ? storage.createSnapshot(meta, compactTo) : null;
-    if (isHandle(taken)) {
-      const started = monotonicMs();
-      /** Set when writing a piece failed: a storage fault, not the state machine's. */
-      let sinkError: { err: unknown } | null = null;
-      try {
-        if (sink) {
-          await taken.persistTo!({
-            write: (chunk) =>
-              sink.write(chunk).catch((err: unknown) => {
-                sinkError = { err };
-                throw err;
-              }),
-          });
-        } else {
-          data = await taken.persist();
-        }
-      } catch (err) {
-        await sink?.abort().catch(() => undefined);
-        // Released on purpose (stop(), or an installed snapshot covers it): nothing to do.
-        if (this.stopped || this.installedThrough >= meta.index) return;
-        this.appliedSinceSnapshot += covered;
-        const failed = sinkError as { err: unknown } | null;
-        if (failed) this.snapshotFailed(failed.err);
-        else this.persistFailed(err);
-        return;
-      } finally {
-        taken.release();
-        if (this.snapshotHandle?.handle === taken) this.snapshotHandle = null;
-      }
-      costMs += taken.costMs ?? monotonicMs() - started;
-    } else {
-      data = taken;
-    }
-    this.lastSnapshotAt = monotonicMs();
-    this.lastSnapshotCostMs = costMs;
-    if (this.stopped || this.installedThrough >= meta.index) {
-      await sink?.abort().catch(() => undefined);
-      return;
-    }
-    try {
-      // Issued before any later install's write (installedThrough is checked just above), so a
-      // newer snapshot from the leader always lands after, and over, this one.
-      if (sink) await sink.commit();
-      else await storage.saveSnapshot(meta, data!, compactTo);
-    } catch (err) {
-      if (this.stopped) return;
-      // Nothing depends on a snapshot being written: the log it would compact is still whole.
-      // Keep counting towards the next one and try again later.
-      this.appliedSinceSnapshot += covered;
-      this.snapshotFailed(err);
-      return;
-    }
-    if (this.stopped) return;
-    const bytes = sink ? sink.size : snapshotSize(data!);
-    // An installed snapshot may have overtaken this one meanwhile; keep the newer.
-    if (!this.latestSnapshot || meta.index > this.latestSnapshot.meta.index) this.latestSnapshot = sink ? { meta } : this.keptSnapshot(meta, data!);
-    this.pendingCompaction = { meta, compactTo };
-    this.counters.snapshotsTaken++;
-    this.opts.observer.snapshotTaken?.(monotonicMs() - this.snapshotStartedAt, bytes);
-    this.opts.logger.info(
-      { id: this.id, index: meta.index, compactTo, takeMs: Math.round(takeMs), costMs: Math.round(costMs), bytes, streamed: sink !== null },
-      'raft: took snapshot',
-    );
-    if (this.snapshotFault) this.snapshotRecovered();
-    else this.snapshotBackoff.reset();
-    this.schedule();
-  }
-
-  /** What latestSnapshot keeps of a stored snapshot: its bytes only if storage cannot read them back. */
-  private keptSnapshot(meta: SnapshotMeta, data: SnapshotData): { meta: SnapshotMeta; data?: SnapshotData } {
-    return this.opts.storage.readSnapshot ? { meta } : { meta, data };
-  }
-
-  /** The latest stored snapshot, a piece at a time: from storage, or the bytes kept in memory. */
-  private async openStoredSnapshot(): Promise<SnapshotReader | undefined> {
-    if (this.opts.storage.readSnapshot) return this.opts.storage.readSnapshot();
-    const snap = this.latestSnapshot;
-    if (!snap?.data) return undefined;
-    const pieces = snap.data instanceof Uint8Array ? [snap.data] : snap.data;
-    return {
-      meta: snap.meta,
-      size: snapshotSize(pieces),
-      chunks: pieces.length,
-      read: async (i) => pieces[i],
-      close: () => undefined,
-    };
-  }
-
-  /** The state machine could not persist a snapshot (a bug in it): log, and try again later. */
-  private persistFailed(err: unknown): void {
-    const delay = this.snapshotBackoff.take();
-    this.persistRetryAt = monotonicMs() + delay;
-    this.logError({ id: this.id, err: describeStorageError(err), retryMs: delay }, 'raft: the state machine failed to persist a snapshot; the log cannot be compacted until a retry succeeds');
-  }
-
-  private snapshotFailed(err: unknown): void {
-    const cause = describeStorageError(err);
-    const delay = this.snapshotBackoff.take();
-    const now = monotonicMs();
-    this.snapshotRetryAt = monotonicMs() + delay;
-    if (this.snapshotFault) {
-      this.snapshotFault.retries++;
-      this.snapshotFault.lastError = cause;
-      this.snapshotFault.nextRetryAt = now + delay;
-      this.opts.logger.debug({ id: this.id, err: cause, retries: this.snapshotFault.retries }, 'raft: writing a snapshot still fails');
-    } else {
-      this.snapshotFault = { kind: 'snapshot', message: `raft storage failed: ${cause}`, since: now, retries: 0, lastError: cause, nextRetryAt: now + delay };
-      this.logError({ id: this.id, err: cause }, 'raft: writing a snapshot failed; the log cannot be compacted until a retry succeeds');
-      this.emit('storage-fault', { ...this.snapshotFault });
-    }
-    // A quiet server would otherwise only retry with its next write.
-    if (this.snapshotRetryTimer) clearTimeout(this.snapshotRetryTimer);
-    this.snapshotRetryTimer = setTimeout(() => {
-      this.snapshotRetryTimer = null;
-      if (!this.stopped && !this.inFlight && !this.logFault && this.snapshotDue()) this.takeSnapshot();
-    }, delay);
-    this.snapshotRetryTimer.unref?.();
-  }
-
-  private snapshotRecovered(): void {
-    const fault = this.snapshotFault!;
-    this.snapshotFault = null;
-    this.snapshotBackoff.reset();
-    const recovery: StorageRecovery = { kind: 'snapshot', message: fault.message, since: fault.since, retries: fault.retries, downMs: monotonicMs() - fault.since };
-    this.opts.logger.info({ id: this.id, downMs: recovery.downMs, retries: fault.retries }, 'raft: snapshot written again; storage recovered');
-    this.emit('storage-recovered', recovery);
   }
 
   /**
@@ -1128,7 +903,7 @@ export class RaftNode extends EventEmitter {
  * The proposals' bytes copied into one buffer of exactly their size, each entry a view of it. A
  * proposal is often a view into a much larger buffer (msgpackr packs into a shared working buffer of
  * up to hundreds of KB), and the log keeps its entries until a snapshot compacts them: at 100,000
- * catalog nodes the leader's log of 40 MiB held 170 MiB of such buffers alive (docs/benchmarks.md,
+ * catalog nodes the leader's log of 40 MiB held 170 MiB of such buffers alive (docs/benchmarks/history.md,
  * *Large catalog*). One copy per batch, not per entry: a batch is compacted together.
  */
 function ownBytes(batch: readonly { data: Uint8Array }[]): Uint8Array[] {

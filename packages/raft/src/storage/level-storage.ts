@@ -17,7 +17,7 @@
 // Compaction after a snapshot does not delete the dropped blocks in the snapshot's batch: a log
 // written one entry at a time holds tens of thousands of blocks, and a batch of that many deletes
 // cost 120–155 ms of the event loop in abstract-level's per-operation checks (every server, at every
-// log-bound snapshot; docs/benchmarks.md). The head instead records the log's floor — the first
+// log-bound snapshot; docs/benchmarks/history.md). The head instead records the log's floor — the first
 // index kept — and the blocks below it are dead from that moment: left out when the log is read and
 // removed afterwards by a range delete that LevelDB runs off the main thread (again on the next
 // open, if a crash came first). A block straddling the floor is still rewritten in the batch, so
@@ -39,7 +39,7 @@
 // the previous snapshot's pieces and compacts the log. A crash between pieces leaves the previous
 // snapshot as it was; the orphaned pieces are removed when the store next opens. No write holds the
 // whole snapshot: at 100,000 catalog nodes it is ~70 MB, and one buffer that size starts a major GC
-// in V8 (docs/benchmarks.md, "Snapshots"). A store written when the snapshot was one value
+// in V8 (docs/benchmarks/history.md, "Snapshots"). A store written when the snapshot was one value
 // (`snapshot-meta` + `snapshot-data`) still loads; the next snapshot replaces it.
 import { Level } from 'level';
 import { Packr } from 'msgpackr';

@@ -4,7 +4,7 @@ import type { SnapshotData } from '../interfaces';
 
 /**
  * Largest piece a snapshot is stored or sent in. A piece is a short-lived buffer: 1 MiB keeps each
- * one far below V8's 64 MiB external-memory step that starts a major GC (see docs/benchmarks.md,
+ * one far below V8's 64 MiB external-memory step that starts a major GC (see docs/benchmarks/history.md,
  * "Snapshots"), and a transfer's frame small enough not to hold up heartbeats on the same link.
  */
 export const SNAPSHOT_CHUNK_BYTES = 1 << 20;

@@ -11,7 +11,7 @@ const MIN_BACKOFF_MS = 50;
 /**
  * A peer that comes back (a restarted server) is reached at the next attempt, up to this long after
  * it listens: at 2 s this was most of the time a wiped follower spent waiting to hear from the
- * leader (docs/benchmarks.md, issue #16), and an attempt at a closed port costs next to nothing.
+ * leader (docs/benchmarks/history.md, issue #16), and an attempt at a closed port costs next to nothing.
  */
 const MAX_BACKOFF_MS = 500;
 /** Frames held while a connection is being made; more than this are dropped. */

@@ -4,8 +4,8 @@
 // Retries until done or leadership ends.
 import { generateUUID, MASTER_TOKEN_DESCRIPTION, ANONYMOUS_TOKEN_ACCESSOR_ID, GLOBAL_MANAGEMENT_POLICY_ID } from '@registry/acl';
 import type { Command, Store } from '@registry/store';
-import type { LeaderDuty } from '../agent/leader-duties';
-import type { Logger } from '../agent/logger';
+import type { LeaderDuty } from '../runtime/leader-duties';
+import type { Logger } from '../runtime/logger';
 
 const RETRY_MS = 1_000;
 

@@ -4,9 +4,9 @@
 // new value at once; with `acl.enable_token_persistence` they are also written to
 // `<data-dir>/acl-tokens.json` (Consul's file and keys) and win over the config files on start.
 import { readFile } from 'node:fs/promises';
-import { writeFileDurably } from '../agent/durable-file';
+import { writeFileDurably } from '../runtime/durable-file';
 import { join } from 'node:path';
-import { addLogSecret } from '../agent/logger';
+import { addLogSecret } from '../runtime/logger';
 
 export type AgentTokenKind = 'default' | 'agent' | 'agent_master' | 'replication';
 

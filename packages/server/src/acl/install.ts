@@ -1,8 +1,8 @@
 // Turning ACLs on for an agent: the store-backed resolver for every request, and the leader duty
 // that creates the built-ins and the initial management token.
 import type { Command, Store } from '@registry/store';
-import type { LeaderDuties } from '../agent/leader-duties';
-import type { Logger } from '../agent/logger';
+import type { LeaderDuties } from '../runtime/leader-duties';
+import type { Logger } from '../runtime/logger';
 import type { AclConfig } from '../config/config';
 import type { Rpc } from '../rpc/rpc';
 import { AclLeaderDuty } from './acl-leader-duty';

@@ -10,7 +10,7 @@ import { badRequest, serverError } from '../errors';
 import type { AgentLifecycle } from '../http/routes/deps';
 import type { Rpc } from '../rpc/rpc';
 import { hostFacts } from './host-facts';
-import type { LogTap } from './log-tap';
+import type { LogTap } from '../runtime/log-tap';
 
 export interface LifecycleParts {
   datacenter: string;

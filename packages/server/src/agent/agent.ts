@@ -1,7 +1,7 @@
 // One agent process: LevelDB, the Raft node and its transport, the store, cluster membership,
 // the leader's reconcile loop and the HTTP API, wired together and torn down in order.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { makeDirDurably, syncDir } from './durable-file';
+import { makeDirDurably, syncDir } from '../runtime/durable-file';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -36,19 +36,19 @@ import { installClientGateway } from '../cluster/client-gateway';
 import { clientMemberOut } from '../cluster/client-members';
 import { Rpc } from '../rpc/rpc';
 import { installAcl } from '../acl/install';
-import { LeaderDuties } from './leader-duties';
+import { LeaderDuties } from '../runtime/leader-duties';
 import { Mesh } from '../connect/mesh';
 import { installSessions } from '../sessions/install';
 import type { SessionRenewer } from '../sessions/session-ttl';
 import type { AgentChecks } from '../checks/agent-checks';
 import { installAgentChecks } from '../checks/install';
-import { addLogSecret, createLogger, type Logger } from './logger';
+import { addLogSecret, createLogger, type Logger } from '../runtime/logger';
 import { ConfigReloader, type ReloadResult } from './reload';
 import { applyLiveLimits } from './live-limits';
 import type { ConnectionLimiter } from '../http/connection-limit';
 import { loadOrCreateServerNodeId } from './node-id';
-import { runnerFailures } from './runner-failures';
-import { LogTap } from './log-tap';
+import { runnerFailures } from '../runtime/runner-failures';
+import { LogTap } from '../runtime/log-tap';
 import { agentLifecycle } from './agent-lifecycle';
 import { debugConfig } from './debug-config';
 import { advertiseHost } from './advertise-address';
@@ -324,7 +324,7 @@ export class Agent {
       logger.info({ leader: leader?.address ?? null, term: raft.term() }, leader ? 'cluster leader known' : 'no cluster leader');
     });
 
-    agent.checks = installAgentChecks({ config, dataDir, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
+    agent.checks = await installAgentChecks({ config, dataDir, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
     new AutopilotHealth({ self: { id: nodeId, node: config.nodeName, address }, version: VERSION, raft, store, transport, leaderCalls: rpc.leader });
     const tokens = new AgentTokens(config.acl.tokens, config.acl.enableTokenPersistence ? dataDir : undefined);
     await tokens.load();
@@ -357,6 +357,7 @@ export class Agent {
       nodeNameOf: (id) => agent.nodeNameOf(id),
     });
     await agent.listenHttp();
+    agent.checks.listening();
     // Watches query this agent's HTTP API, so they start once it listens.
     agent.watches = installWatches({ config, httpAddress: () => agent.httpAddress, failures, logger: logger.child({ module: 'agent.watches' }) });
     agent.dns = await installDns({

@@ -5,7 +5,7 @@
 // through ForwardingRpc, the same RpcApi the HTTP routes use on a server. `?cached` and the agent
 // cache are served here (connect/agent-cache.ts, through the mesh). docs/cluster.md "Client agents".
 import { mkdtemp, rm } from 'node:fs/promises';
-import { makeDirDurably } from './durable-file';
+import { makeDirDurably } from '../runtime/durable-file';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,11 +41,11 @@ import { AntiEntropy } from '../client/anti-entropy';
 import { tokenFetcher } from '../client/token-fetch';
 import type { LeaderCallsApi } from '../rpc/rpc-api';
 import { clientClusterOps, clientForceLeave } from './client-cluster-ops';
-import { addLogSecret, createLogger, type Logger } from './logger';
+import { addLogSecret, createLogger, type Logger } from '../runtime/logger';
 import { loadOrCreateNodeId } from './node-id';
-import { runnerFailures } from './runner-failures';
+import { runnerFailures } from '../runtime/runner-failures';
 import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
-import { LogTap } from './log-tap';
+import { LogTap } from '../runtime/log-tap';
 import { hostFacts } from './host-facts';
 import { debugConfig } from './debug-config';
 import { advertiseHost } from './advertise-address';
@@ -154,7 +154,7 @@ export class ClientAgent {
     const meshLeader: LeaderCallsApi = { call: (method, args, timeoutMs) => rpc.leader.call(method, args, timeoutMs, agentToken()), handle: rpc.leader.handle };
     const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), leader: meshLeader, apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures, lostContactSince: () => agent.heartbeats?.lostSince });
     agent.mesh = mesh;
-    agent.checks = installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
+    agent.checks = await installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
     agent.maintenance = new Maintenance({ node: config.nodeName, mesh, store: mirror.store, apply, files: new LocalStateFiles(dataDir, logger.child({ module: 'agent.checks' })), logger: logger.child({ module: 'agent.checks' }) });
     void agent.maintenance.restore(agent.checks.restored);
     const checks = agent.checks;
@@ -170,11 +170,17 @@ export class ClientAgent {
 
     agent.heartbeats = new Heartbeats(link, { id: nodeId, node: config.nodeName, address: advertise, port: config.httpPort, nodeMeta: config.nodeMeta }, logger.child({ module: 'agent.client' }), () => {
       void mirror.refresh().catch(() => undefined);
-      agent.antiEntropy?.start(config.clients.antiEntropyIntervalMs);
+      // As on a server: the first pass waits until the loaded services and checks are in the
+      // catalog (checks.restored), each service written with its checks, so no pass writes a
+      // service alone — for a moment a service with no checks would pass every health read.
+      void checks.restored.then(() => {
+        if (!agent.stopping) agent.antiEntropy?.start(config.clients.antiEntropyIntervalMs);
+      });
     });
     agent.heartbeats.start();
 
     await agent.listenHttp();
+    agent.checks.listening();
     // Watches query this agent's HTTP API, so they start once it listens.
     agent.watches = installWatches({ config, httpAddress: () => agent.httpAddress, failures, logger: logger.child({ module: 'agent.watches' }) });
     agent.dns = await installDns({

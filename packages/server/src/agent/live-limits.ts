@@ -14,7 +14,7 @@ import type { DnsServer } from '../dns/server';
 import type { ConnectionLimiter } from '../http/connection-limit';
 import { reconfigureHttpServers } from '../http/http-server';
 import { softFileLimit } from '../limits/descriptor-budget';
-import type { Logger } from './logger';
+import type { Logger } from '../runtime/logger';
 import { serverPortLimits } from './server-port-limits';
 
 /** The running listeners whose limits a reload changes (any may be absent: no HTTPS, DNS off…). */

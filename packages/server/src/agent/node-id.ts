@@ -1,6 +1,6 @@
 // A server's identity survives restarts: a UUID kept in the data dir (Consul's node-id file), or
 // the configured `node_id`, which wins (and, as in Consul, is not written to the file). The file is
-// written durably (agent/durable-file.ts); a server also records its id beside its Raft state (in
+// written durably (runtime/durable-file.ts); a server also records its id beside its Raft state (in
 // the data dir's LevelDB, synced), so that a node-id file lost to a power cut right after the first
 // start is recovered from there instead of a new id being minted over existing Raft state — which
 // made the server a new, unknown member of its own cluster (issue 35). Raft state without a
@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Level } from 'level';
-import { writeFileDurably } from './durable-file';
-import type { Logger } from './logger';
+import { writeFileDurably } from '../runtime/durable-file';
+import type { Logger } from '../runtime/logger';
 
 export const NODE_ID_FILE = 'node-id';
 /** The key in the data dir's LevelDB that holds the id beside the Raft state (outside Raft's sublevel). */

@@ -4,8 +4,8 @@
 // each is logged at error level with its stack, marked BUG, and counted in
 // registry_runner_failures_total{runner="unhandled-rejection"|"uncaught-exception"}; the agent goes
 // on serving. What ends the process on purpose is listed in docs/operations.md ("What ends the process").
-import type { Logger } from './logger';
-import { describeError, type RunnerKind } from './runner-failures';
+import type { Logger } from '../runtime/logger';
+import { describeError, type RunnerKind } from '../runtime/runner-failures';
 
 export interface GuardedAgent {
   logger: Logger;

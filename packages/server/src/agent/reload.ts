@@ -15,7 +15,7 @@ import type { ServiceDefinition } from '../connect/local-services';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
 import type { AgentWatches } from '../watches/agent-watches';
 import { adoptLimits, limitChanges } from './live-limits';
-import { addLogSecret, setLogLevel, type Logger } from './logger';
+import { addLogSecret, setLogLevel, type Logger } from '../runtime/logger';
 
 export interface Reloadable {
   config: AgentConfig;

@@ -4,7 +4,7 @@
 // written through Raft at once when the catalog has none, then at most every few seconds and only
 // when it has moved noticeably, so a quiet cluster writes nothing and a busy one writes little.
 import { estimatedRtt, type Command, type Coordinate, type Store } from '@registry/store';
-import type { Logger } from '../agent/logger';
+import type { Logger } from '../runtime/logger';
 import { VivaldiClient } from './vivaldi-client';
 import type { WanServer } from './wan-protocol';
 import { monotonicMs } from '../time';

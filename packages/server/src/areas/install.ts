@@ -2,8 +2,8 @@
 // the RetryJoin leader duty, and what the routes and /v1/agent/self need.
 import type { RaftNode, Transport } from '@registry/raft';
 import type { Coordinate, Store } from '@registry/store';
-import type { LeaderDuties } from '../agent/leader-duties';
-import type { Logger } from '../agent/logger';
+import type { LeaderDuties } from '../runtime/leader-duties';
+import type { Logger } from '../runtime/logger';
 import type { ServerFacts } from '../cluster/server-info';
 import type { Rpc } from '../rpc/rpc';
 import { AreaOps } from './area-ops';

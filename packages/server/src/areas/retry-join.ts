@@ -1,8 +1,8 @@
 // RetryJoin (spec "Network areas"): the leader keeps joining each area that has RetryJoin addresses
 // and no known peer server yet, backing off per area, until a join succeeds.
 import type { Store } from '@registry/store';
-import type { LeaderDuty } from '../agent/leader-duties';
-import type { Logger } from '../agent/logger';
+import type { LeaderDuty } from '../runtime/leader-duties';
+import type { Logger } from '../runtime/logger';
 import { joinArea } from './area-join';
 import type { WanLinks } from './wan-links';
 import { monotonicMs } from '../time';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { RpcConnectionError, RpcTimeoutError, type RaftNode, type Transport } from '@registry/raft';
 import type { AreaOut, AreaServer, Command, Store } from '@registry/store';
-import type { Logger } from '../agent/logger';
+import type { Logger } from '../runtime/logger';
 import type { ServerFacts } from '../cluster/server-info';
 import { effectiveWait } from '../rpc/blocking';
 import { NO_PATH_TO_DC, serverError } from '../errors';

@@ -6,10 +6,10 @@
 // service side); this class wraps those calls to start, stop and persist the services' checks.
 import { Authorizer } from '@registry/acl';
 import type { CheckRequest, Command, Store } from '@registry/store';
-import type { Logger } from '../agent/logger';
-import type { RunnerFailures } from '../agent/runner-failures';
+import type { Logger } from '../runtime/logger';
+import type { RunnerFailures } from '../runtime/runner-failures';
 import type { Mesh } from '../connect/mesh';
-import { servicesFromDefinition, type LocalService, type ServiceDefinition } from '../connect/local-services';
+import { registerRequestOf, servicesFromDefinition, type LocalService, type ServiceDefinition } from '../connect/local-services';
 import { badRequest, forbidden, isClientError } from '../errors';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
 import { CatalogSync, type CheckState } from './catalog-sync';
@@ -66,6 +66,10 @@ interface Tracked {
   output: string;
   runner: Runner | TtlTimer;
   criticalTimer: LongTimer | undefined;
+  /** Loaded at start, before the node was in the catalog (load()); publish() writes its row. */
+  restored: boolean;
+  /** Whether its runner has produced a result since it was tracked. */
+  reported: boolean;
 }
 
 /** A state to start from instead of the definition's (on restart), with the TTL left. */
@@ -82,7 +86,10 @@ export class AgentChecks {
   private readonly sync: CatalogSync;
   private readonly limiter: ConcurrencyLimit;
   private stopped = false;
-  /** Settles when restore() has run (set by install.ts); maintenance checks are restored after it. */
+  /**
+   * Settles once what load() restored is in the catalog (at once when it restored nothing);
+   * maintenance checks are restored, and the server's anti-entropy starts, after it.
+   */
   restored: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: AgentChecksDeps) {
@@ -101,7 +108,7 @@ export class AgentChecks {
    * `persist` is true for a registration through the HTTP API (Consul's remote source) and false
    * for one from the config files or the data dir (its local source); script checks are judged so.
    */
-  async registerService(def: ServiceDefinition, authz: Authorizer, persist = true, start: Map<string, StartState> = new Map()): Promise<void> {
+  async registerService(def: ServiceDefinition, authz: Authorizer, persist = true, start: Map<string, StartState> = new Map(), local = false): Promise<void> {
     const mainId = def.ID || def.Name || '';
     const refusal = scriptChecksRefusal(this.serviceCheckDefinitions(def), persist ? 'remote' : 'local', this.deps.scripts);
     if (refusal) throw badRequest(refusal);
@@ -109,7 +116,7 @@ export class AgentChecks {
     const paused = await this.pause((t) => t.origin === 'service' && before.has(t.spec.ServiceID));
     let ok = false;
     try {
-      await this.deps.mesh.registerService(def, authz);
+      await this.deps.mesh.registerService(def, authz, { catalog: !local });
       ok = true;
     } finally {
       for (const id of this.family(mainId)) {
@@ -119,7 +126,8 @@ export class AgentChecks {
           if (ok) {
             const from = start.get(spec.CheckID);
             // The mesh wrote the definition's status; a restored output still has to follow.
-            this.track(spec, 'service', from ?? initial, from && from.output !== '' ? undefined : initial);
+            // (Loaded locally, the row is written by publish(), which tells the sync what it wrote.)
+            this.track(spec, 'service', from ?? initial, from && from.output !== '' ? undefined : initial, local);
           } else {
             const was = paused.get(spec.CheckID);
             this.track(spec, 'service', was ?? initial, undefined);
@@ -153,7 +161,7 @@ export class AgentChecks {
   // ---- checks ----
 
   /** `persist`: as for registerService (true: the HTTP API, false: config files and the data dir). */
-  async registerCheck(def: AgentCheckDefinition, authz: Authorizer, persist = true, start?: StartState): Promise<void> {
+  async registerCheck(def: AgentCheckDefinition, authz: Authorizer, persist = true, start?: StartState, local = false): Promise<void> {
     const spec = this.checkOf(def);
     const refusal = scriptChecksRefusal([def], persist ? 'remote' : 'local', this.deps.scripts);
     const service = spec.ServiceID ? this.deps.mesh.localService(spec.ServiceID) : undefined;
@@ -166,11 +174,16 @@ export class AgentChecks {
     if (refusal) throw badRequest(refusal);
     await this.pause((t) => t.spec.CheckID === spec.CheckID);
     const state: StartState = start ?? { status: spec.Status, output: '' };
-    await this.deps.apply({
-      type: 'catalog.register',
-      req: { Node: this.deps.node, SkipNodeUpdate: true, Check: catalogCheckOf(spec, this.deps.node, state.status, state.output) },
-    });
-    this.track(spec, 'check', state, state);
+    if (local) {
+      // The check sync writes its row once the node is in the catalog (publish()).
+      this.track(spec, 'check', state, undefined, true);
+    } else {
+      await this.deps.apply({
+        type: 'catalog.register',
+        req: { Node: this.deps.node, SkipNodeUpdate: true, Check: catalogCheckOf(spec, this.deps.node, state.status, state.output) },
+      });
+      this.track(spec, 'check', state, state);
+    }
     if (persist && this.deps.files) await this.deps.files.saveCheck(spec.CheckID, def);
   }
 
@@ -261,16 +274,19 @@ export class AgentChecks {
 
   /**
    * Bring back what this agent had: services and checks from its config, then those persisted in
-   * the data dir (a persisted one with the same ID as a config one is skipped). Runs once the
-   * agent's node is in the catalog; a write that fails for want of a leader is retried.
+   * the data dir (a persisted one with the same ID as a config one is skipped). They enter the
+   * agent's own state here, before its HTTP API listens, as Consul loads them before it serves: the
+   * first /v1/agent/services after a restart lists them. Nothing is written to the catalog yet (the
+   * node may not be there, or no leader known); `restored` settles once publish() has.
    */
-  async restore(config: { services: ServiceDefinition[]; checks: AgentCheckDefinition[] }): Promise<void> {
+  async load(config: { services: ServiceDefinition[]; checks: AgentCheckDefinition[] }): Promise<void> {
     const files = this.deps.files;
     const persistedServices = files ? await files.loadServices() : [];
     const persistedChecks = files ? await files.loadChecks() : [];
     if (config.services.length + config.checks.length + persistedServices.length + persistedChecks.length === 0) return;
-    while (!this.stopped && !this.deps.store.catalogNode(this.deps.node).value) await sleep(100);
-    if (this.stopped) return;
+    // Results of the loaded checks wait for publish(); so do their managed proxies, for the HTTP API.
+    this.sync.hold();
+    this.deps.mesh.proxies.hold();
     const all = Authorizer.allowAll();
     const serviceId = (d: ServiceDefinition) => d.ID || d.Name || '';
     const checkId = (d: AgentCheckDefinition) => d.CheckID || d.ID || d.Name || '';
@@ -291,18 +307,65 @@ export class AgentChecks {
     const configServiceIds = new Set(config.services.map(serviceId));
     const ownServices = await loadable('service', persistedServices.filter((p) => !configServiceIds.has(serviceId(p.def))), serviceId, validServiceDefinition);
     for (const { def, file } of [...config.services.map((def) => ({ def, file: undefined })), ...ownServices]) {
-      await this.retrying(`service ${serviceId(def)}`, async () => {
+      await this.loading(`service ${serviceId(def)}`, async () => {
         const start = await this.restoredStates(this.serviceCheckSpecs(def));
-        await this.registerService(withStatuses(def, start), all, false, start);
+        await this.registerService(withStatuses(def, start), all, false, start, true);
       }, file === undefined ? undefined : (err) => setAside({ file, def }, `service ${JSON.stringify(serviceId(def))}`, err));
     }
     const configCheckIds = new Set(config.checks.map(checkId));
     const ownChecks = await loadable('check', persistedChecks.filter((p) => !configCheckIds.has(checkId(p.def))), checkId, validCheckDefinition);
     for (const { def, file } of [...config.checks.map((def) => ({ def, file: undefined })), ...ownChecks]) {
-      await this.retrying(`check ${checkId(def)}`, async () => {
+      await this.loading(`check ${checkId(def)}`, async () => {
         const start = (await this.restoredStates([this.checkOf(def)])).values().next().value;
-        await this.registerCheck(def, all, false, start);
+        await this.registerCheck(def, all, false, start, true);
       }, file === undefined ? undefined : (err) => setAside({ file, def }, `check ${JSON.stringify(checkId(def))}`, err));
+    }
+    this.restored = this.publish().catch((err: Error) => this.deps.logger.error({ err: err.message }, 'restoring agent services and checks failed'));
+  }
+
+  /** The agent's HTTP API listens: managed proxies of loaded services may start (they are given its address). */
+  listening(): void {
+    this.deps.mesh.proxies.release();
+  }
+
+  /**
+   * The catalog side of load(), in the background: once the agent's node is in the catalog, each
+   * loaded service is written with its checks' current states, then the check sync writes the
+   * rest (node checks, results since). A write that fails for want of a leader is retried.
+   */
+  private async publish(): Promise<void> {
+    try {
+      await this.publishLoaded();
+    } finally {
+      // Whatever happened to the services' writes, check results flow again.
+      this.sync.release();
+    }
+  }
+
+  private async publishLoaded(): Promise<void> {
+    while (!this.stopped && !this.deps.store.catalogNode(this.deps.node).value) await sleep(100);
+    if (this.stopped) return;
+    // An HTTP/TCP check resumes with the catalog's last result until its first probe answers
+    // (a client's view of the catalog only now has the rows).
+    const rows = new Map(this.deps.store.healthNode(this.deps.node).value.map((c) => [c.CheckID, c]));
+    for (const t of this.checks.values()) {
+      if (!t.restored || t.reported || t.spec.kind.type === 'ttl') continue;
+      const row = rows.get(t.spec.CheckID);
+      if (row && isCheckStatus(row.Status)) this.setResult(t, row.Status, row.Output).catch(() => undefined);
+    }
+    const node = this.deps.node;
+    for (const s of this.deps.mesh.localServices()) {
+      const id = s.service.ID;
+      await this.retrying(`service ${id}`, async () => {
+        const now = this.deps.mesh.localService(id);
+        if (!now) return; // deregistered meanwhile
+        const checks = now.checks.map((spec) => {
+          const t = this.checks.get(spec.CheckID);
+          return { spec, state: t ? { status: t.status, output: t.output } : { status: spec.Status, output: '' } };
+        });
+        await this.deps.apply({ type: 'catalog.register', req: { ...registerRequestOf(now, node), Checks: checks.map((c) => catalogCheckOf(c.spec, node, c.state.status, c.state.output)) } });
+        for (const c of checks) this.sync.markSynced(c.spec.CheckID, c.state);
+      });
     }
   }
 
@@ -354,6 +417,20 @@ export class AgentChecks {
     return out;
   }
 
+  /** One definition of load(): a refused one is logged and handed to `refused`; the start goes on. */
+  private async loading(what: string, attempt: () => Promise<void>, refused?: (err: unknown) => Promise<void> | undefined): Promise<void> {
+    try {
+      await attempt();
+    } catch (err) {
+      if (isClientError(err)) {
+        this.deps.logger.error({ what, err: (err as Error).message }, 'could not restore agent state: the definition is refused');
+        await refused?.(err);
+        return;
+      }
+      this.deps.failures.failed('restore', what, err);
+    }
+  }
+
   /** `refused` is told when the definition itself is refused (a client error), not when the cluster is away. */
   private async retrying(what: string, attempt: () => Promise<void>, refused?: (err: unknown) => Promise<void> | undefined): Promise<void> {
     for (let tries = 1; !this.stopped; tries++) {
@@ -401,10 +478,10 @@ export class AgentChecks {
     return out;
   }
 
-  private track(spec: CheckSpec, origin: Origin, state: StartState, synced: CheckState | undefined): void {
+  private track(spec: CheckSpec, origin: Origin, state: StartState, synced: CheckState | undefined, restored = false): void {
     const old = this.checks.get(spec.CheckID);
     if (old) this.halt(old);
-    const t: Tracked = { spec, origin, status: state.status, output: state.output, runner: { stop() {} }, criticalTimer: undefined };
+    const t: Tracked = { spec, origin, status: state.status, output: state.output, runner: { stop() {} }, criticalTimer: undefined, restored, reported: false };
     this.checks.set(spec.CheckID, t);
     this.sync.track(spec, { status: state.status, output: state.output }, synced);
     const kind = spec.kind;
@@ -444,6 +521,7 @@ export class AgentChecks {
 
   /** A runner's result: nobody waits for it, and a failed write is retried by the sync anyway. */
   private runnerResult(t: Tracked, status: CheckStatus, output: string): void {
+    t.reported = true;
     this.setResult(t, status, output).catch(() => undefined);
   }
 

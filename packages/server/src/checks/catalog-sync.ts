@@ -7,8 +7,8 @@
 // registry_runner_failures_total{runner="catalog-sync"} — and tried again after the retry delay,
 // instead of reaching the process's last-resort handler and leaving that check unsynced for good.
 import type { Command } from '@registry/store';
-import type { Logger } from '../agent/logger';
-import { logOnlyFailures, type RunnerFailures } from '../agent/runner-failures';
+import type { Logger } from '../runtime/logger';
+import { logOnlyFailures, type RunnerFailures } from '../runtime/runner-failures';
 import { catalogCheckOf, type CheckSpec } from './check-spec';
 import { monotonicMs } from '../time';
 
@@ -43,7 +43,7 @@ export interface CatalogSyncOptions {
   outputIntervalMs: number;
   retryMs: number;
   logger: Logger;
-  /** Where a kick that throws is reported (agent/runner-failures.ts); logged only when absent. */
+  /** Where a kick that throws is reported (runtime/runner-failures.ts); logged only when absent. */
   failures?: RunnerFailures;
   now?: () => number;
 }
@@ -53,6 +53,11 @@ const same = (a: CheckState | undefined, b: CheckState) => a !== undefined && a.
 export class CatalogSync {
   private readonly entries = new Map<string, Entry>();
   private readonly now: () => number;
+  /**
+   * While held, results are recorded but nothing is written: the agent's restored checks are
+   * known before its node is in the catalog (checks/agent-checks.ts load), and a check row needs it.
+   */
+  private held = false;
   /** Writes made (for tests and stats). */
   writes = 0;
 
@@ -94,6 +99,26 @@ export class CatalogSync {
     this.entries.delete(checkId);
     this.drop(entry);
     await entry.inFlight;
+  }
+
+  /** Write nothing until release() (see `held`). */
+  hold(): void {
+    this.held = true;
+  }
+
+  /** Write what is due for every check followed. */
+  release(): void {
+    if (!this.held) return;
+    this.held = false;
+    for (const e of [...this.entries.values()]) this.safeKick(e);
+  }
+
+  /** The catalog row of a followed check was written with `state` by someone else (a service's registration). */
+  markSynced(checkId: string, state: CheckState): void {
+    const entry = this.entries.get(checkId);
+    if (!entry) return;
+    entry.synced = { ...state };
+    entry.lastWriteAt = this.now();
   }
 
   stop(): void {
@@ -139,7 +164,7 @@ export class CatalogSync {
   }
 
   private kick(entry: Entry): void {
-    if (entry.removed || entry.inFlight) return;
+    if (entry.removed || entry.inFlight || this.held) return;
     const want = entry.desired;
     if (same(entry.synced, want)) return;
     if (this.now() < entry.retryAt) {

@@ -1,8 +1,9 @@
 // Wires the agent's checks in: the runners and their catalog sync, the files under the data dir,
-// and the restore of the config's and the data dir's services and checks (in the background).
+// and the restore of the config's and the data dir's services and checks: loaded into the agent's
+// state before it listens (the caller awaits this), written to the catalog in the background.
 import type { Command, Store } from '@registry/store';
-import type { Logger } from '../agent/logger';
-import type { RunnerFailures } from '../agent/runner-failures';
+import type { Logger } from '../runtime/logger';
+import type { RunnerFailures } from '../runtime/runner-failures';
 import type { AgentConfig } from '../config/config';
 import type { Mesh } from '../connect/mesh';
 import { AgentChecks } from './agent-checks';
@@ -11,7 +12,7 @@ import { LocalStateFiles } from './local-state-files';
 /** Probes in flight at once on one agent. */
 const MAX_CONCURRENT_PROBES = 32;
 
-export function installAgentChecks(deps: {
+export async function installAgentChecks(deps: {
   config: AgentConfig;
   dataDir: string;
   mesh: Mesh;
@@ -20,7 +21,7 @@ export function installAgentChecks(deps: {
   aclsEnabled: boolean;
   logger: Logger;
   failures: RunnerFailures;
-}): AgentChecks {
+}): Promise<AgentChecks> {
   const { config } = deps;
   const checks = new AgentChecks({
     node: config.nodeName,
@@ -36,6 +37,6 @@ export function installAgentChecks(deps: {
     failures: deps.failures,
     scripts: { remote: config.checks.enableScriptChecks, local: config.checks.enableLocalScriptChecks ?? config.checks.enableScriptChecks },
   });
-  checks.restored = checks.restore(config.definitions).catch((err: Error) => deps.logger.error({ err: err.message }, 'restoring agent services and checks failed'));
+  await checks.load(config.definitions);
   return checks;
 }

@@ -2,14 +2,14 @@
 // under `<data-dir>/services` and `<data-dir>/checks` (named by a hash of the ID), and the last
 // status of each TTL check under `<data-dir>/checks/state`, so a restart neither forgets them nor
 // flips a healthy TTL check to critical; maintenance checks under `<data-dir>/maintenance`. Writes
-// to one file are serialised and durable (agent/durable-file.ts: temp file, fsync, rename, fsync of
+// to one file are serialised and durable (runtime/durable-file.ts: temp file, fsync, rename, fsync of
 // the directory), so a registration answered 200 survives a power cut. A file that no longer
 // loads is renamed aside to `<file>.bad` with a logged reason: never fatal, never silently dropped.
 import { createHash } from 'node:crypto';
 import { readdir, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeDirDurably, removeFileDurably, syncDir, writeFileDurably } from '../agent/durable-file';
-import type { Logger } from '../agent/logger';
+import { makeDirDurably, removeFileDurably, syncDir, writeFileDurably } from '../runtime/durable-file';
+import type { Logger } from '../runtime/logger';
 import type { ServiceDefinition } from '../connect/local-services';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
 

@@ -6,7 +6,7 @@
 // and kept under <data-dir>/maintenance, so a restarted agent puts it back (restore()).
 import type { Authorizer } from '@registry/acl';
 import type { Command, Store } from '@registry/store';
-import type { Logger } from '../agent/logger';
+import type { Logger } from '../runtime/logger';
 import type { Mesh } from '../connect/mesh';
 import { forbidden, isClientError, notFound } from '../errors';
 import type { LocalStateFiles, PersistedMaintenance } from './local-state-files';

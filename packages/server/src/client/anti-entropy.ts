@@ -17,8 +17,8 @@
 // reported — logged by `agent.runners`, counted as registry_runner_failures_total{runner="anti-entropy"}
 // — and the next pass runs at the usual interval; nothing of it reaches the process's last-resort handler.
 import type { CheckRequest, Command, HealthCheckOut, NodeServiceOut, ServiceRequest } from '@registry/store';
-import type { Logger } from '../agent/logger';
-import { logOnlyFailures, type RunnerFailures } from '../agent/runner-failures';
+import type { Logger } from '../runtime/logger';
+import { logOnlyFailures, type RunnerFailures } from '../runtime/runner-failures';
 import type { LocalService } from '../connect/local-services';
 import { SERF_CHECK_ID } from '../cluster/server-health';
 import { isMaintenanceCheckId } from '../checks/maintenance';
@@ -34,7 +34,7 @@ export interface AntiEntropyDeps {
   view(): Promise<NodeView>;
   apply(cmd: Command): Promise<unknown>;
   logger: Logger;
-  /** Where a failed pass is reported (agent/runner-failures.ts); logged only when absent. */
+  /** Where a failed pass is reported (runtime/runner-failures.ts); logged only when absent. */
   failures?: RunnerFailures;
   /**
    * Catalog services of this node that are not the agent's and stay: on a server, the `registry`

@@ -2,7 +2,7 @@
 // often: a quarter of their client_heartbeat_timeout), which passes them on to the leader
 // (cluster/client-liveness.ts). The reply names the servers and the leader, so the client learns
 // where to go when the server it uses is lost. A failed heartbeat moves on to the next server.
-import type { Logger } from '../agent/logger';
+import type { Logger } from '../runtime/logger';
 import { fromEnvelope } from '../rpc/envelope';
 import type { ClientFacts, HeartbeatReply } from '../cluster/client-facts';
 import type { ServerLink } from './server-link';

@@ -8,8 +8,8 @@
 // client that died during the election is still noticed within one timeout after it; so does the
 // leader after a restore, for the restored catalog's clients it was not tracking.
 import type { Command, HealthCheckOut, NodeOut, RegisterRequest, Store } from '@registry/store';
-import type { LeaderDuty } from '../agent/leader-duties';
-import type { Logger } from '../agent/logger';
+import type { LeaderDuty } from '../runtime/leader-duties';
+import type { Logger } from '../runtime/logger';
 import type { LeaderCallsApi } from '../rpc/rpc-api';
 import { CLIENT_ALIVE, CLIENT_DEAD, type ClientFacts, type ClientMember } from './client-facts';
 import { SERF_CHECK_ID, SERF_CHECK_NAME } from './server-health';

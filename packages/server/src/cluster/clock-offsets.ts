@@ -5,7 +5,7 @@
 // Date.now(), compared here with the leader's own at the middle of the round trip (accurate to half
 // of it). Beyond the bound a warning is logged (at most once a minute per server) and the offset is
 // always exported as `registry_server_clock_offset_seconds{node}`.
-import type { Logger } from '../agent/logger';
+import type { Logger } from '../runtime/logger';
 
 /** A server whose clock is off by more than this from the leader's is reported. */
 export const CLOCK_OFFSET_WARN_MS = 1_000;

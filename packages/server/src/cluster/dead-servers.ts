@@ -9,7 +9,7 @@
 // (readmission.ts), as Consul re-adds a reaped member that rejoins.
 import type { RaftNode } from '@registry/raft';
 import type { Store } from '@registry/store';
-import type { Logger } from '../agent/logger';
+import type { Logger } from '../runtime/logger';
 
 /** How long a server must have answered no ping before autopilot counts it failed. */
 export const FAILED_FOR_MS = 5_000;

@@ -8,7 +8,7 @@
 // leader answers that the committed configuration no longer holds it, or a bound passes; only then
 // does it log "Graceful leave complete" (or say that it is incomplete, and why).
 import { LeadershipLostError, NotLeaderError, type RaftNode, type Transport } from '@registry/raft';
-import type { Logger } from '../agent/logger';
+import type { Logger } from '../runtime/logger';
 import { serverError } from '../errors';
 import { errorOf, type Envelope } from '../rpc/envelope';
 import type { LeaderCalls } from '../rpc/leader-calls';

@@ -4,7 +4,7 @@
 // them is in a cluster yet — bootstraps Raft with exactly those servers. Every server of a new
 // cluster computes the same sorted set, so their first configurations agree.
 import { isUnspecifiedHost, senderAddress, splitHostPort, type Caller, type RaftNode, type ServerInfo, type Transport } from '@registry/raft';
-import type { Logger } from '../agent/logger';
+import type { Logger } from '../runtime/logger';
 import type { HelloReply, ServerFacts } from './server-info';
 import type { Membership } from './membership';
 import { formingClusterConfiguration } from './forming-cluster';

@@ -3,7 +3,7 @@
 // without itself: restarted, its own log would still name it a voter. The marker tells the joiner
 // it is out of the cluster and must join again; it is removed once the cluster took it back.
 import { existsSync, rmSync } from 'node:fs';
-import { writeFileDurablySync } from '../agent/durable-file';
+import { writeFileDurablySync } from '../runtime/durable-file';
 import { join } from 'node:path';
 
 export class LeftMarker {

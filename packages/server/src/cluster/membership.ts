@@ -12,7 +12,7 @@
 // It is a member again once a leader appends to its log after the notice (a leader replicates only
 // to members: the one that took it back), or once it joined through a leader itself.
 import type { RaftNode } from '@registry/raft';
-import type { Logger } from '../agent/logger';
+import type { Logger } from '../runtime/logger';
 import type { LeftMarker } from './left-marker';
 
 /** What the leader tells a server that its configuration does not hold (`cluster.info` body). */

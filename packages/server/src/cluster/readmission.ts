@@ -10,7 +10,7 @@
 import type { RaftNode, Transport } from '@registry/raft';
 import { joinHostPort } from '@registry/raft';
 import type { Store } from '@registry/store';
-import type { Logger } from '../agent/logger';
+import type { Logger } from '../runtime/logger';
 import { monotonicMs } from '../time';
 import { addServerOnce } from './add-server';
 import type { RemovalNotice } from './membership';

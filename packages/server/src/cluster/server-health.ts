@@ -6,8 +6,8 @@
 // It writes only when something differs, so a quiet cluster writes nothing.
 import { joinHostPort, type RaftNode, type Transport } from '@registry/raft';
 import type { Command, RegisterRequest, Store } from '@registry/store';
-import type { LeaderDuty } from '../agent/leader-duties';
-import type { Logger } from '../agent/logger';
+import type { LeaderDuty } from '../runtime/leader-duties';
+import type { Logger } from '../runtime/logger';
 import { hostOf, portOf, type InfoReply, type ServerFacts } from './server-info';
 import { ClockOffsets } from './clock-offsets';
 import { monotonicMs } from '../time';

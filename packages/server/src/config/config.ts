@@ -9,7 +9,7 @@ import { scriptChecksRefusal } from '../checks/script-gate';
 import { applyDnsConfig, defaultDnsConfig, DEFAULT_DNS_PORT, type DnsConfig } from '../dns/config';
 import { applyTelemetryConfig, defaultTelemetryConfig, type TelemetryConfig } from '../metrics/config';
 import { applyTlsConfig, defaultTlsConfig, validateTlsConfig, type TlsConfig } from './tls-config';
-import { invalidLogLevel, pinoLevel } from '../agent/logger';
+import { invalidLogLevel, pinoLevel } from '../runtime/logger';
 import { ConfigError, readConfigSources, type ConfigSource } from './config-sources';
 import { applyNodeIdentity } from './node-identity';
 import { applyCaConfig, applyPortRange, DEFAULT_PROXY_PORTS, DEFAULT_SIDECAR_PORTS, portRangeProblem, type CaBootstrapConfig, type PortRange } from './connect-config';
@@ -186,7 +186,7 @@ export function defaultConfig(): AgentConfig {
     // server, randomised, except when the log reaches its bound (issue #14, docs/raft.md).
     // logStore: where the Raft log lives — 'wal' (the default), the write-ahead log of preallocated
     // segments of walSegmentBytes each (docs/raft.md), or 'leveldb'. The WAL is what makes a write at
-    // one client as fast as etcd's (docs/benchmarks.md, Latency).
+    // one client as fast as etcd's (docs/benchmarks/history.md, Latency).
     raft: { tickMs: 50, electionTicks: 10, snapshotThreshold: 8192, snapshotIntervalMs: 30_000, trailingLogs: 10240, walSegmentBytes: 1 << 20, logStore: 'wal' },
     sessionTtlMinMs: 10_000,
     definitions: { services: [], checks: [] },

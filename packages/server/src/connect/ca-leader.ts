@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { generateRoot, trustDomainFor } from '@registry/ca';
 import type { CaSettings, Command, SerialBlock, Store } from '@registry/store';
-import type { LeaderDuty } from '../agent/leader-duties';
-import type { Logger } from '../agent/logger';
+import type { LeaderDuty } from '../runtime/leader-duties';
+import type { Logger } from '../runtime/logger';
 
 export const CA_PROVIDER = 'registry';
 export const DEFAULT_CA_SETTINGS: CaSettings = { LeafCertTTL: '72h', RotationPeriod: '2160h', PrivateKeyType: 'ec', PrivateKeyBits: 256 };

@@ -4,8 +4,8 @@
 // spawned or exits at once is that proxy's failure (logged with the reason, counted, retried with
 // the backoff), never the agent's.
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Logger } from '../agent/logger';
-import { describeError, logOnlyFailures, type RunnerFailures } from '../agent/runner-failures';
+import type { Logger } from '../runtime/logger';
+import { describeError, logOnlyFailures, type RunnerFailures } from '../runtime/runner-failures';
 import { monotonicMs } from '../time';
 
 export interface ManagedProxySpec {
@@ -42,6 +42,22 @@ export class ManagedProxies {
     this.failures = failures ?? logOnlyFailures(logger);
   }
 
+  /**
+   * While held, proxies are recorded and started at release(): the agent restores its services
+   * before its HTTP API listens, and a proxy is handed that API's address.
+   */
+  private held = false;
+
+  hold(): void {
+    this.held = true;
+  }
+
+  release(): void {
+    if (!this.held) return;
+    this.held = false;
+    for (const run of [...this.procs.values()]) if (!run.child && !run.timer) this.launch(run);
+  }
+
   /** Start the proxy, or restart it when its command changed; a running identical one is left alone. */
   ensure(spec: ManagedProxySpec): void {
     const cur = this.procs.get(spec.proxyServiceId);
@@ -49,7 +65,7 @@ export class ManagedProxies {
     if (cur) this.remove(spec.proxyServiceId);
     const run: Running = { spec, child: null, timer: null, backoffMs: MIN_BACKOFF_MS, startedAt: 0, restarts: 0 };
     this.procs.set(spec.proxyServiceId, run);
-    this.launch(run);
+    if (!this.held) this.launch(run);
   }
 
   remove(proxyServiceId: string): void {

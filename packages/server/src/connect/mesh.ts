@@ -4,7 +4,7 @@
 import type { Authorizer } from '@registry/acl';
 import type { RaftNode, Transport } from '@registry/raft';
 import type { CaRootsOut, Command, Store } from '@registry/store';
-import type { Logger } from '../agent/logger';
+import type { Logger } from '../runtime/logger';
 import type { AgentConfig } from '../config/config';
 import { initialCaSettings } from '../config/connect-config';
 import { MAX_WAIT_MS } from '../rpc/blocking';
@@ -17,7 +17,7 @@ import type { IntentionDefaults } from './intention-decision';
 import { leafFetcher, type IssuedCert } from './leaf-fetcher';
 import { LeafSigner, type SignedLeaf } from './leaf-signer';
 import { ManagedProxies } from './managed-proxies';
-import type { RunnerFailures } from '../agent/runner-failures';
+import type { RunnerFailures } from '../runtime/runner-failures';
 import { agentServiceOut, registerRequestOf, servicesFromDefinition, type LocalService, type ServiceDefinition } from './local-services';
 import { SignLimiter } from './sign-limiter';
 
@@ -40,7 +40,7 @@ export interface MeshDeps {
   logger: Logger;
   /** host:port of this agent's HTTP API (for managed proxies' environment). */
   httpAddress: () => string;
-  /** Where managed proxies report failures (agent/runner-failures.ts); logged only when absent. */
+  /** Where managed proxies report failures (runtime/runner-failures.ts); logged only when absent. */
   failures?: RunnerFailures;
   /** When a client agent lost contact with every server (monotonic ms), for cached answers' Age. */
   lostContactSince?: () => number | undefined;
@@ -168,7 +168,11 @@ export class Mesh {
     return out;
   }
 
-  async registerService(def: ServiceDefinition, authz: Authorizer): Promise<void> {
+  /**
+   * `catalog: false` adds the service to this agent's state only (a restart's restore, before the
+   * node is in the catalog): the caller writes its catalog row later (checks/agent-checks.ts publish).
+   */
+  async registerService(def: ServiceDefinition, authz: Authorizer, opts: { catalog: boolean } = { catalog: true }): Promise<void> {
     const made = servicesFromDefinition(def, this.services, {
       allowManagedApiRegistration: this.config.connect.proxy.allowManagedApiRegistration,
       managedPorts: this.config.connect.proxyPorts,
@@ -181,7 +185,7 @@ export class Mesh {
     }
     const mainId = made[0]!.service.ID;
     // The agent syncs with its own authority (Consul's agent token), once the caller's rights are checked.
-    for (const s of made) await this.apply({ type: 'catalog.register', req: registerRequestOf(s, this.config.nodeName) });
+    if (opts.catalog) for (const s of made) await this.apply({ type: 'catalog.register', req: registerRequestOf(s, this.config.nodeName) });
     const keep = new Set(made.map((s) => s.service.ID));
     for (const old of [...this.services.values()]) {
       if (old.parentId === mainId && !keep.has(old.service.ID)) await this.dropLocal(old.service.ID);

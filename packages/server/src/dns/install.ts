@@ -2,7 +2,7 @@
 // and the UDP+TCP sockets on `ports.dns` (bound to the client address, as the HTTP API).
 // -1 disables it. The default port (8600) is best-effort: when it is taken the agent says so and
 // runs without DNS; a port that was asked for (flag or config file) must bind or the agent fails.
-import type { Logger } from '../agent/logger';
+import type { Logger } from '../runtime/logger';
 import type { RemoteDatacenterExecutor } from '../queries/failover';
 import type { DnsConfig } from './config';
 import { DnsHandler } from './handler';

@@ -38,7 +38,7 @@ const BLOCK_ITEMS = 128;
 /**
  * Slices of every large answer take turns here, within a quarter of the event loop while it has
  * other work (slice-lane.ts). REGISTRY_LARGE_ANSWER_DUTY changes the share, for benchmarks only
- * (1 turns the pacing off; docs/benchmarks.md compares 0.25, 0.5 and 1).
+ * (1 turns the pacing off; docs/benchmarks/history.md compares 0.25, 0.5 and 1).
  */
 const lane = new SliceLane(largeAnswerDuty(process.env.REGISTRY_LARGE_ANSWER_DUTY));
 // The steps of a large listing's first build (store catalog/listing-steps.ts) are the first part of

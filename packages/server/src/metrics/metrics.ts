@@ -79,7 +79,7 @@ export class Metrics {
 
   // HTTP connections refused at accept (docs/operations.md "Limits").
   private readonly httpRefusedSeries = new CounterSeries(this.ctx, 'registry.http.refused', { name: 'registry_http_refused_total', help: 'HTTP connections refused at accept: limits.http_max_conns (max_conns, 503) or limits.http_max_conns_per_client (max_conns_per_client, 429)', labelNames: ['reason'] });
-  // Background runners (agent/runner-failures.ts): a failure each, by kind of runner.
+  // Background runners (runtime/runner-failures.ts): a failure each, by kind of runner.
   private readonly runnerFailureSeries = new CounterSeries(this.ctx, 'registry.runner.failures', { name: 'registry_runner_failures_total', help: 'Failures of background runners (check, managed-proxy, watch, session-ttl, catalog-sync, anti-entropy, timer, restore) and of unawaited promises or uncaught exceptions, by runner', labelNames: ['runner'] });
 
   readonly raftObserver: RaftObserver;
@@ -198,7 +198,7 @@ export class Metrics {
     };
   }
 
-  /** A background runner of kind `runner` failed (agent/runner-failures.ts). */
+  /** A background runner of kind `runner` failed (runtime/runner-failures.ts). */
   runnerFailed(runner: string): void {
     // CounterSeries.bind keeps one cell per label set: no cache of our own.
     this.runnerFailureSeries.bind({ runner }).inc();

@@ -8,9 +8,9 @@
 // tried again after a growing delay, instead of reaching the process's last-resort handler and
 // leaving that session (or, for the resync, every new session) without a timer.
 import { parseGoDuration, SESSIONS, type Command, type Store } from '@registry/store';
-import type { LeaderDuty } from '../agent/leader-duties';
-import type { Logger } from '../agent/logger';
-import { logOnlyFailures, type RunnerFailures } from '../agent/runner-failures';
+import type { LeaderDuty } from '../runtime/leader-duties';
+import type { Logger } from '../runtime/logger';
+import { logOnlyFailures, type RunnerFailures } from '../runtime/runner-failures';
 import type { LeaderCalls } from '../rpc/leader-calls';
 
 declare module '../rpc/leader-calls' {

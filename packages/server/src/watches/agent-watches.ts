@@ -3,8 +3,8 @@
 // Consul's reloadWatches stops every plan and starts the new set), stopped with the agent. Their
 // failures go to the agent's runner reporter: logged by `agent.runners` with the watch and the
 // reason, counted in registry_runner_failures_total{runner="watch"}.
-import type { Logger } from '../agent/logger';
-import type { RunnerFailures } from '../agent/runner-failures';
+import type { Logger } from '../runtime/logger';
+import type { RunnerFailures } from '../runtime/runner-failures';
 import { fetchFromAgent } from './agent-fetch';
 import { runHttpHandler } from './http-handler';
 import { runScriptHandler } from './script-handler';

@@ -1,6 +1,6 @@
 // Wires the config file's watches into an agent (server or client), once its HTTP API listens.
-import type { Logger } from '../agent/logger';
-import type { RunnerFailures } from '../agent/runner-failures';
+import type { Logger } from '../runtime/logger';
+import type { RunnerFailures } from '../runtime/runner-failures';
 import type { AgentConfig } from '../config/config';
 import { AgentWatches } from './agent-watches';
 

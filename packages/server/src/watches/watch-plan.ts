@@ -5,8 +5,8 @@
 // a handler that fails (missing, non-zero exit, hung and killed, an endpoint refusing or silent) is
 // reported and the next run waits 1 s, 2 s, 4 s … (at most 1 min) while it keeps failing, so a broken
 // handler is not run in a hot loop by a busy key. Nothing here can end or stall the agent.
-import type { Logger } from '../agent/logger';
-import { describeError, type RunnerFailures } from '../agent/runner-failures';
+import type { Logger } from '../runtime/logger';
+import { describeError, type RunnerFailures } from '../runtime/runner-failures';
 import type { Answer } from './agent-fetch';
 import type { WatchDefinition } from './watch-definition';
 import { newestEventId, watchValue } from './watch-query';

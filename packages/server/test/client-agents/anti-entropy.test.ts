@@ -3,7 +3,7 @@
 import type { CheckRequest, Command, HealthCheckOut, NodeServiceOut } from '@registry/store';
 import { AntiEntropy } from '../../src/client/anti-entropy';
 import type { LocalService } from '../../src/connect/local-services';
-import { createLogger } from '../../src/agent/logger';
+import { createLogger } from '../../src/runtime/logger';
 
 function row(id: string, tags: string[], enableTagOverride = false): NodeServiceOut {
   return { ID: id, Service: id, Tags: tags, Address: '', Meta: {}, Port: 80, Weights: { Passing: 1, Warning: 1 }, EnableTagOverride: enableTagOverride, ProxyDestination: '', Proxy: {} as never, Connect: {} as never, CreateIndex: 1, ModifyIndex: 1 };

@@ -5,7 +5,7 @@
 // the duty must take office without ever asking for the node listing, keep a 10 ms timer on time,
 // and know exactly the clients the walk found.
 import { Store, type Command } from '@registry/store';
-import { createLogger } from '../../src/agent/logger';
+import { createLogger } from '../../src/runtime/logger';
 import { ClientLiveness, clientsInCatalog, isClientNode } from '../../src/cluster/client-liveness';
 import type { LeaderCallsApi } from '../../src/rpc/rpc-api';
 

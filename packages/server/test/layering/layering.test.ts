@@ -1,6 +1,9 @@
 // The layering, checked rather than hoped for (issue 13): no import circles in any package, and
 // the server's layers point one way — http/ → endpoints/ → rpc/ → store/raft — so nothing below
 // the HTTP edge imports from http/ (only the agent, which wires everything, and the package index).
+// agent/ is the roof only (issue #26 item 1): nothing but the package's entry point imports it, and
+// what every folder shares — the logger, leader duties, the log tap, runner failures, durable
+// files — is runtime/, the foundation, which imports nothing of the server but itself.
 import { join, resolve } from 'node:path';
 import { circles, importGraph } from './import-graph';
 
@@ -39,8 +42,26 @@ describe('import graph', () => {
     })).toEqual([]);
   });
 
+  test('nothing but the entry point (index.ts) imports agent/', () => {
+    const allowed = new Set(['agent', 'index']);
+    expect(edges.filter((e) => {
+      const [from, to] = e.split(' -> ');
+      return layer(to) === 'agent' && !allowed.has(layer(from));
+    })).toEqual([]);
+  });
+
+  test('runtime/ imports nothing of the server but runtime/', () => {
+    expect(edges.filter((e) => {
+      const [from, to] = e.split(' -> ');
+      return layer(from) === 'runtime' && layer(to) !== 'runtime';
+    })).toEqual([]);
+  });
+
   test('the checker sees real edges (it would notice a violation)', () => {
     expect(edges).toContain('rpc/rpc -> rpc/blocking');
+    expect(edges).toContain('index -> agent/agent');
+    expect(edges).toContain('agent/agent -> runtime/logger');
+    expect(edges).toContain('runtime/leader-duties -> runtime/logger');
     expect(edges.length).toBeGreaterThan(200);
     const g = { edges: new Map([['a', new Set(['b'])], ['b', new Set(['a'])], ['c', new Set<string>()]]) };
     expect(circles(g)).toEqual([['a', 'b']]);

@@ -5,7 +5,7 @@
 // leaders (`cut`: many writes left uncommitted and unanswered at once). The issue's "Done when"
 // asks for ten rounds: CI runs REGISTRY_SKEWED_ROUNDS (default 2, to stay within its time on a
 // loaded two-core machine); bench/time/exactly-once-skewed-leader.sh runs ten, and
-// docs/benchmarks.md holds its results — and how rarely the rounds catch the old code.
+// docs/benchmarks/history.md holds its results — and how rarely the rounds catch the old code.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,7 +46,7 @@ maybe(`${ROUNDS} rounds: a leader 10 minutes ahead applies no create in flight a
   for (let round = 0; round < ROUNDS; round++) {
     const r = await skewedLeaderRound(c, round, round % 2 === 0 ? 'cut' : 'kill', { skewed: 0 });
     results.push(r);
-    // One line per round, for the bench's record (docs/benchmarks.md).
+    // One line per round, for the bench's record (docs/benchmarks/history.md).
     console.log(`round ${r.round} (${r.handover}, ${r.kills} killed): s0 led after ${r.ledAfterMs} ms, ${r.sent} writes (${r.unanswered} forwarded without an answer) ${JSON.stringify(r.answers)}, duplicates ${r.duplicates.length}, re-applied ${r.reapplied.length}, lost ${r.lost.length}, ${r.tookMs} ms`);
   }
   const bad = results.filter((r) => r.duplicates.length + r.reapplied.length + r.lost.length > 0);

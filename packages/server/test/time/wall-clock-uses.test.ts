@@ -18,7 +18,7 @@ const WALL_CLOCK_USES: Record<string, [number, string]> = {
   'packages/cli/src/commands/intention.ts': [1, 'prints CreatedAt as a date'],
   'packages/server/src/acl/acl-leader-duty.ts': [1, 'CreateTime of the built-in tokens, a timestamp people read'],
   'packages/server/src/agent/host-facts.ts': [2, 'CollectionTime and bootTime of /v1/agent/host are timestamps'],
-  'packages/server/src/agent/logger.ts': [2, 'log line timestamps'],
+  'packages/server/src/runtime/logger.ts': [2, 'log line timestamps'],
   'packages/server/src/checks/grpc-probe.ts': [2, 'grpc-js takes a call deadline only as a wall-clock Date (the check’s timeout from now)'],
   'packages/server/src/checks/agent-checks.ts': [2, 'a TTL check’s persisted Expires (Consul’s format), clamped to the TTL on restore'],
   'packages/server/src/cluster/autopilot-health.ts': [1, 'StableSince, a timestamp in autopilot health'],

@@ -12,7 +12,7 @@
 // 0.52–0.86 ms with three processes syncing at once on this machine's disk, a positioned O_DSYNC
 // write into a zero-filled file 0.35–0.68 ms side by side (bench/storage/sync-cost.js); LevelDB also writes the
 // log a second time and more (memtable flushes, compactions). A leader's and a follower's sync sit
-// on every write's path (docs/benchmarks.md, "Latency").
+// on every write's path (docs/benchmarks/history.md, "Latency").
 //
 // The end of the records is the first zero length (the zero-filled rest of the segment). Crashes and
 // failures:

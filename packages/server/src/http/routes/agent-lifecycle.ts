@@ -2,7 +2,7 @@
 // ACL tokens, force-leave, the log monitor and host facts. Each checks the caller's token here:
 // they act on this agent, not on the replicated state.
 import { agentTokenKind } from '../../acl/agent-tokens';
-import { monitorLevelRank } from '../../agent/log-tap';
+import { monitorLevelRank } from '../../runtime/log-tap';
 import { aclDisabled, badRequest, notFound, serverError } from '../../errors';
 import { agentTokenSchema, type AgentTokenBody } from '../../schemas/agent-lifecycle';
 import { compileBody } from '../../schemas/validator';
