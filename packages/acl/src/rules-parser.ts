@@ -5,9 +5,21 @@
  * objects keyed by its label (`service "web" {…}` → `{"service":[{"web":[{…}]}]}`)
  * and JSON rule text comes out in the same shape, so one walker serves both forms.
  */
-import { parse as parseHcl } from 'js-hcl-parser';
 import { Access, isAccess, isKeyAccess } from './access';
 import { emptyRules, ParsedRules, PlainResource, RulesBuilder, ScalarResource, ServiceResource } from './parsed-rules';
+
+type HclParser = typeof import('js-hcl-parser');
+let hcl: HclParser | undefined;
+
+/**
+ * The parser is loaded on the first rule text: a GopherJS build whose code and Go runtime take ~5 MiB
+ * of heap, which a server that never parses rules (ACLs off) need not hold (issue #30, memory at rest).
+ */
+function parseHcl(text: string): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  hcl ??= require('js-hcl-parser') as HclParser;
+  return hcl.parse(text);
+}
 
 /** Rule text that cannot be used: a syntax error or a value the rule language does not allow. */
 export class RuleError extends Error {

@@ -3,7 +3,6 @@
 // flattens those lists for keys that are objects in its config struct; we do the same, walking
 // the config schema (and the service/check schemas inside definitions). Repeated `service` and
 // `check` blocks are several definitions, as in Consul.
-import { parse as parseHcl } from 'js-hcl-parser';
 import type { SchemaNode } from '../schemas/canonical-keys';
 import { agentServiceSchema } from '../schemas/agent-service';
 import { checkDefinitionSchema } from '../schemas/agent-check';
@@ -59,6 +58,16 @@ const walkSchema: SchemaNode = {
     checks: { type: 'array', items: checkSchema },
   },
 };
+
+type HclParser = typeof import('js-hcl-parser');
+let hcl: HclParser | undefined;
+
+/** Loaded on the first .hcl file: ~5 MiB of heap an agent configured in JSON need not hold (issue #30). */
+function parseHcl(text: string): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  hcl ??= require('js-hcl-parser') as HclParser;
+  return hcl.parse(text);
+}
 
 /** HCL text → the same JSON a `.json` config file would hold. Throws with the parser's reason. */
 export function parseHclConfig(text: string): Json {

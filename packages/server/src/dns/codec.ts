@@ -1,7 +1,9 @@
 // The DNS wire format, through dns-packet (docs/dependencies.md): decode a query, encode an
 // answer, measure one. Only the few shapes the DNS interface uses are typed here (dns-packet
 // ships no types of its own); nothing else in dns/ touches bytes. The first question is echoed
-// as the bytes it came in (question-bytes.ts), not as dns-packet would write its decoded text.
+// as the bytes it came in (question-bytes.ts), not as dns-packet would write its decoded text, and
+// names are compressed (name-compression.ts: dns-packet never compresses).
+import { compressNames } from './name-compression';
 import { RAW_QUESTION, rawFirstQuestion } from './question-bytes';
 
 export type RecordType = 'A' | 'AAAA' | 'CNAME' | 'SRV' | 'TXT' | 'SOA' | 'NS' | 'OPT' | 'ANY' | 'PTR' | 'MX' | 'AXFR' | 'IXFR' | string;
@@ -124,6 +126,11 @@ export function decode(buf: Buffer): Packet {
 const HEADER_BYTES = 12;
 
 export function encode(p: Packet): Buffer {
+  return compressNames(uncompressed(p));
+}
+
+/** The message as dns-packet writes it (no name compressed), with the first question's own bytes. */
+function uncompressed(p: Packet): Buffer {
   const out = dnsPacket.encode(p);
   const q = p.questions[0];
   const raw = q?.[RAW_QUESTION];
@@ -133,12 +140,22 @@ export function encode(p: Packet): Buffer {
   return Buffer.concat([out.subarray(0, HEADER_BYTES), raw, out.subarray(HEADER_BYTES + written)]);
 }
 
-/** The encoded size (dns-packet does not compress names: this is the uncompressed size). */
+/** The encoded size, names compressed: what encode() sends, so trimming (trim.ts) cuts to the bytes on the wire. */
 export function encodingLength(p: Packet): number {
+  return encode(p).length;
+}
+
+/**
+ * Whether the encoded message takes at most `maxBytes`. Compressing never lengthens a message, so
+ * one whose uncompressed size (dns-packet's cheap count) fits is not encoded to find out: most
+ * answers are small, and trimming asks this several times per answer.
+ */
+export function fitsIn(p: Packet, maxBytes: number): boolean {
   const q = p.questions[0];
   const raw = q?.[RAW_QUESTION];
   const n = dnsPacket.encodingLength(p);
-  return q && raw ? n - dnsPacket.question.encodingLength(q) + raw.length : n;
+  const plain = q && raw ? n - dnsPacket.question.encodingLength(q) + raw.length : n;
+  return plain <= maxBytes || encodingLength(p) <= maxBytes;
 }
 
 /** The OPT pseudo-record of a message, if it has one (EDNS0). */

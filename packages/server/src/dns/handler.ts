@@ -9,7 +9,7 @@ import {
   FLAG_RD,
   FLAG_TC,
   clientSubnetOf,
-  encodingLength,
+  fitsIn,
   opcodeOf,
   optOf,
   rcodeOf,
@@ -203,7 +203,7 @@ export class DnsHandler {
     const noRecords = rcode === 0 && resp.answers.length === 0 && (resp.flags & FLAG_TC) === 0;
     if ((rcode === 3 || noRecords) && (resp.flags & FLAG_AA) !== 0) resp.authorities.push(soaRecord(this.cfg));
     // Whatever else would not fit a UDP datagram: an empty, truncated answer (the client retries over TCP).
-    if (network === 'udp' && encodingLength(resp) > udpSizeOf(req)) {
+    if (network === 'udp' && !fitsIn(resp, udpSizeOf(req))) {
       resp.answers = [];
       resp.authorities = [];
       resp.additionals = opt ? [opt] : [];

@@ -6,7 +6,8 @@
 // TC: a response cut to fit the size limit says so (TC set), so a resolver retries over TCP and
 // gets everything; a response cut only by udp_answer_limit sets TC only with enable_truncate
 // (Consul's default: a few random instances over UDP, no retry). docs/dns.md "Truncation".
-import { encodingLength, optOf, type DataRecord, type Packet, type SrvData } from './codec';
+// Sizes are the compressed ones, the bytes sent (codec.ts fitsIn, name-compression.ts).
+import { fitsIn, optOf, type DataRecord, type Packet, type SrvData } from './codec';
 
 export const DEFAULT_UDP_SIZE = 512;
 const TCP_MAX_SIZE = 65_523; // 64 KiB less the TCP length prefix and some headroom, as Consul
@@ -39,12 +40,12 @@ function syncAdditionals(resp: Packet, extras: DataRecord[]): void {
 
 /** Drop answers from the end until the response's size is at most `maxSize` (binary search), keeping at least one. */
 function fitSize(resp: Packet, maxSize: number, extras: DataRecord[], reserve: number): boolean {
-  if (resp.answers.length <= 1 || encodingLength(resp) + reserve <= maxSize) return false;
+  if (resp.answers.length <= 1 || fitsIn(resp, maxSize - reserve)) return false;
   const all = resp.answers;
   const fits = (count: number) => {
     resp.answers = all.slice(0, count);
     syncAdditionals(resp, extras);
-    return encodingLength(resp) + reserve <= maxSize;
+    return fitsIn(resp, maxSize - reserve);
   };
   let lo = 1;
   let hi = all.length - 1;

@@ -139,7 +139,8 @@ export function compileQuery<S extends TObject>(schema: S): Reader<Static<S>> {
     kinds.set(name, kind);
     if (kind === Kind.Flag) flagsOff[name] = false;
   }
-  const validate = ajv.compile(schema);
+  // Compiled by the first query that needs checking (issue #30: an idle agent holds no validator of a route nobody called).
+  let compiled: ValidateFunction | undefined;
   // Flags cannot fail; with no other name given and none required there is nothing for ajv to
   // check (the common request: `?stale` or no query at all), so it is not run.
   const required = (schema.required ?? []).some((name: string) => kinds.get(name) !== Kind.Flag);
@@ -159,7 +160,10 @@ export function compileQuery<S extends TObject>(schema: S): Reader<Static<S>> {
       typed[name] = kind === Kind.Single && Array.isArray(v) ? v[0] : v;
       given++;
     }
-    if ((given > 0 || required) && !validate(typed)) throw badRequest(reasonOf(schema, validate, typed));
+    if (given > 0 || required) {
+      const validate = (compiled ??= ajv.compile(schema));
+      if (!validate(typed)) throw badRequest(reasonOf(schema, validate, typed));
+    }
     return typed as Static<S>;
   };
   readers.set(schema, reader);
@@ -168,8 +172,9 @@ export function compileQuery<S extends TObject>(schema: S): Reader<Static<S>> {
 
 /** Path parameters: already one string each; validated (and parsed) in place. */
 export function compileParams<S extends TObject>(schema: S): (params: Record<string, string>) => Static<S> {
-  const validate = ajv.compile(schema);
+  let compiled: ValidateFunction | undefined;
   return (params) => {
+    const validate = (compiled ??= ajv.compile(schema));
     if (!validate(params)) throw badRequest(reasonOf(schema, validate, params));
     return params as Static<S>;
   };

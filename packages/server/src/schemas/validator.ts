@@ -1,4 +1,5 @@
-// ajv at the HTTP edge: schemas compiled once at start-up; a body is canonicalised (key case),
+// ajv at the HTTP edge: each schema compiled once, by the first body it checks (an idle agent need
+// not hold the validators of routes nobody called: issue #30, memory at rest); a body is canonicalised (key case),
 // then validated; a failure is a 400 whose text names the field. A schema may carry a rule JSON
 // Schema cannot word as Consul does (BODY_CHECK), run on the valid body: its reason is the 400.
 import { Ajv, type ValidateFunction } from 'ajv';
@@ -17,10 +18,11 @@ export type BodyCheck = (body: any) => string | undefined;
 export type CheckedSchema = SchemaNode & { [BODY_CHECK]?: BodyCheck };
 
 export function compileBody<T>(schema: CheckedSchema, what = 'Request decode failed'): BodyValidator<T> {
-  const validate: ValidateFunction = ajv.compile(schema);
+  let compiled: ValidateFunction | undefined;
   const check = schema[BODY_CHECK];
   return (body: unknown): T => {
     const canonical = canonicalKeys(body, schema);
+    const validate = (compiled ??= ajv.compile(schema));
     if (!validate(canonical)) {
       const e = validate.errors?.[0];
       const where = e?.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : 'body';
