@@ -10,3 +10,4 @@ export { readArchive, inspectArchive, writeArchive, ArchiveError, ARCHIVE_FORMAT
 export { guardProcess } from './agent/process-guard';
 export { bannerLines } from './agent/banner';
 export { monotonicMs } from './time';
+export { runProxy, type ProxyOptions, type RunningProxy } from './proxy';

@@ -39,6 +39,14 @@ describe('import graph', () => {
     })).toEqual([]);
   });
 
+  test('proxy/ imports only itself and the logger: it runs as its own process, a client of the HTTP API', () => {
+    expect(edges.filter((e) => {
+      const [from, to] = e.split(' -> ');
+      return layer(from) === 'proxy' && layer(to) !== 'proxy' && to !== 'agent/logger';
+    })).toEqual([]);
+    expect(edges).toContain('proxy/run-proxy -> agent/logger');
+  });
+
   test('the checker sees real edges (it would notice a violation)', () => {
     expect(edges).toContain('rpc/rpc -> rpc/blocking');
     expect(edges.length).toBeGreaterThan(200);
