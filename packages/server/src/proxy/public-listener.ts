@@ -69,16 +69,19 @@ export class PublicListener {
 
   private accepted(tls: TLSSocket): void {
     tls.pause();
+    tls.setNoDelay(true);
     this.open.add(tls);
     tls.on('close', () => this.open.delete(tls));
     tls.on('error', () => undefined);
     const cert = tls.getPeerCertificate();
     const uri = spiffeUriOf(cert);
     if (!uri) return this.refuse(tls, 'client certificate has no SPIFFE URI');
+    const t0 = performance.now();
     this.api
       .post<AuthorizeAnswer>('/v1/agent/connect/authorize', { Target: this.service, ClientCertURI: uri, ClientCertSerial: colonSerial(cert.serialNumber) })
       .then(
         (a) => {
+          this.log.debug('authorized', { ms: Math.round((performance.now() - t0) * 100) / 100 });
           if (!a.body.Authorized) return this.refuse(tls, a.body.Reason, uri);
           this.forward(tls, uri);
         },

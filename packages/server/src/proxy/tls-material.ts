@@ -2,6 +2,7 @@
 // (`/v1/agent/connect/ca/roots`) and this service's leaf (`/v1/agent/connect/ca/leaf/:service`).
 // Each change builds new options; listeners take them for new connections only, so a rotated leaf
 // or a new root never touches a connection already open.
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { AgentApi } from './agent-api';
 import { blockingLoop, type BlockingLoop } from './blocking-loop';
 
@@ -26,12 +27,18 @@ export interface TlsIdentity {
   key: string;
   trustDomain: string;
   leafSerial: string;
+  /**
+   * The same, parsed once: handing `ca`/`cert`/`key` to every tls.connect would make OpenSSL parse
+   * the certificates again for each connection (most of a new connection's cost, measured).
+   */
+  context: SecureContext;
 }
 
 export class TlsMaterial {
   private roots: RootsAnswer | undefined;
   private leaf: LeafAnswer | undefined;
   private loops: BlockingLoop[] = [];
+  private identity: TlsIdentity | undefined;
   private readonly listeners = new Set<(id: TlsIdentity) => void>();
 
   constructor(
@@ -72,15 +79,19 @@ export class TlsMaterial {
 
   /** The current identity (start() must have resolved). */
   current(): TlsIdentity {
+    if (this.identity) return this.identity;
     const r = this.roots!;
     const l = this.leaf!;
-    return {
-      ca: r.Roots.map((x) => x.RootCert),
+    const ca = r.Roots.map((x) => x.RootCert);
+    this.identity = {
+      ca,
       cert: l.CertPEM,
       key: l.PrivateKeyPEM,
       trustDomain: r.TrustDomain,
       leafSerial: l.SerialNumber,
+      context: createSecureContext({ ca, cert: l.CertPEM, key: l.PrivateKeyPEM }),
     };
+    return this.identity;
   }
 
   onChange(fn: (id: TlsIdentity) => void): () => void {
@@ -89,6 +100,7 @@ export class TlsMaterial {
   }
 
   private changed(): void {
+    this.identity = undefined;
     if (!this.roots || !this.leaf) return;
     const id = this.current();
     for (const fn of this.listeners) fn(id);

@@ -1,11 +1,14 @@
 // One upstream (Consul's proxy/listener.go, upstream mode): a plain TCP listener on loopback; each
 // connection goes over mutual TLS, with this service's leaf, to a healthy mesh endpoint of the
-// destination — a sidecar or a native instance from `/v1/health/connect/:service?passing` (through
-// the agent cache), or the answer of a prepared query executed with `?connect=true` — and the server
-// must present the destination's SPIFFE identity from this cluster's trust domain.
+// destination — a sidecar or a native instance from `/v1/health/connect/:service?passing`, followed
+// by blocking queries so that a connection does not wait for a lookup (a cached read per connection
+// cost ~6 ms, most of a new connection's time, measured: bench/connect), or the answer of a prepared
+// query executed with `?connect=true` for each connection — and the server must present the
+// destination's SPIFFE identity from this cluster's trust domain.
 import { createServer, type Server, type Socket } from 'node:net';
 import { connect as tlsConnect, type PeerCertificate } from 'node:tls';
 import type { AgentApi } from './agent-api';
+import { blockingLoop, type BlockingLoop } from './blocking-loop';
 import type { ConnectionStats } from './connection-stats';
 import type { UpstreamConfig } from './proxy-config';
 import type { ProxyLog } from './proxy-log';
@@ -28,6 +31,9 @@ interface ServiceEntry {
 export class UpstreamListener {
   private server: Server | undefined;
   private readonly open = new Set<Socket>();
+  /** The destination's passing endpoints, kept current (service upstreams only). */
+  private watch: BlockingLoop | undefined;
+  private current: Endpoint[] = [];
 
   constructor(
     private readonly cfg: UpstreamConfig,
@@ -53,6 +59,7 @@ export class UpstreamListener {
   }
 
   close(drop: boolean): void {
+    this.watch?.stop();
     this.server?.close();
     if (drop) for (const s of this.open) s.destroy();
   }
@@ -63,8 +70,11 @@ export class UpstreamListener {
     this.open.add(local);
     local.on('close', () => this.open.delete(local));
     local.on('error', () => undefined);
+    const t0 = performance.now();
     this.dial().then(
       (remote) => {
+        // The TLS handshake is most of a new connection's cost (docs/benchmarks.md, Connect proxy).
+        this.log.debug('upstream connection dialled', { destination: this.cfg.destinationName, ms: Math.round((performance.now() - t0) * 100) / 100 });
         if (local.destroyed) return remote.destroy();
         this.stats.outbound++;
         splice(local, remote, this.stats);
@@ -85,8 +95,22 @@ export class UpstreamListener {
       const a = await this.api.get<{ Datacenter: string; Nodes: ServiceEntry[] }>(`/v1/query/${name}/execute`, { connect: 'true', ...dc });
       return a.body.Nodes.map((e) => endpointOf(e, a.body.Datacenter));
     }
-    const a = await this.api.get<ServiceEntry[]>(`/v1/health/connect/${name}`, { passing: '', cached: '', ...dc });
-    return a.body.map((e) => endpointOf(e, this.cfg.datacenter));
+    if (!this.watch) {
+      this.watch = blockingLoop<ServiceEntry[]>(
+        (last, signal) => this.api.block(`/v1/health/connect/${name}`, { passing: '', ...dc }, { index: last.index }, signal),
+        (entries) => (this.current = entries.map((e) => endpointOf(e, this.cfg.datacenter))),
+        (err) => this.log.warn('watching the upstream\'s endpoints failed', { destination: this.cfg.destinationName, err: err.message }),
+      );
+    }
+    try {
+      await this.watch.ready;
+    } catch (err) {
+      // The first lookup failed: the next connection starts again.
+      this.watch.stop();
+      this.watch = undefined;
+      throw err;
+    }
+    return this.current;
   }
 
   private async dial(): Promise<import('node:tls').TLSSocket> {
@@ -99,9 +123,7 @@ export class UpstreamListener {
       const s = tlsConnect({
         host: ep.host,
         port: ep.port,
-        ca: id.ca,
-        cert: id.cert,
-        key: id.key,
+        secureContext: id.context,
         timeout: this.cfg.connectTimeoutMs,
         // The identity is the SPIFFE URI, not a host name (Consul's verifyServerCertMatchesURI).
         checkServerIdentity: (_host: string, cert: PeerCertificate) => verifyPeer(cert, id.trustDomain, expected, ep.datacenter),
