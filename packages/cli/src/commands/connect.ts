@@ -11,6 +11,12 @@ import { clientOf, withClientFlags, withServerFlags } from '../http-flags';
 import { out } from '../output';
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+/**
+ * The proxy alone, not the server package's index (which loads the whole agent: express, Raft,
+ * LevelDB…, seconds of start-up on a busy machine). A variable specifier, resolved at run time.
+ */
+const PROXY_MODULE = '@registry/server/dist/proxy/index.js';
 const env = (name: string) => process.env[name] || undefined;
 
 function proxyCommand(): Command {
@@ -30,8 +36,7 @@ function proxyCommand(): Command {
     const o = c.opts();
     const client = new Client(o);
     const token = tokenOf(o) ?? env('REGISTRY_PROXY_TOKEN');
-    // Loaded only here: it pulls in the server package's logger and the CA's SPIFFE parsing.
-    const { runProxy } = await import('@registry/server');
+    const { runProxy } = (await import(PROXY_MODULE)) as typeof import('@registry/server');
     let running;
     try {
       running = await runProxy({
