@@ -165,6 +165,9 @@ async function connectEach(port, c) {
   return { rps: lat.length / (DURATION_MS / 1000), p50: pct(lat, 50), p99: pct(lat, 99), failed };
 }
 
+/** Each case, and its concurrencies. ONLY=small,bulk,connect picks some. */
+const ALL = [['small', small, [1, 64]], ['bulk', bulk, [1, 64]], ['connect', connectEach, [1, 8]]];
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'bench-connect-'));
   try {
@@ -193,7 +196,7 @@ async function main() {
     }, 60_000);
 
     const rows = [];
-    for (const [name, fn, cs] of (process.env.ONLY === 'connect' ? [['connect', connectEach, [1, 8]]] : [['small', small, [1, 64]], ['bulk', bulk, [1, 64]], ['connect', connectEach, [1, 8]]])) {
+    for (const [name, fn, cs] of ALL.filter(([name]) => !process.env.ONLY || process.env.ONLY.split(',').includes(name))) {
       for (const c of cs) {
         const direct = await fn(echoPort, c);
         const proxied = await fn(up, c);
