@@ -63,7 +63,13 @@ export class ConnectProxy {
     if (this.closed) return;
     if (cfg.service !== this.service || !this.material) {
       const material = new TlsMaterial(this.api, cfg.service, (msg, f) => this.log.debug(msg, f));
-      await material.start();
+      try {
+        await material.start();
+      } catch (err) {
+        // Its other blocking query may be running still: stop it, or the process would not exit.
+        material.stop();
+        throw err;
+      }
       this.material?.stop();
       this.material = material;
       this.service = cfg.service;

@@ -8,14 +8,19 @@ import { CLI } from '../support/processes';
 export interface EchoServer extends Server {
   /** Connections it has accepted. */
   accepted: number;
+  /** Bytes it has read, over all connections. */
+  received: number;
 }
 
 export async function echoServer(port: number, prefix = ''): Promise<EchoServer> {
   const srv: EchoServer = Object.assign(createServer((s) => {
     srv.accepted++;
     s.on('error', () => undefined);
-    s.on('data', (d) => s.write(prefix + d.toString()));
-  }), { accepted: 0 });
+    s.on('data', (d) => {
+      srv.received += d.length;
+      s.write(prefix + d.toString());
+    });
+  }), { accepted: 0, received: 0 });
   await new Promise<void>((r) => srv.listen(port, '127.0.0.1', () => r()));
   return srv;
 }
@@ -32,8 +37,11 @@ export function spawnProxy(args: string[], logFile: string, env: Record<string, 
     env: { ...process.env, ...env },
   });
   const log = createWriteStream(logFile, { flags: 'a' });
-  child.stdout!.pipe(log);
-  child.stderr!.pipe(log);
+  // Two streams into one file: neither may end it (the first to end would make the other's next
+  // line a 'write after end' error, uncaught, failing whichever test is running); closed at exit.
+  child.stdout!.pipe(log, { end: false });
+  child.stderr!.pipe(log, { end: false });
+  child.on('close', () => log.end());
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   return {
     child,

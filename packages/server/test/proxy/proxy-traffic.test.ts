@@ -65,6 +65,18 @@ test('traffic flows from web through both proxies to db', async () => {
   s.destroy();
 });
 
+test('a client that writes and closes at once: every byte it wrote reaches the service', async () => {
+  // Each proxy sees its inbound side close while it still holds bytes for the outbound side; they
+  // must be written out before that side is closed, not dropped with it.
+  const before = db.received;
+  const s = await openConn(ports.up);
+  const payload = Buffer.alloc(4 * 1024 * 1024, 'z');
+  s.end(payload);
+  await waitFor(() => db.received - before >= payload.length, 20_000, 50);
+  expect(db.received - before).toBe(payload.length);
+  s.destroy();
+}, 30_000);
+
 test('a deny intention refuses new connections (before the service sees a byte); deleting it lets them through', async () => {
   const before = await openConn(ports.up);
   expect(await ask(before, 'one')).toBe('db:one');
