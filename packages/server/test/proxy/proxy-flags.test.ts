@@ -47,6 +47,11 @@ test('-service with -listen/-service-addr/-register and -service with -upstream 
   const svc = (await http(a.url, 'GET', '/v1/agent/service/pg-proxy')).json;
   expect(svc).toMatchObject({ Kind: 'connect-proxy', Service: 'pg-proxy', Port: listen, Proxy: { DestinationServiceName: 'pg' } });
   await waitFor(async () => (await roundTrip(up, 'select', 1000)) === 'pg:select', 30_000, 200);
+  // An upstream that is a prepared query (executed with ?connect=true for each connection).
+  expect((await http(a.url, 'POST', '/v1/query', { Name: 'pgq', Service: { Service: 'pg' } })).status).toBe(200);
+  const [viaQuery] = (await freePorts(1)) as [number];
+  proxies.push(spawnProxy(['-service', 'app', '-upstream', `prepared_query.pgq:${viaQuery}`, ...addr], join(dir, 'app-query.log')));
+  await waitFor(async () => (await roundTrip(viaQuery, 'query', 1000)) === 'pg:query', 30_000, 200);
   await pg.stop();
   await waitFor(async () => (await http(a.url, 'GET', '/v1/agent/service/pg-proxy')).status === 404, 10_000);
 }, 90_000);
