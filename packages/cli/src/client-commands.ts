@@ -34,6 +34,7 @@ export const COMMAND_MODULES: Readonly<Record<string, readonly [module: string, 
   monitor: ['./commands/monitor', 'monitorCommand'],
   rtt: ['./commands/rtt', 'rttCommand'],
   tls: ['./commands/tls', 'tlsCommand'],
+  connect: ['./commands/connect', 'connectCommand'],
 };
 
 export function isClientCommand(name: string | undefined): name is string {

@@ -82,7 +82,7 @@ export function endpointOf(addr: string, ssl: boolean): Endpoint {
   return { protocol, host, port, label: `${m[1]}:${port}` };
 }
 
-function tokenOf(f: HttpFlags): string | undefined {
+export function tokenOf(f: HttpFlags): string | undefined {
   if (f.token) return f.token;
   const file = f.tokenFile || undefined;
   if (file) return readTokenFile(file);

@@ -11,3 +11,4 @@ export { guardProcess } from './agent/process-guard';
 export { bannerLines } from './agent/banner';
 export { monotonicMs } from './time';
 export { eventIndex } from './events/event-index';
+export { runProxy, type ProxyOptions, type RunningProxy } from './proxy';

@@ -1,6 +1,6 @@
 // The agent's own checks (Consul's agent/local state for checks): registered through
 // /v1/agent/check/register or inside a service definition, run here (TTL, HTTP, TCP, script,
-// Docker, gRPC), their
+// Docker, gRPC, alias), their
 // results written to the catalog only when they change, and — with the agent's services — kept on
 // disk so a restart brings them back. Services are registered through the mesh (which owns the
 // service side); this class wraps those calls to start, stop and persist the services' checks.
@@ -12,6 +12,7 @@ import type { Mesh } from '../connect/mesh';
 import { registerRequestOf, servicesFromDefinition, type LocalService, type ServiceDefinition } from '../connect/local-services';
 import { badRequest, forbidden, isClientError } from '../errors';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
+import { aliasResult, startRemoteAlias, type AliasInput } from './alias-check';
 import { CatalogSync, type CheckState } from './catalog-sync';
 import { capOutput } from './check-output';
 import { startIntervalRunner, startTtlTimer, type Runner, type TtlTimer } from './check-runner';
@@ -85,6 +86,11 @@ export class AgentChecks {
   private readonly checks = new Map<string, Tracked>();
   private readonly sync: CatalogSync;
   private readonly limiter: ConcurrencyLimit;
+  /** Alias checks that follow this agent's own checks: re-judged when any local check changes. */
+  private readonly localAliases = new Map<string, Tracked>();
+  private aliasPass: NodeJS.Immediate | undefined;
+  /** The service IDs ("" : node-level) whose checks changed since the last pass; null: judge every alias. */
+  private aliasDirty: Set<string> | null = new Set();
   private stopped = false;
   /**
    * Settles once what load() restored is in the catalog (at once when it restored nothing);
@@ -371,6 +377,7 @@ export class AgentChecks {
 
   stop(): void {
     this.stopped = true;
+    if (this.aliasPass) clearImmediate(this.aliasPass);
     for (const t of this.checks.values()) this.halt(t);
     this.checks.clear();
     this.sync.stop();
@@ -486,7 +493,16 @@ export class AgentChecks {
     this.sync.track(spec, { status: state.status, output: state.output }, synced);
     const kind = spec.kind;
     const failed = (err: unknown) => this.deps.failures.failed('check', spec.CheckID, err);
-    if (kind.type === 'ttl') {
+    if (kind.type === 'alias') {
+      const alias = { node: kind.node, serviceId: kind.serviceId, selfId: spec.CheckID };
+      if (kind.node === '') {
+        this.localAliases.set(spec.CheckID, t);
+        t.runner = { stop: () => this.localAliases.get(spec.CheckID) === t && this.localAliases.delete(spec.CheckID) };
+      } else {
+        t.runner = startRemoteAlias(alias, (node, minIndex, signal) => this.deps.mesh.nodeChecks(node, minIndex, signal), (r) => this.runnerResult(t, r.status, r.output));
+      }
+      this.localChanged(null);
+    } else if (kind.type === 'ttl') {
       t.runner = startTtlTimer(kind.ttlMs, () => this.runnerResult(t, 'critical', TTL_EXPIRED), failed, state.ttlLeftMs ?? kind.ttlMs);
     } else {
       // Stopping the check also ends a command it is running (and what that command started).
@@ -512,6 +528,7 @@ export class AgentChecks {
   /** Record a result; resolves when the catalog has it (see CatalogSync.set). */
   private setResult(t: Tracked, status: CheckStatus, output: string): Promise<void> {
     if (this.checks.get(t.spec.CheckID) !== t) return Promise.resolve(); // replaced or removed meanwhile
+    if (t.status !== status || t.output !== output) this.localChanged(t.spec.ServiceID);
     t.status = status;
     t.output = output;
     const written = this.sync.set(t.spec.CheckID, { status, output });
@@ -550,6 +567,36 @@ export class AgentChecks {
   private halt(t: Tracked): void {
     t.runner.stop();
     t.criticalTimer?.clear();
+    this.localChanged(t.spec.ServiceID);
+  }
+
+  /**
+   * A local check of `serviceId` ("" : a node check; null: a new alias) came, went or changed: the
+   * local alias checks of that service are judged again, once per turn — as Consul notifies an alias
+   * only of its service's checks. Alias checks are not counted by other aliases (Consul counts a
+   * node-level one, so two node-level aliases would feed each other's output without end).
+   */
+  private localChanged(serviceId: string | null): void {
+    if (this.localAliases.size === 0 || this.stopped) return;
+    if (serviceId === null) this.aliasDirty = null;
+    else this.aliasDirty?.add(serviceId);
+    if (this.aliasPass) return;
+    this.aliasPass = setImmediate(() => {
+      this.aliasPass = undefined;
+      const dirty = this.aliasDirty;
+      this.aliasDirty = new Set();
+      const rows: AliasInput[] = [...this.checks.values()]
+        .filter((c) => c.spec.kind.type !== 'alias')
+        .map((c) => ({ CheckID: c.spec.CheckID, Name: c.spec.Name, ServiceID: c.spec.ServiceID, Status: c.status, Output: c.output }));
+      // Maintenance checks are local checks too (Consul's local state holds them); the catalog has them.
+      for (const row of this.deps.store.healthNode(this.deps.node).value) if (isMaintenanceCheckId(row.CheckID)) rows.push(row);
+      for (const t of this.localAliases.values()) {
+        if (t.spec.kind.type !== 'alias') continue;
+        if (dirty && !dirty.has(t.spec.kind.serviceId)) continue;
+        const r = aliasResult(rows, { node: '', serviceId: t.spec.kind.serviceId, selfId: t.spec.CheckID });
+        if (r.status !== t.status || r.output !== t.output) this.runnerResult(t, r.status, r.output);
+      }
+    });
   }
 
   /** Stop and forget the checks matching `which`, once none of their writes is in flight; returns their last states. */

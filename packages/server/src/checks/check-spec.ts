@@ -1,5 +1,5 @@
 // A check definition turned into what the agent runs (pure): its identity, its initial status and
-// its kind (TTL, HTTP, TCP, script, Docker or gRPC) with durations in ms, validated with Consul's texts (Appendix A), and
+// its kind (TTL, HTTP, TCP, script, Docker, gRPC or alias) with durations in ms, validated with Consul's texts (Appendix A), and
 // the catalog row that reports it.
 import type { CheckRequest } from '@registry/store';
 import { parseGoDuration } from '@registry/store';
@@ -27,7 +27,9 @@ export type CheckKind =
   /** A command run inside a container through the `docker` CLI (checks/script-probe.ts). */
   | { type: 'docker'; containerId: string; shell: string; args: string[]; intervalMs: number; timeoutMs: number }
   /** `grpc.health.v1.Health/Check` on `host:port`, for `service` ("" = the whole server) (checks/grpc-probe.ts). */
-  | { type: 'grpc'; target: string; server: string; service: string; useTls: boolean; tlsSkipVerify: boolean; intervalMs: number; timeoutMs: number };
+  | { type: 'grpc'; target: string; server: string; service: string; useTls: boolean; tlsSkipVerify: boolean; intervalMs: number; timeoutMs: number }
+  /** The worst status among another node's and/or service's checks ("" node: this agent's own checks) (checks/alias-check.ts). */
+  | { type: 'alias'; node: string; serviceId: string };
 
 export interface CheckSpec {
   CheckID: string;
@@ -58,12 +60,11 @@ function durationMs(value: string | number | null | undefined, field: string): n
   return ns / 1e6;
 }
 
-// Consul 1.4 has no `Script` (a shell line; removed in 1.1) and runs Alias checks only with the mesh.
-const UNSUPPORTED: [keyof AgentCheckDefinition, string][] = [
-  ['Script', 'Script'],
-  ['AliasNode', 'Alias'],
-  ['AliasService', 'Alias'],
-];
+// Consul 1.4 has no `Script` (a shell line; removed in 1.1).
+const UNSUPPORTED: [keyof AgentCheckDefinition, string][] = [['Script', 'Script']];
+
+/** Consul's CheckType.IsAlias. */
+const isAlias = (def: AgentCheckDefinition): boolean => Boolean(def.AliasNode || def.AliasService);
 
 function unsupportedKind(def: AgentCheckDefinition): string | undefined {
   for (const [field, kind] of UNSUPPORTED) if (def[field]) return kind;
@@ -95,10 +96,13 @@ export function checkSpecOf(def: AgentCheckDefinition, ids: { CheckID: string; N
   const problems: string[] = [];
   if (intervalMs > 0 && ttlMs > 0) problems.push('Interval and TTL cannot both be specified');
   if (intervalKind && intervalMs <= 0) problems.push('Interval must be > 0 for Script, HTTP, or TCP checks');
-  if (!intervalKind && ttlMs <= 0) problems.push('TTL must be > 0 for TTL checks');
+  if (!intervalKind && !isAlias(def) && ttlMs <= 0) problems.push('TTL must be > 0 for TTL checks');
+  // Consul 1.4's CheckType.Validate: an alias check is neither a TTL nor an interval check.
+  if (isAlias(def) && ttlMs > 0) problems.push('TTL must be not be set for Alias checks');
+  if (isAlias(def) && intervalKind) problems.push('Interval cannot be set for Alias checks');
   if (def.HTTP && def.TCP) problems.push('HTTP and TCP cannot both be specified');
   if (problems.length > 0) throw badRequest(`Invalid check: ${problems.join('; ')}`);
-  if (unsupported) throw badRequest(`Invalid check: ${unsupported} checks are not supported by this agent (TTL, HTTP, TCP, script, Docker and gRPC are)`);
+  if (unsupported) throw badRequest(`Invalid check: ${unsupported} checks are not supported by this agent (TTL, HTTP, TCP, script, Docker, gRPC and alias are)`);
   // The URL and address are not judged here: Consul 1.4 accepts any string and the check, once
   // run, is critical with the reason as its output (checks/probes.ts) — so does this agent.
 
@@ -115,9 +119,10 @@ export function checkSpecOf(def: AgentCheckDefinition, ids: { CheckID: string; N
   };
 }
 
-/** Consul's order when several kinds are given (agent.addCheck: TTL, HTTP, TCP, gRPC, Docker, script). */
+/** Consul's order when several kinds are given (agent.addCheck: TTL, HTTP, TCP, gRPC, Docker, script, alias). */
 function kindOf(def: AgentCheckDefinition, args: string[], ttlMs: number, intervalMs: number, timeoutMs: number, timeout: number): CheckKind {
   if (ttlMs > 0) return { type: 'ttl', ttlMs };
+  if (isAlias(def)) return { type: 'alias', node: def.AliasNode ?? '', serviceId: def.AliasService ?? '' };
   if (def.HTTP) return { type: 'http', url: def.HTTP, method: (def.Method || 'GET').toUpperCase(), header: { ...(def.Header ?? {}) }, tlsSkipVerify: def.TLSSkipVerify ?? false, intervalMs, timeoutMs: timeout };
   if (def.TCP) return { type: 'tcp', address: def.TCP, intervalMs, timeoutMs: timeout };
   if (def.GRPC) {

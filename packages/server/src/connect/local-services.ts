@@ -136,6 +136,14 @@ export function servicesFromDefinition(def: ServiceDefinition, others: ReadonlyM
       },
       Connect: null,
     };
+    // Consul's defaults when the sidecar names no checks of its own (agent/sidecar_service.go): the
+    // proxy's port is listening, and the service it fronts is healthy (an alias check).
+    if (!sc.Check && !(sc.Checks && sc.Checks.length > 0)) {
+      scDef.Checks = [
+        { Name: 'Connect Sidecar Listening', TCP: `127.0.0.1:${scDef.Port}`, Interval: '10s' },
+        { Name: `Connect Sidecar Aliasing ${id}`, AliasService: id },
+      ];
+    }
     const [sidecar] = servicesFromDefinition(scDef, others, policy);
     out.push({ ...sidecar!, parentId: id });
   }
@@ -146,8 +154,8 @@ export function servicesFromDefinition(def: ServiceDefinition, others: ReadonlyM
     if (execMode !== 'daemon' && execMode !== 'script') {
       throw badRequest(`Managed proxy ExecMode ${JSON.stringify(execMode)} is not supported: "daemon" or "script"`);
     }
+    // No Command: the agent runs its built-in proxy (connect/managed-proxies.ts), as Consul 1.4 does.
     const command = mp.Command ?? [];
-    if (command.length === 0) throw badRequest('Managed proxy Command must be set: registry has no built-in proxy');
     const proxyId = `${id}-proxy`;
     const existing = others.get(proxyId);
     const port = existing?.service.Port || freePort(rangeOf(policy.managedPorts, MANAGED_PORTS), taken);

@@ -4,6 +4,8 @@
 // spawned or exits at once is that proxy's failure (logged with the reason, counted, retried with
 // the backoff), never the agent's.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from '../runtime/logger';
 import { describeError, logOnlyFailures, type RunnerFailures } from '../runtime/runner-failures';
 import { monotonicMs } from '../time';
@@ -12,6 +14,7 @@ export interface ManagedProxySpec {
   proxyServiceId: string;
   /** daemon: the command is the argv; script: its words are one shell command, run by /bin/sh -c. */
   execMode: 'daemon' | 'script';
+  /** Empty: the built-in proxy (builtInProxyCommand). */
   command: string[];
   token: string;
 }
@@ -23,6 +26,17 @@ interface Running {
   backoffMs: number;
   startedAt: number;
   restarts: number;
+}
+
+/**
+ * The built-in proxy's process (proxy/proxy-main.ts), run with this Node: what Consul 1.4 runs for a
+ * managed proxy with no Command (`consul connect proxy`). From the compiled package; when this module
+ * itself runs from source (ts-jest), the compiled entry beside it in dist/.
+ */
+export function builtInProxyCommand(): string[] {
+  const compiled = join(__dirname, '..', 'proxy', 'proxy-main.js');
+  const entry = existsSync(compiled) ? compiled : join(__dirname, '..', '..', 'dist', 'proxy', 'proxy-main.js');
+  return [process.execPath, entry];
 }
 
 const MIN_BACKOFF_MS = 100;
@@ -93,7 +107,8 @@ export class ManagedProxies {
   private launch(run: Running): void {
     run.timer = null;
     if (this.procs.get(run.spec.proxyServiceId) !== run) return;
-    const [cmd, ...args] = run.spec.execMode === 'script' ? ['/bin/sh', '-c', run.spec.command.join(' ')] : run.spec.command;
+    const builtIn = run.spec.command.length === 0;
+    const [cmd, ...args] = builtIn ? builtInProxyCommand() : run.spec.execMode === 'script' ? ['/bin/sh', '-c', run.spec.command.join(' ')] : run.spec.command;
     run.startedAt = monotonicMs();
     let child: ChildProcess;
     try {
@@ -105,7 +120,8 @@ export class ManagedProxies {
           REGISTRY_PROXY_TOKEN: run.spec.token,
           REGISTRY_HTTP_ADDR: this.httpAddress(),
         },
-        stdio: 'ignore',
+        // The built-in proxy logs as the agent does; its lines join the agent's stderr. A given command's stay its own.
+        stdio: builtIn ? ['ignore', 'ignore', 'inherit'] : 'ignore',
       });
     } catch (err) {
       this.down(run, null, `could not be started: ${describeError(err)}`);

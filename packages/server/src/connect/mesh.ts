@@ -120,6 +120,17 @@ export class Mesh {
     return this.cachedRead<CaRootsOut>('connect.roots', {}, { datacenter: this.config.datacenter, token: undefined }, get);
   }
 
+  /** A node's checks from the catalog through the agent cache, blocking past `minIndex` (alias checks of another node). */
+  async nodeChecks(node: string, minIndex: number, signal: AbortSignal): Promise<{ index: number; value: { CheckID: string; Node: string; Name: string; ServiceID: string; Status: string; Output: string }[] }> {
+    const a = await this.cachedRead<{ CheckID: string; Node: string; Name: string; ServiceID: string; Status: string; Output: string }[]>(
+      'health.node',
+      { node },
+      { datacenter: this.config.datacenter, token: undefined },
+      { minIndex, waitMs: MAX_WAIT_MS, signal },
+    );
+    return { index: a.index, value: a.value };
+  }
+
   /** The agent's leaf for `service` (the caller has been authorised already). */
   leaf(service: string, get: GetOptions = {}): Promise<CacheAnswer<IssuedCert>> {
     return this.cache.get<IssuedCert>(

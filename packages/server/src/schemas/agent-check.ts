@@ -31,9 +31,9 @@ export interface AgentCheckDefinition {
   Shell?: string;
   GRPC?: string;
   GRPCUseTLS?: boolean;
-  // Kinds Consul 1.4 does not take (Script) or registry does not run yet (Alias); accepted by the
-  // schema so the refusal can say so.
+  // A kind Consul 1.4 does not take (Script); accepted by the schema so the refusal can say so.
   Script?: string;
+  /** Alias checks (Consul 1.3+): mirror the health of a node and/or a service (checks/alias-check.ts). */
   AliasNode?: string;
   AliasService?: string;
 }

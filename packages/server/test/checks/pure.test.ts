@@ -36,7 +36,12 @@ describe('check definitions', () => {
     expect(() => checkSpecOf({ GRPC: 'x:1' }, ids)).toThrow('Invalid check: Interval must be > 0 for Script, HTTP, or TCP checks');
     // Script checks default to Consul's 30 s timeout; Args is ScriptArgs' other name.
     expect(checkSpecOf({ Args: ['/bin/true'], Interval: '1s' }, ids).kind).toEqual({ type: 'script', args: ['/bin/true'], intervalMs: 1000, timeoutMs: 30_000 });
-    expect(() => checkSpecOf({ AliasService: 'web', Interval: '1s' }, ids)).toThrow('Invalid check: Alias checks are not supported');
+    // Alias checks (Consul 1.3+): neither TTL nor interval checks, with CheckType.Validate's texts.
+    expect(checkSpecOf({ AliasService: 'web' }, ids).kind).toEqual({ type: 'alias', node: '', serviceId: 'web' });
+    expect(checkSpecOf({ AliasNode: 'n2', AliasService: 'web' }, ids).kind).toEqual({ type: 'alias', node: 'n2', serviceId: 'web' });
+    expect(() => checkSpecOf({ AliasService: 'web', TCP: 'x:1', Interval: '1s' }, ids)).toThrow('Invalid check: Interval cannot be set for Alias checks');
+    expect(() => checkSpecOf({ AliasNode: 'n2', TTL: '1s' }, ids)).toThrow('Invalid check: TTL must be not be set for Alias checks');
+    expect(() => checkSpecOf({ Script: 'true', Interval: '1s' }, ids)).toThrow('Invalid check: Script checks are not supported');
     expect(() => standaloneCheckSpec({ Name: 'n', TTL: '1s', Status: 'maintenance' })).toThrow('Bad check status');
     expect(standaloneCheckSpec({ Name: 'n', TTL: '1s' }).CheckID).toBe('n');
     expect(standaloneCheckSpec({ Name: 'n', ID: 'i', TTL: '1s' }).CheckID).toBe('i');

@@ -57,6 +57,14 @@ describe('import graph', () => {
     })).toEqual([]);
   });
 
+  test('proxy/ imports only itself and the logger: it runs as its own process, a client of the HTTP API', () => {
+    expect(edges.filter((e) => {
+      const [from, to] = e.split(' -> ');
+      return layer(from) === 'proxy' && layer(to) !== 'proxy' && to !== 'runtime/logger';
+    })).toEqual([]);
+    expect(edges).toContain('proxy/run-proxy -> runtime/logger');
+  });
+
   test('the checker sees real edges (it would notice a violation)', () => {
     expect(edges).toContain('rpc/rpc -> rpc/blocking');
     expect(edges).toContain('index -> agent/agent');
