@@ -46,8 +46,20 @@ export const aclReads = {
         for (const k of p.keys) keys.add(k);
         if (p.value) policies.push({ ID: p.value.ID, Rules: p.value.Rules, Datacenters: p.value.Datacenters ?? null });
       }
-      const value: TokenGrant = { policies };
+      const legacy = store.aclLegacyInfo(token || ANONYMOUS_TOKEN_SECRET).value[0];
+      const value: TokenGrant = legacy ? { policies, legacy: { Type: legacy.Type, Rules: legacy.Rules } } : { policies };
       return { index, value, keys: [...keys] };
+    },
+  }),
+  // The legacy API's info (Consul's ACL.Get): the ID is the secret, and holding it is all it takes.
+  'acl.legacy-info': read({
+    run: ({ store }, a: { id: string }) => store.aclLegacyInfo(a.id),
+  }),
+  // The legacy API's list (Consul's ACL.List): management only.
+  'acl.legacy-list': read({
+    run: ({ store, authz }) => {
+      if (!authz.aclWrite()) throw forbidden();
+      return store.aclLegacyList();
     },
   }),
   // All or nothing: no per-token filtering (Consul).

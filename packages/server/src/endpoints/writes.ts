@@ -51,6 +51,8 @@ export function authorizeCommand(cmd: Command, authz: Authorizer, store: Store, 
     case 'acl.token-update':
     case 'acl.token-clone':
     case 'acl.token-delete':
+    case 'acl.legacy-set':
+    case 'acl.legacy-delete':
     case 'acl.policy-create':
     case 'acl.policy-update':
     case 'acl.policy-delete':

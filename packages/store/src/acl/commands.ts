@@ -18,6 +18,14 @@ export interface PolicyFields {
   Datacenters?: string[] | null;
 }
 
+/** What the legacy API sets (Consul's structs.ACL): `ID` is the SecretID. */
+export interface LegacyAclFields {
+  ID: string;
+  Name?: string;
+  Type?: string;
+  Rules?: string;
+}
+
 export interface NewTokenIdentity {
   AccessorID: string;
   SecretID: string;
@@ -38,6 +46,13 @@ export type AclCommand =
   | { type: 'acl.token-update'; token: TokenFields & { AccessorID: string; SecretID?: string } }
   | { type: 'acl.token-clone'; from: string; token: NewTokenIdentity & { Description?: string } }
   | { type: 'acl.token-delete'; accessorID: string }
+  /**
+   * The legacy API's set (Consul's ACL.Apply with op "set"): creates or replaces the token whose
+   * SecretID is `acl.ID`. `AccessorID` and `CreateTime` are used only when it is created.
+   */
+  | { type: 'acl.legacy-set'; acl: LegacyAclFields & { AccessorID: string; CreateTime: string } }
+  /** The legacy API's destroy: deletes the token with that SecretID (unknown: `true`). */
+  | { type: 'acl.legacy-delete'; secretID: string }
   | { type: 'acl.policy-create'; policy: PolicyFields }
   | { type: 'acl.policy-update'; policy: PolicyFields }
   | { type: 'acl.policy-delete'; id: string };
