@@ -44,7 +44,7 @@ export { CA_ROOTS, CA_CONFIG } from './ca/ca-table';
 export type { CaSettings, CaConfigRecord, RootInput, StoredRoot, CaRootOut, CaRootsOut, CaConfigOut } from './ca/records';
 export type { CaInitializeCommand, CaRotateCommand, CaSetConfigCommand, CaSerialsCommand, CaPruneCommand, SerialBlock } from './ca/ca-commands';
 export { ACL_TOKENS, ACL_POLICIES } from './acl/keys';
-export type { AclCommand, BootstrapResult, TokenFields, PolicyFields, NewTokenIdentity, LegacyAclFields } from './acl/commands';
+export type { AclCommand, BootstrapResult, TokenFields, PolicyFields, NewTokenIdentity, LegacyAclFields, ReplicatedPolicy, ReplicatedToken, ReplicatedRows } from './acl/commands';
 export type { TokenOut, TokenListEntry, PolicyOut, PolicyListEntry, PolicyLink, PolicyLinkInput, LegacyAclOut } from './acl/records';
 export type { SessionRecord, SessionData, SessionBehavior } from './sessions/session-records';
 export { MAX_LOCK_DELAY_NS, SESSIONS } from './sessions/session-records';

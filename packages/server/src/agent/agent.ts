@@ -284,7 +284,7 @@ export class Agent {
     const failures = runnerFailures(logger.child({ module: 'agent.runners' }), (runner) => metrics.runnerFailed(runner));
     const mesh = new Mesh({ config, rpc, store, raft, transport, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures });
     leaderDuties.add(mesh.caDuty);
-    installAcl(config.acl, { datacenter: config.datacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
+    installAcl(config.acl, { datacenter: config.datacenter, primaryDatacenter: config.primaryDatacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc, membership);
     made.agent = agent;
     // The Raft node stops itself when carrying out a Ready failed for a reason other than storage
@@ -459,7 +459,7 @@ export class Agent {
   private async listenHttp(): Promise<void> {
     const deps: RouteDeps = {
       rpc: this.rpc,
-      agent: { nodeName: this.config.nodeName, nodeId: this.nodeId, datacenter: this.config.datacenter, consulCompat: this.config.consulCompat },
+      agent: { nodeName: this.config.nodeName, nodeId: this.nodeId, datacenter: this.config.datacenter, primaryDatacenter: this.config.primaryDatacenter, consulCompat: this.config.consulCompat },
       cluster: this.clusterOps(),
       mesh: this.mesh,
       sessions: this.sessions,

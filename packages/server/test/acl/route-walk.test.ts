@@ -158,6 +158,8 @@ const CASES: Case[] = [
   { route: 'PUT /v1/acl/policy{/:id}', url: '/v1/acl/policy', body: () => ({ Name: unique('walk') }), status: MANAGERS },
   { route: 'DELETE /v1/acl/policy{/:id}', url: `/v1/acl/policy/${UNKNOWN}`, status: MANAGERS },
   { route: 'GET /v1/acl/policies', url: '/v1/acl/policies', status: READERS, sees: (_w, all) => all },
+  // No token needed (Consul's ACL.ReplicationStatus): a primary answers Enabled: false.
+  { route: 'GET /v1/acl/replication', url: '/v1/acl/replication', status: ALL, sees: (_w, all) => all },
   // The legacy API (Consul 1.4's acl_endpoint_legacy.go): writes and the list are management's;
   // info needs nothing but the secret; translation needs acl:read.
   { route: 'PUT /v1/acl/create', url: '/v1/acl/create', body: { Name: 'walk', Rules: 'key "walk/" { policy = "read" }' }, status: MANAGERS },

@@ -4,6 +4,7 @@ import type { TokenLookup } from '@registry/acl';
 import type { IndexTable } from '../index-table';
 import { queryResult, type QueryResult } from '../query-result';
 import type { AclTable } from './acl-table';
+import type { ReplicatedToken } from './commands';
 import { ACL_POLICIES, ACL_TOKENS } from './keys';
 import type { LegacyAclOut, PolicyListEntry, PolicyOut, TokenListEntry, TokenOut } from './records';
 import { legacyAclOut, policyListEntry, policyOut, tokenListEntry, tokenOut } from './views';
@@ -47,6 +48,25 @@ export function aclLegacyList(table: AclTable, indexes: IndexTable): QueryResult
     .map(legacyAclOut)
     .filter((t): t is LegacyAclOut => t !== null)
     .sort((a, b) => byId(a.ID, b.ID));
+  return queryResult(indexes, [ACL_TOKENS], out);
+}
+
+/** Whole token rows (secrets, Type, Rules, policy IDs) for the given AccessorIDs: what replication copies. */
+export function aclTokenRows(table: AclTable, indexes: IndexTable, accessors: readonly string[]): QueryResult<ReplicatedToken[]> {
+  const out: ReplicatedToken[] = [];
+  for (const id of accessors) {
+    const t = table.token(id);
+    if (!t) continue;
+    out.push({
+      AccessorID: t.AccessorID,
+      SecretID: t.SecretID,
+      Description: t.Description,
+      Policies: t.Policies.map((l) => ({ ID: l.ID })),
+      Type: t.Type,
+      Rules: t.Rules ?? '',
+      CreateTime: t.CreateTime,
+    });
+  }
   return queryResult(indexes, [ACL_TOKENS], out);
 }
 

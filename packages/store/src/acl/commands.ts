@@ -53,9 +53,39 @@ export type AclCommand =
   | { type: 'acl.legacy-set'; acl: LegacyAclFields & { AccessorID: string; CreateTime: string } }
   /** The legacy API's destroy: deletes the token with that SecretID (unknown: `true`). */
   | { type: 'acl.legacy-delete'; secretID: string }
+  /**
+   * A secondary datacenter's replication of the primary's policies and global tokens (Consul's
+   * ACLPolicySet/ACLTokenSet batches from acl_replication.go): rows as the primary has them, with
+   * this datacenter's Raft indexes, and the IDs the primary no longer has. Internal only.
+   */
+  | { type: 'acl.replicate'; policies?: ReplicatedRows<ReplicatedPolicy>; tokens?: ReplicatedRows<ReplicatedToken> }
   | { type: 'acl.policy-create'; policy: PolicyFields }
   | { type: 'acl.policy-update'; policy: PolicyFields }
   | { type: 'acl.policy-delete'; id: string };
 
 /** `acl.bootstrap`'s answer: the new token, or the index that used bootstrapping up. */
 export type BootstrapResult = { token: TokenOut } | { resetIndex: number };
+
+export interface ReplicatedRows<T> {
+  upsert: T[];
+  /** Policy IDs, or token AccessorIDs. */
+  delete: string[];
+}
+
+export interface ReplicatedPolicy {
+  ID: string;
+  Name: string;
+  Description: string;
+  Rules: string;
+  Datacenters: string[];
+}
+
+export interface ReplicatedToken {
+  AccessorID: string;
+  SecretID: string;
+  Description: string;
+  Policies: { ID: string }[];
+  Type: string;
+  Rules: string;
+  CreateTime: string;
+}

@@ -13,7 +13,7 @@ import { badRequest, forbidden, aclDisabled, serverError } from '../../errors';
 import { route, type Route, type RouteContext } from '../route';
 import { checkJsonDepth } from '../json-depth';
 import { ACL_DISABLED } from './acl';
-import { readInto, type RouteDeps } from './deps';
+import { primaryDatacenter, readInto, type RouteDeps } from './deps';
 
 const TEXT = 'text/plain; charset=utf-8';
 
@@ -25,8 +25,14 @@ export function aclLegacyRoutes(deps: RouteDeps): Route<any>[] {
   const enabled = () => {
     if (!deps.rpc.aclResolver.enabled) throw aclDisabled(ACL_DISABLED);
   };
+  // Every legacy call goes to the primary datacenter, whatever `?dc` says (Consul's legacy handlers
+  // set Datacenter to the ACL datacenter): legacy tokens are global.
   const apply = (ctx: RouteContext<any, any, any>, cmd: Parameters<RouteDeps['rpc']['apply']>[0]) =>
-    deps.rpc.apply(cmd, { token: ctx.opts.token, datacenter: ctx.opts.datacenter, clientGone: ctx.clientGone });
+    deps.rpc.apply(cmd, { token: ctx.opts.token, datacenter: primaryDatacenter(deps), clientGone: ctx.clientGone });
+  const inPrimary = (ctx: RouteContext<any, any, any>) => {
+    ctx.opts.datacenter = primaryDatacenter(deps);
+    return ctx;
+  };
 
   /** Consul decodes the body only when there is one; Type defaults to client. */
   const decode = (ctx: RouteContext<any, any, any>): LegacyAclFields => {
@@ -83,7 +89,7 @@ export function aclLegacyRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/acl/info{/:id}',
       handle(ctx) {
         enabled();
-        return readInto(deps, ctx, 'acl.legacy-info', { id: idOf(ctx) });
+        return readInto(deps, inPrimary(ctx), 'acl.legacy-info', { id: idOf(ctx) });
       },
     }),
     route({
@@ -92,7 +98,7 @@ export function aclLegacyRoutes(deps: RouteDeps): Route<any>[] {
       async handle(ctx) {
         enabled();
         const id = idOf(ctx);
-        const found = await deps.rpc.read('acl.legacy-info', { id }, { ...ctx.opts, minIndex: 0 });
+        const found = await deps.rpc.read('acl.legacy-info', { id }, { ...ctx.opts, datacenter: primaryDatacenter(deps), minIndex: 0 });
         const source = found.result.value[0];
         // Unknown or not a legacy-visible token: Consul cannot tell 404 from 403 here and answers 403.
         if (source === undefined) throw forbidden();
@@ -108,7 +114,7 @@ export function aclLegacyRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/acl/list',
       handle(ctx) {
         enabled();
-        return readInto(deps, ctx, 'acl.legacy-list', {});
+        return readInto(deps, inPrimary(ctx), 'acl.legacy-list', {});
       },
     }),
     route({
