@@ -15,6 +15,11 @@ const REPLICATION_BOUND_MS = 10_000;
 
 let dc1: AclAgent | undefined;
 let dc2: AclAgent;
+/** Secondaries that replicate policies only, so they ask the primary about tokens: down_policy extend-cache and deny. */
+let dc3: AclAgent;
+let dc4: AclAgent;
+/** How long a secondary keeps the primary's answer about a token (acl.token_ttl), short for the test. */
+const TOKEN_TTL_MS = 300;
 /** dc2 keeps its state here, to be restarted from it. */
 const dc2Dir = mkdtempSync(join(tmpdir(), 'acl-replication-'));
 let dc2Port: number;
@@ -54,10 +59,28 @@ beforeAll(async () => {
   const joined = await dc1!.as(MASTER, 'PUT', `/v1/agent/join/${dc2.agent.self.address}?wan=1`);
   if (joined.status !== 200) throw new Error(`join failed: ${joined.status} ${joined.text}`);
   await replicated(async () => (await dc2.as(MASTER, 'GET', '/v1/acl/token/self')).status === 200);
+  const policiesOnly = (dc: string, downPolicy: 'extend-cache' | 'deny') =>
+    startAclAgent({
+      defaultPolicy: 'deny',
+      master: null,
+      patch: (c) => {
+        c.datacenter = dc;
+        c.nodeName = `secondary-${dc}`;
+        c.primaryDatacenter = 'dc1';
+        c.acl.tokens.replication = MASTER;
+        c.acl.downPolicy = downPolicy;
+        c.acl.tokenTtlMs = TOKEN_TTL_MS;
+      },
+    });
+  [dc3, dc4] = await Promise.all([policiesOnly('dc3', 'extend-cache'), policiesOnly('dc4', 'deny')]);
+  for (const dc of [dc3, dc4]) {
+    const j = await dc1!.as(MASTER, 'PUT', `/v1/agent/join/${dc.agent.self.address}?wan=1`);
+    if (j.status !== 200) throw new Error(`join failed: ${j.status} ${j.text}`);
+  }
 });
 
 afterAll(async () => {
-  await Promise.all([dc1?.stop(), dc2?.stop()]);
+  await Promise.all([dc1?.stop(), dc2?.stop(), dc3?.stop(), dc4?.stop()]);
   rmSync(dc2Dir, { recursive: true, force: true });
 });
 
@@ -88,8 +111,11 @@ test('a policy and a global token made in the primary work in the secondary, als
   const t = await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'app', Policies: [{ ID: p.json.ID }] });
   expect(t.status).toBe(200);
   const secret: string = t.json.SecretID;
-  const took = await replicated(async () => (await dc2.as(secret, 'PUT', '/v1/kv/app/x', 'v')).status === 200);
-  console.log(`global token in force in dc2 ${took} ms after its creation in dc1`);
+  // In force at once (dc2 asks dc1 about a token it does not hold yet) …
+  expect((await dc2.as(secret, 'PUT', '/v1/kv/app/x', 'v')).json).toBe(true);
+  // … and copied into dc2's own tables by replication within the bound.
+  const took = await replicated(async () => (await dc2.as(MASTER, 'GET', `/v1/acl/token/${t.json.AccessorID}`)).status === 200);
+  console.log(`global token replicated into dc2 ${took} ms after its creation in dc1`);
   expect((await dc2.as(secret, 'PUT', '/v1/kv/other', 'v')).status).toBe(403);
   // The same token, sent from dc1 with ?dc=dc2 and from dc2 with ?dc=dc1.
   expect((await http(dc1!.url, 'PUT', '/v1/kv/app/y?dc=dc2', 'v', asToken(secret))).json).toBe(true);
@@ -150,15 +176,48 @@ test('legacy tokens are global: made through dc2, they live in dc1 and replicate
   await replicated(async () => (await dc2.as(made.json.ID, 'PUT', '/v1/kv/legacy/x', 'v')).status === 200);
 });
 
+test('a secondary replicating policies only asks the primary about tokens it does not hold', async () => {
+  expect((await dc3.as(undefined, 'GET', '/v1/acl/replication')).json).toMatchObject({ Enabled: true, SourceDatacenter: 'dc1', ReplicationType: 'policies' });
+  const p = await dc1!.as(MASTER, 'PUT', '/v1/acl/policy', { Name: 'remote-kv', Rules: 'key_prefix "remote/" { policy = "write" }' });
+  await replicated(async () => (await dc3.as(MASTER, 'GET', `/v1/acl/policy/${p.json.ID}`)).status === 200);
+  const t = await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'remote', Policies: [{ ID: p.json.ID }] });
+  // At once: the primary answers for it (it is not copied here).
+  expect((await dc3.as(t.json.SecretID, 'PUT', '/v1/kv/remote/a', 'v')).json).toBe(true);
+  expect((await dc3.as(t.json.SecretID, 'PUT', '/v1/kv/other', 'v')).status).toBe(403);
+  expect((await dc3.as(MASTER, 'GET', `/v1/acl/token/${t.json.AccessorID}`)).status).toBe(403);
+  const unknown = await dc3.as('deadbeef-0000-4000-8000-00000000dead', 'GET', '/v1/kv/remote/a');
+  expect([unknown.status, unknown.text]).toEqual([403, 'ACL not found']);
+  // Deleted in the primary: refused here once the kept answer expires.
+  await dc1!.as(MASTER, 'DELETE', `/v1/acl/token/${t.json.AccessorID}`);
+  await replicated(async () => (await dc3.as(t.json.SecretID, 'GET', '/v1/kv/remote/a')).status === 403);
+});
+
 test('the primary down: the secondary reports the error, keeps resolving replicated tokens, also after a restart', async () => {
   const p = await dc1!.as(MASTER, 'PUT', '/v1/acl/policy', { Name: 'survivor', Rules: 'key_prefix "survive/" { policy = "write" }' });
   const t = await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'survivor', Policies: [{ ID: p.json.ID }] });
-  await replicated(async () => (await dc2.as(t.json.SecretID, 'PUT', '/v1/kv/survive/a', 'v')).status === 200);
+  await replicated(async () => (await dc2.as(MASTER, 'GET', `/v1/acl/token/${t.json.AccessorID}`)).status === 200);
+  expect((await dc2.as(t.json.SecretID, 'PUT', '/v1/kv/survive/a', 'v')).json).toBe(true);
   const before = (await dc2.as(undefined, 'GET', '/v1/acl/replication')).json;
   expect(Date.parse(before.LastSuccess)).toBeGreaterThan(Date.parse(before.LastError));
 
+  // Tokens dc3 and dc4 asked the primary about before it went away, and one they never saw.
+  const q = await dc1!.as(MASTER, 'PUT', '/v1/acl/policy', { Name: 'down', Rules: 'key_prefix "down/" { policy = "write" }' });
+  await replicated(async () => (await dc4.as(MASTER, 'GET', `/v1/acl/policy/${q.json.ID}`)).status === 200 && (await dc3.as(MASTER, 'GET', `/v1/acl/policy/${q.json.ID}`)).status === 200);
+  const seen = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'seen', Policies: [{ ID: q.json.ID }] })).json.SecretID;
+  const unseen = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'unseen', Policies: [{ ID: q.json.ID }] })).json.SecretID;
+  expect((await dc3.as(seen, 'PUT', '/v1/kv/down/a', 'v')).json).toBe(true);
+  expect((await dc4.as(seen, 'PUT', '/v1/kv/down/a', 'v')).json).toBe(true);
+
   await dc1!.stop();
   dc1 = undefined;
+  await new Promise((r) => setTimeout(r, TOKEN_TTL_MS * 2));
+  // down_policy extend-cache: the kept answer serves on; a token never seen is refused.
+  expect((await dc3.as(seen, 'PUT', '/v1/kv/down/b', 'v')).json).toBe(true);
+  expect((await dc3.as(unseen, 'PUT', '/v1/kv/down/b', 'v')).status).toBe(403);
+  // down_policy deny: once the kept answer has expired, nothing the primary would have to say is allowed.
+  expect((await dc4.as(seen, 'PUT', '/v1/kv/down/b', 'v')).status).toBe(403);
+  // Tokens a secondary holds itself are not affected (its anonymous token, under default deny).
+  expect((await dc4.as(undefined, 'PUT', '/v1/kv/down/b', 'v')).status).toBe(403);
   await replicated(async () => Date.parse((await dc2.as(undefined, 'GET', '/v1/acl/replication')).json.LastError) > Date.parse(before.LastSuccess));
   const status = (await dc2.as(undefined, 'GET', '/v1/acl/replication')).json;
   expect(status).toMatchObject({ Enabled: true, Running: true, SourceDatacenter: 'dc1' });
