@@ -12,6 +12,7 @@ import { Store, type Command } from '@registry/store';
 import type { AgentConfig } from '../config/config';
 import { readEndpoints } from '../endpoints';
 import { endpointWrites } from '../endpoints/writes';
+import { aclDatacenterGate } from '../acl/acl-datacenter-gate';
 import { createApp } from '../http/app';
 import { uiAssets } from '../ui/ui-assets';
 import { createHttpServer, httpAddressOf, listenHttp, LISTEN_BACKLOG } from '../http/http-server';
@@ -260,7 +261,12 @@ export class Agent {
       metrics.watchServerPort(() => transport.inboundConnections);
       logger.info({ ...transport.inboundLimits }, 'server port limits');
     }
-    const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints, endpointWrites);
+    // Token writes a secondary datacenter's leader refuses (acl/acl-datacenter-gate.ts).
+    const writes = aclDatacenterGate(endpointWrites, {
+      isPrimary: (config.primaryDatacenter ?? config.datacenter) === config.datacenter,
+      localTokensEnabled: () => !!config.acl.enableTokenReplication && !!config.acl.tokens.replication,
+    });
+    const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints, writes);
     rpc.setObserver(metrics.rpcObserver);
     // clockOffsets is read at scrape time, once `health` below exists.
     metrics.watch({ raft, store, blocking: rpc.blocking, clockOffsets: () => health.clockOffsets.list() });

@@ -187,6 +187,9 @@ test('a secondary replicating policies only asks the primary about tokens it doe
   expect((await dc3.as(MASTER, 'GET', `/v1/acl/token/${t.json.AccessorID}`)).status).toBe(403);
   const unknown = await dc3.as('deadbeef-0000-4000-8000-00000000dead', 'GET', '/v1/kv/remote/a');
   expect([unknown.status, unknown.text]).toEqual([403, 'ACL not found']);
+  // Without token replication a secondary holds no tokens of its own: Local tokens are disabled (Consul).
+  const local = await dc3.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'local', Local: true, Policies: [{ ID: p.json.ID }] });
+  expect([local.status, local.text]).toEqual([400, 'Local tokens are disabled']);
   // Deleted in the primary: refused here once the kept answer expires.
   await dc1!.as(MASTER, 'DELETE', `/v1/acl/token/${t.json.AccessorID}`);
   await replicated(async () => (await dc3.as(t.json.SecretID, 'GET', '/v1/kv/remote/a')).status === 403);
