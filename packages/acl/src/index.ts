@@ -6,10 +6,10 @@
 export type { Access, KeyAccess, Disposition, Permission } from './access';
 export type { ParsedRules, Rule, ServiceRule, RuleMap } from './parsed-rules';
 export { emptyRules, mergeRules } from './parsed-rules';
-export { parseRules, RuleError } from './rules-parser';
+export { parseRules, parseLegacyRules, RuleError } from './rules-parser';
 export { Authorizer } from './authorizer';
 export type { DefaultPolicy, ParentPolicy } from './authorizer';
-export { TokenResolver } from './token-resolver';
+export { TokenResolver, embeddedRules } from './token-resolver';
 export type { TokenLookup, ResolvableToken, ResolvablePolicy, TokenResolverOptions } from './token-resolver';
 export { blake2b, tokenHash, policyHash } from './hash';
 export type { TokenHashInput, PolicyHashInput } from './hash';
@@ -29,3 +29,5 @@ export {
   ROOT_TOKEN_ERROR,
   isRootSecret,
 } from './builtins';
+export { translateLegacyRules, TranslateError } from './legacy-translate';
+export type { RuleSyntax } from './rules-parser';

@@ -55,6 +55,26 @@ const RESOURCES: ReadonlyMap<string, Target> = new Map<string, Target>([
   ['session_prefix', { kind: 'plain', field: 'sessionPrefix', allowsList: false }],
 ]);
 
+/**
+ * Pre-1.4 ("legacy") rule text, as legacy tokens carry it (Consul's parseLegacy): every block is a
+ * prefix rule, there are no `_prefix` forms and no `acl` rule (such words are ignored, as any unknown
+ * word is).
+ */
+const LEGACY_RESOURCES: ReadonlyMap<string, Target> = new Map<string, Target>([
+  ['keyring', { kind: 'scalar', field: 'keyring' }],
+  ['operator', { kind: 'scalar', field: 'operator' }],
+  ['agent', { kind: 'plain', field: 'agentPrefix', allowsList: false }],
+  ['event', { kind: 'plain', field: 'eventPrefix', allowsList: false }],
+  ['key', { kind: 'plain', field: 'keyPrefix', allowsList: true }],
+  ['node', { kind: 'plain', field: 'nodePrefix', allowsList: false }],
+  ['query', { kind: 'plain', field: 'queryPrefix', allowsList: false }],
+  ['service', { kind: 'service', field: 'servicePrefix' }],
+  ['session', { kind: 'plain', field: 'sessionPrefix', allowsList: false }],
+]);
+
+/** Which rule language a text is in: 1.4's, or the legacy one of tokens with embedded rules. */
+export type RuleSyntax = 'current' | 'legacy';
+
 type JsonObject = Record<string, unknown>;
 
 function isObject(value: unknown): value is JsonObject {
@@ -108,11 +128,22 @@ const remembered = new Map<string, ParsedRules>();
  * Throws RuleError naming the resource, the segment and the bad value.
  */
 export function parseRules(text: string): ParsedRules {
-  const known = remembered.get(text);
+  return parseRulesIn(text, 'current');
+}
+
+/** A legacy token's rules (Consul's parseLegacy): blocks are prefix rules; `_prefix` forms and `acl` are ignored. */
+export function parseLegacyRules(text: string): ParsedRules {
+  return parseRulesIn(text, 'legacy');
+}
+
+function parseRulesIn(text: string, syntax: RuleSyntax): ParsedRules {
+  // Legacy texts are remembered under a key no current text can have (a NUL cannot start rule text that parses).
+  const memo = syntax === 'legacy' ? `\0legacy\0${text}` : text;
+  const known = remembered.get(memo);
   if (known !== undefined) return known;
-  const parsed = deepFreeze(parseUncached(text));
+  const parsed = deepFreeze(parseUncached(text, syntax === 'legacy' ? LEGACY_RESOURCES : RESOURCES));
   if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value as string);
-  remembered.set(text, parsed);
+  remembered.set(memo, parsed);
   return parsed;
 }
 
@@ -125,12 +156,12 @@ function deepFreeze(rules: ParsedRules): ParsedRules {
   return Object.freeze(rules);
 }
 
-function parseUncached(text: string): ParsedRules {
+function parseUncached(text: string, resources: ReadonlyMap<string, Target>): ParsedRules {
   if (text.trim() === '') return emptyRules();
   const decoded = decode(text);
   const builder = new RulesBuilder();
   for (const word of Object.keys(decoded)) {
-    const target = RESOURCES.get(word.toLowerCase());
+    const target = resources.get(word.toLowerCase());
     if (target === undefined) continue;
     const resource = word.toLowerCase();
     if (target.kind === 'scalar') addScalar(builder, target.field, resource, decoded[word]);

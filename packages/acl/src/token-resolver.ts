@@ -5,12 +5,31 @@
  * tables calls invalidate() after any token or policy change.
  */
 import { Authorizer, DefaultPolicy } from './authorizer';
-import { ANONYMOUS_TOKEN_SECRET } from './builtins';
-import { parseRules } from './rules-parser';
+import { ANONYMOUS_TOKEN_SECRET, GLOBAL_MANAGEMENT_RULES } from './builtins';
+import { parseLegacyRules, parseRules } from './rules-parser';
+import type { ParsedRules } from './parsed-rules';
 
 /** The parts of a stored token that decide what it may do. */
 export interface ResolvableToken {
   readonly Policies?: readonly { readonly ID: string }[] | null;
+  /**
+   * Legacy tokens (Consul 1.4's `Type`): `management` grants everything, `client` its `Rules`. A
+   * token made by the 1.4 API has none; its policies alone decide.
+   */
+  readonly Type?: string;
+  /** A legacy token's own rules, in the legacy syntax (every block a prefix rule). */
+  readonly Rules?: string;
+}
+
+/**
+ * A legacy token's rules as one more policy (Consul's ACLToken.EmbeddedPolicy): management's are the
+ * global-management rules, a client's its own text in the legacy syntax. Null for 1.4 tokens.
+ */
+export function embeddedRules(token: ResolvableToken): { key: string; rules: ParsedRules } | null {
+  if (token.Type === 'management') return { key: 'legacy-management', rules: parseRules(GLOBAL_MANAGEMENT_RULES) };
+  const text = token.Rules ?? '';
+  if (text !== '' || token.Type === 'client') return { key: `legacy-rules:${text}`, rules: parseLegacyRules(text) };
+  return null;
 }
 
 /** The parts of a stored policy that decide what it grants. */
@@ -89,7 +108,7 @@ export class TokenResolver {
     if (token === undefined && effective !== ANONYMOUS_TOKEN_SECRET) return 'not-found';
     // Until the leader has created the anonymous token, a request without a token
     // gets what the anonymous token would have with no policies: the default policy.
-    const authorizer = this.compile(token?.Policies ?? []);
+    const authorizer = this.compile(token?.Policies ?? [], token ? embeddedRules(token) : null);
     this.bySecret.set(effective, authorizer);
     return authorizer;
   }
@@ -100,7 +119,7 @@ export class TokenResolver {
     this.byPolicySet.clear();
   }
 
-  private compile(links: readonly { readonly ID: string }[]): Authorizer {
+  private compile(links: readonly { readonly ID: string }[], embedded: { key: string; rules: ParsedRules } | null): Authorizer {
     const applicable: { id: string; rules: string }[] = [];
     const seen = new Set<string>();
     for (const link of links) {
@@ -112,10 +131,14 @@ export class TokenResolver {
       applicable.push({ id: link.ID, rules: policy.Rules });
     }
 
-    const setKey = applicable.map((p) => p.id).sort().join(',');
+    const ids = applicable.map((p) => p.id).sort().join(',');
+    // A NUL cannot be in a policy ID, so an embedded policy's key never collides with a set of IDs.
+    const setKey = embedded ? `${ids}\0${embedded.key}` : ids;
     const shared = this.byPolicySet.get(setKey);
     if (shared !== undefined) return shared;
-    const authorizer = new Authorizer(applicable.map((p) => parseRules(p.rules)), this.options.defaultPolicy);
+    const parsed = applicable.map((p) => parseRules(p.rules));
+    if (embedded) parsed.push(embedded.rules);
+    const authorizer = new Authorizer(parsed, this.options.defaultPolicy);
     this.byPolicySet.set(setKey, authorizer);
     return authorizer;
   }

@@ -19,8 +19,9 @@ import { State } from './state';
 import { invalidateAfterCatalogChange } from './sessions/invalidation';
 import type { RequestStamp } from './requests/request-table';
 import { Txn } from './txn';
-import { aclLookup, aclPolicies, aclPolicy, aclToken, aclTokenBySecret, aclTokens } from './acl/acl-reads';
-import type { PolicyListEntry, PolicyOut, TokenListEntry, TokenOut } from './acl/records';
+import { aclTokenRows, aclLegacyInfo, aclLegacyList, aclLookup, aclPolicies, aclPolicy, aclToken, aclTokenBySecret, aclTokens } from './acl/acl-reads';
+import type { ReplicatedToken } from './acl/commands';
+import type { LegacyAclOut, PolicyListEntry, PolicyOut, TokenListEntry, TokenOut } from './acl/records';
 import type { TokenLookup } from '@registry/acl';
 import { intentionGet, intentionList, intentionMatch, type MatchEntry } from './intentions/intention-reads';
 import type { MatchSide } from './intentions/intention-table';
@@ -460,6 +461,21 @@ export class Store {
   /** Tokens without secrets; `policy` keeps those linking that policy ID. */
   aclTokens(q: { policy?: string } = {}): QueryResult<TokenListEntry[]> {
     return aclTokens(this.state.acl, this.indexes, q);
+  }
+
+  /** Whole token rows for replication (secrets included). */
+  aclTokenRows(accessors: readonly string[]): QueryResult<ReplicatedToken[]> {
+    return aclTokenRows(this.state.acl, this.indexes, accessors);
+  }
+
+  /** Legacy API: the token with that SecretID in the legacy shape, as a list of at most one. */
+  aclLegacyInfo(secret: string): QueryResult<LegacyAclOut[]> {
+    return aclLegacyInfo(this.state.acl, this.indexes, secret);
+  }
+
+  /** Legacy API: every token with a Type. */
+  aclLegacyList(): QueryResult<LegacyAclOut[]> {
+    return aclLegacyList(this.state.acl, this.indexes);
   }
 
   aclPolicy(id: string): QueryResult<PolicyOut | null> {

@@ -1,6 +1,7 @@
 // ACL read endpoints (spec "ACL tokens" / "ACL policies"): acl:read for everything but `self`,
 // unknown objects answer 403 `ACL not found`, and a token's SecretID is `<hidden>` without acl:write.
 import { ANONYMOUS_TOKEN_SECRET, Authorizer } from '@registry/acl';
+import { ACL_POLICIES, type PolicyOut } from '@registry/store';
 import { read, type ReadEndpoint } from '../rpc/read-endpoint';
 import { aclDisabled, forbidden } from '../errors';
 import { ACL_NOT_FOUND } from './store-resolver';
@@ -46,8 +47,20 @@ export const aclReads = {
         for (const k of p.keys) keys.add(k);
         if (p.value) policies.push({ ID: p.value.ID, Rules: p.value.Rules, Datacenters: p.value.Datacenters ?? null });
       }
-      const value: TokenGrant = { policies };
+      const legacy = store.aclLegacyInfo(token || ANONYMOUS_TOKEN_SECRET).value[0];
+      const value: TokenGrant = legacy ? { policies, legacy: { Type: legacy.Type, Rules: legacy.Rules } } : { policies };
       return { index, value, keys: [...keys] };
+    },
+  }),
+  // The legacy API's info (Consul's ACL.Get): the ID is the secret, and holding it is all it takes.
+  'acl.legacy-info': read({
+    run: ({ store }, a: { id: string }) => store.aclLegacyInfo(a.id),
+  }),
+  // The legacy API's list (Consul's ACL.List): management only.
+  'acl.legacy-list': read({
+    run: ({ store, authz }) => {
+      if (!authz.aclWrite()) throw forbidden();
+      return store.aclLegacyList();
     },
   }),
   // All or nothing: no per-token filtering (Consul).
@@ -63,6 +76,29 @@ export const aclReads = {
       const r = store.aclPolicy(a.id);
       if (r.value === null) throw forbidden(ACL_NOT_FOUND);
       return r;
+    },
+  }),
+  // Replication (acl/acl-replication.ts): a secondary's leader fetches the rows that changed.
+  'acl.policy-batch': read({
+    blocking: false,
+    run: ({ store, authz }, a: { ids: string[] }) => {
+      if (!authz.aclRead()) throw forbidden();
+      const rows: PolicyOut[] = [];
+      let index = 0;
+      for (const id of a.ids ?? []) {
+        const r = store.aclPolicy(id);
+        index = Math.max(index, r.index);
+        if (r.value) rows.push(r.value);
+      }
+      return { index, value: rows, keys: [ACL_POLICIES] };
+    },
+  }),
+  // Whole global tokens, secrets included: acl:write, as Consul's TokenBatchRead without redaction.
+  'acl.token-batch': read({
+    blocking: false,
+    run: ({ store, authz }, a: { accessors: string[] }) => {
+      if (!authz.aclWrite()) throw forbidden();
+      return store.aclTokenRows(a.accessors ?? []);
     },
   }),
   'acl.policies': read({

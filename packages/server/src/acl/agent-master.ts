@@ -35,5 +35,7 @@ export function withAgentMaster(inner: AclResolver, nodeName: string, agentMaste
   // A client agent's resolver asks the servers; the agent master token is never sent to them.
   const prepare = inner.prepare?.bind(inner);
   if (prepare) resolver.prepare = (secret, stale) => (isMaster(secret) ? undefined : prepare(secret, stale));
+  const prepareForwarded = inner.prepareForwarded?.bind(inner);
+  if (prepareForwarded) resolver.prepareForwarded = (secret) => (isMaster(secret) ? undefined : prepareForwarded(secret));
   return resolver;
 }

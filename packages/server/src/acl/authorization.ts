@@ -17,6 +17,13 @@ export interface AclResolver {
    * as it is (`?stale`), so a follower does not wait for the leader.
    */
   prepare?(secret: string | undefined, stale?: boolean): Promise<void> | undefined;
+  /**
+   * For a request that did not come through this agent's HTTP edge (forwarded by another server, or
+   * from another datacenter): fetch what only another datacenter can say about the secret (a
+   * secondary asking the primary, acl/primary-fallback-resolver.ts). Undefined when there is nothing
+   * to fetch — always, except in a secondary datacenter for a token it does not hold.
+   */
+  prepareForwarded?(secret: string | undefined): Promise<void> | undefined;
 }
 
 /** ACLs disabled: everything is allowed. */

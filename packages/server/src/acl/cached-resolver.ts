@@ -114,7 +114,7 @@ export class CachedAclResolver implements AclResolver {
   private compile(key: string, grant: TokenGrant): Authorizer {
     const byId = new Map(grant.policies.map((p) => [p.ID, p]));
     const lookup: TokenLookup = {
-      tokenBySecret: () => ({ Policies: grant.policies.map((p) => ({ ID: p.ID })) }),
+      tokenBySecret: () => ({ Policies: grant.policies.map((p) => ({ ID: p.ID })), ...(grant.legacy ?? {}) }),
       policyById: (id) => byId.get(id),
     };
     const answer = new TokenResolver(lookup, { datacenter: this.o.datacenter, defaultPolicy: this.o.defaultPolicy, maxCachedTokens: 1 }).resolve(key || undefined);

@@ -11,4 +11,6 @@ export interface GrantedPolicy extends ResolvablePolicy {
 export interface TokenGrant {
   /** The token's policies that still exist, in link order. */
   policies: GrantedPolicy[];
+  /** A legacy token's Type (client|management) and Rules, which grant as one more policy. */
+  legacy?: { Type: string; Rules: string };
 }

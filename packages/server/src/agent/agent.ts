@@ -12,6 +12,7 @@ import { Store, type Command } from '@registry/store';
 import type { AgentConfig } from '../config/config';
 import { readEndpoints } from '../endpoints';
 import { endpointWrites } from '../endpoints/writes';
+import { aclDatacenterGate } from '../acl/acl-datacenter-gate';
 import { createApp } from '../http/app';
 import { uiAssets } from '../ui/ui-assets';
 import { createHttpServer, httpAddressOf, listenHttp, LISTEN_BACKLOG } from '../http/http-server';
@@ -260,7 +261,12 @@ export class Agent {
       metrics.watchServerPort(() => transport.inboundConnections);
       logger.info({ ...transport.inboundLimits }, 'server port limits');
     }
-    const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints, endpointWrites);
+    // Token writes a secondary datacenter's leader refuses (acl/acl-datacenter-gate.ts).
+    const writes = aclDatacenterGate(endpointWrites, {
+      isPrimary: (config.primaryDatacenter ?? config.datacenter) === config.datacenter,
+      localTokensEnabled: () => !!config.acl.enableTokenReplication && !!config.acl.tokens.replication,
+    });
+    const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints, writes);
     rpc.setObserver(metrics.rpcObserver);
     // clockOffsets is read at scrape time, once `health` below exists.
     metrics.watch({ raft, store, blocking: rpc.blocking, clockOffsets: () => health.clockOffsets.list() });
@@ -284,7 +290,7 @@ export class Agent {
     const failures = runnerFailures(logger.child({ module: 'agent.runners' }), (runner) => metrics.runnerFailed(runner));
     const mesh = new Mesh({ config, rpc, store, raft, transport, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures });
     leaderDuties.add(mesh.caDuty);
-    installAcl(config.acl, { datacenter: config.datacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
+    installAcl(config.acl, { datacenter: config.datacenter, primaryDatacenter: config.primaryDatacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc, membership);
     made.agent = agent;
     // The Raft node stops itself when carrying out a Ready failed for a reason other than storage
@@ -460,7 +466,7 @@ export class Agent {
   private async listenHttp(): Promise<void> {
     const deps: RouteDeps = {
       rpc: this.rpc,
-      agent: { nodeName: this.config.nodeName, nodeId: this.nodeId, datacenter: this.config.datacenter, consulCompat: this.config.consulCompat },
+      agent: { nodeName: this.config.nodeName, nodeId: this.nodeId, datacenter: this.config.datacenter, primaryDatacenter: this.config.primaryDatacenter, consulCompat: this.config.consulCompat },
       cluster: this.clusterOps(),
       mesh: this.mesh,
       sessions: this.sessions,

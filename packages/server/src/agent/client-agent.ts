@@ -289,7 +289,7 @@ export class ClientAgent {
     const config = this.config;
     const deps: RouteDeps = {
       rpc: this.rpc,
-      agent: { nodeName: config.nodeName, nodeId: this.nodeId, datacenter: config.datacenter, consulCompat: config.consulCompat },
+      agent: { nodeName: config.nodeName, nodeId: this.nodeId, datacenter: config.datacenter, primaryDatacenter: config.primaryDatacenter, consulCompat: config.consulCompat },
       cluster: clientClusterOps({
         link: this.link,
         rpc: this.rpc,

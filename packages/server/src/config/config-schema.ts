@@ -35,6 +35,9 @@ export const configFileSchema: SchemaNode = section({
   enable_script_checks: bool,
   enable_local_script_checks: bool,
   datacenter: str,
+  primary_datacenter: str,
+  // Consul's deprecated name of primary_datacenter.
+  acl_datacenter: str,
   data_dir: str,
   bind_addr: str,
   bind: str,
@@ -97,6 +100,7 @@ export const configFileSchema: SchemaNode = section({
     token_ttl: duration,
     policy_ttl: duration,
     enable_token_persistence: bool,
+    enable_token_replication: bool,
     tokens: section({ initial_management: str, master: str, agent: str, agent_master: str, default: str, replication: str }),
   }),
   session_ttl_min: duration,

@@ -28,6 +28,8 @@ export interface AclConfig {
   tokens: { initialManagement?: string; agent?: string; default?: string; agentMaster?: string; replication?: string };
   /** `acl.enable_token_persistence`: tokens set through /v1/agent/token survive a restart (acl/agent-tokens.ts). */
   enableTokenPersistence?: boolean;
+  /** `acl.enable_token_replication`: a secondary datacenter's leader also replicates global tokens (acl/acl-replication.ts). */
+  enableTokenReplication?: boolean;
 }
 
 export interface AgentConfig {
@@ -46,6 +48,12 @@ export interface AgentConfig {
   /** `node_meta`: metadata on this agent's own catalog node. */
   nodeMeta: Record<string, string>;
   datacenter: string;
+  /**
+   * `primary_datacenter` (deprecated alias `acl_datacenter`): the datacenter authoritative for ACLs,
+   * where policies and global tokens are written and from which the others replicate them
+   * (docs/acl.md "Several datacenters"). Undefined: this agent's own datacenter.
+   */
+  primaryDatacenter?: string;
   /** Undefined only in dev mode: a temporary folder is used. */
   dataDir: string | undefined;
   /** Address the server RPC/Raft port listens on. */
@@ -260,6 +268,7 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
   if (file.non_voting_server !== undefined) out.nonVoter = flag(file.non_voting_server, 'non_voting_server');
   out.nodeName = str('node_name') ?? str('node') ?? out.nodeName;
   out.datacenter = str('datacenter') ?? out.datacenter;
+  out.primaryDatacenter = str('primary_datacenter') ?? str('acl_datacenter') ?? out.primaryDatacenter;
   out.nodeMeta ??= {};
   applyNodeIdentity(out, file, source);
   out.dataDir = str('data_dir') ?? out.dataDir;
@@ -334,6 +343,7 @@ export function applyConfigFile(cfg: AgentConfig, file: Json, source = 'config')
     if (t.agent_master !== undefined) out.acl.tokens.agentMaster = String(t.agent_master);
     if (t.replication !== undefined) out.acl.tokens.replication = String(t.replication);
     if (acl.enable_token_persistence !== undefined) out.acl.enableTokenPersistence = flag(acl.enable_token_persistence, 'acl.enable_token_persistence');
+    if (acl.enable_token_replication !== undefined) out.acl.enableTokenReplication = flag(acl.enable_token_replication, 'acl.enable_token_replication');
   }
   if (file.session_ttl_min !== undefined) {
     const ms = typeof file.session_ttl_min === 'string' ? parseDuration(file.session_ttl_min) : undefined;
@@ -528,6 +538,9 @@ export function validateConfig(cfg: AgentConfig): void {
   if (!pinoLevel(cfg.logLevel)) throw new Error(invalidLogLevel(cfg.logLevel));
   if (!cfg.server && cfg.bootstrapExpect > 0) throw new Error('-bootstrap-expect is for servers: pass -server');
   if (!/^[a-zA-Z0-9_-]+$/.test(cfg.datacenter)) throw new Error(`invalid datacenter name "${cfg.datacenter}"`);
+  if (cfg.primaryDatacenter !== undefined && !/^[a-zA-Z0-9_-]+$/.test(cfg.primaryDatacenter)) {
+    throw new Error(`invalid primary_datacenter name "${cfg.primaryDatacenter}"`);
+  }
   if (!cfg.nodeName) throw new Error('node name must not be empty');
   for (const [name, port] of [['http-port', cfg.httpPort], ['server-port', cfg.serverPort]] as const) {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid -${name} ${port}`);

@@ -42,6 +42,7 @@ export function authorizeCommand(cmd: Command, authz: Authorizer, store: Store, 
       return;
     // Issued by the leader itself (internal); never on a client's behalf.
     case 'acl.builtins':
+    case 'acl.replicate':
       throw forbidden();
     // Anyone may bootstrap (once); creating the initial management token regardless is the leader's.
     case 'acl.bootstrap':
@@ -51,6 +52,8 @@ export function authorizeCommand(cmd: Command, authz: Authorizer, store: Store, 
     case 'acl.token-update':
     case 'acl.token-clone':
     case 'acl.token-delete':
+    case 'acl.legacy-set':
+    case 'acl.legacy-delete':
     case 'acl.policy-create':
     case 'acl.policy-update':
     case 'acl.policy-delete':

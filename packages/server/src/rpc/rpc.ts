@@ -119,8 +119,16 @@ export class Rpc {
   ) {
     this.leaderWait = new LeaderWait(raft);
     this.leader = new LeaderCalls(raft, transport, this.leaderWait);
-    transport.handle('rpc.apply', (body) => this.applyHere(body as ForwardedApply));
-    transport.handle('rpc.read', (body) => this.readHere(body as ForwardedRead));
+    transport.handle('rpc.apply', (body) => {
+      const req = body as ForwardedApply;
+      const fetching = req.internal ? undefined : this.acl.prepareForwarded?.(req.token);
+      return fetching ? fetching.then(() => this.applyHere(req)) : this.applyHere(req);
+    });
+    transport.handle('rpc.read', (body) => {
+      const req = body as ForwardedRead;
+      const fetching = this.acl.prepareForwarded?.(req.token);
+      return fetching ? fetching.then(() => this.readHere(req)) : this.readHere(req);
+    });
     transport.handle('rpc.commitIndex', () => this.commitIndexHere());
     this.commitIndexes = new CommitIndexBatcher(() => this.askCommitIndex());
     this.appliedWait = new AppliedWait(raft);
@@ -191,6 +199,9 @@ export class Rpc {
   async apply(cmd: Command, options: ApplyOptions = {}): Promise<unknown> {
     const dc = options.datacenter ?? this.datacenter;
     if (dc !== this.datacenter) return this.remote.apply(dc, cmd, options);
+    // A secondary datacenter asks the primary about a token it does not hold (a no-op elsewhere).
+    const fetching = options.internal ? undefined : this.acl.prepareForwarded?.(options.token);
+    if (fetching) await fetching;
     const req: ForwardedApply = {
       cmd,
       token: options.token,
@@ -274,6 +285,8 @@ export class Rpc {
     const endpoint = this.endpoint(name);
     const opts = applyReadPolicy(endpoint, name, asked, this.datacenter);
     if (opts.datacenter !== this.datacenter) return this.remote.read<T>(opts.datacenter, name, args, opts, signal);
+    const fetching = this.acl.prepareForwarded?.(opts.token);
+    if (fetching) await fetching;
     const run = this.runner(endpoint, args, opts.token);
     switch (opts.consistency) {
       case 'stale': {

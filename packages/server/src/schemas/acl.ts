@@ -40,3 +40,9 @@ export const policySchema: SchemaNode = {
     Datacenters: { type: ['array', 'null'], items: str },
   },
 };
+
+/** The legacy API's token (Consul's structs.ACL): `ID` is the secret. */
+export const legacyAclSchema: SchemaNode = {
+  type: 'object',
+  properties: { ID: strOrNull, Name: strOrNull, Type: strOrNull, Rules: strOrNull },
+};

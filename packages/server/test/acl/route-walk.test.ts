@@ -158,6 +158,25 @@ const CASES: Case[] = [
   { route: 'PUT /v1/acl/policy{/:id}', url: '/v1/acl/policy', body: () => ({ Name: unique('walk') }), status: MANAGERS },
   { route: 'DELETE /v1/acl/policy{/:id}', url: `/v1/acl/policy/${UNKNOWN}`, status: MANAGERS },
   { route: 'GET /v1/acl/policies', url: '/v1/acl/policies', status: READERS, sees: (_w, all) => all },
+  // No token needed (Consul's ACL.ReplicationStatus): a primary answers Enabled: false.
+  { route: 'GET /v1/acl/replication', url: '/v1/acl/replication', status: ALL, sees: (_w, all) => all },
+  // The legacy API (Consul 1.4's acl_endpoint_legacy.go): writes and the list are management's;
+  // info needs nothing but the secret; translation needs acl:read.
+  { route: 'PUT /v1/acl/create', url: '/v1/acl/create', body: { Name: 'walk', Rules: 'key "walk/" { policy = "read" }' }, status: MANAGERS },
+  { route: 'PUT /v1/acl/update', url: '/v1/acl/update', body: () => ({ ID: unique('walk-legacy'), Name: 'walk' }), status: MANAGERS },
+  { route: 'PUT /v1/acl/destroy{/:id}', url: '/v1/acl/destroy/walk-unknown', status: MANAGERS },
+  { route: 'GET /v1/acl/info{/:id}', url: '/v1/acl/info/walk-unknown', status: ALL, sees: (_w, all) => all },
+  { route: 'PUT /v1/acl/clone{/:id}', url: `/v1/acl/clone/${MASTER}`, status: MANAGERS },
+  { route: 'GET /v1/acl/list', url: '/v1/acl/list', status: MANAGERS },
+  { route: 'POST /v1/acl/rules/translate', url: '/v1/acl/rules/translate', body: 'key "" { policy = "read" }', status: READERS },
+  {
+    route: 'GET /v1/acl/rules/translate{/:accessor}',
+    url: async () => {
+      const id = (await mgmt('PUT', '/v1/acl/create', { Rules: 'key "" { policy = "read" }' })).json.ID;
+      return `/v1/acl/rules/translate/${(await ok(a.as(id, 'GET', '/v1/acl/token/self'), 'self')).json.AccessorID}`;
+    },
+    status: READERS,
+  },
 
   // ---- intentions (intentions:read/write on the destination) ----
   { route: 'GET /v1/connect/intentions/match', url: '/v1/connect/intentions/match?by=destination&name=web', status: WEB_READERS },

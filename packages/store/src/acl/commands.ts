@@ -18,6 +18,14 @@ export interface PolicyFields {
   Datacenters?: string[] | null;
 }
 
+/** What the legacy API sets (Consul's structs.ACL): `ID` is the SecretID. */
+export interface LegacyAclFields {
+  ID: string;
+  Name?: string;
+  Type?: string;
+  Rules?: string;
+}
+
 export interface NewTokenIdentity {
   AccessorID: string;
   SecretID: string;
@@ -38,9 +46,46 @@ export type AclCommand =
   | { type: 'acl.token-update'; token: TokenFields & { AccessorID: string; SecretID?: string } }
   | { type: 'acl.token-clone'; from: string; token: NewTokenIdentity & { Description?: string } }
   | { type: 'acl.token-delete'; accessorID: string }
+  /**
+   * The legacy API's set (Consul's ACL.Apply with op "set"): creates or replaces the token whose
+   * SecretID is `acl.ID`. `AccessorID` and `CreateTime` are used only when it is created.
+   */
+  | { type: 'acl.legacy-set'; acl: LegacyAclFields & { AccessorID: string; CreateTime: string } }
+  /** The legacy API's destroy: deletes the token with that SecretID (unknown: `true`). */
+  | { type: 'acl.legacy-delete'; secretID: string }
+  /**
+   * A secondary datacenter's replication of the primary's policies and global tokens (Consul's
+   * ACLPolicySet/ACLTokenSet batches from acl_replication.go): rows as the primary has them, with
+   * this datacenter's Raft indexes, and the IDs the primary no longer has. Internal only.
+   */
+  | { type: 'acl.replicate'; policies?: ReplicatedRows<ReplicatedPolicy>; tokens?: ReplicatedRows<ReplicatedToken> }
   | { type: 'acl.policy-create'; policy: PolicyFields }
   | { type: 'acl.policy-update'; policy: PolicyFields }
   | { type: 'acl.policy-delete'; id: string };
 
 /** `acl.bootstrap`'s answer: the new token, or the index that used bootstrapping up. */
 export type BootstrapResult = { token: TokenOut } | { resetIndex: number };
+
+export interface ReplicatedRows<T> {
+  upsert: T[];
+  /** Policy IDs, or token AccessorIDs. */
+  delete: string[];
+}
+
+export interface ReplicatedPolicy {
+  ID: string;
+  Name: string;
+  Description: string;
+  Rules: string;
+  Datacenters: string[];
+}
+
+export interface ReplicatedToken {
+  AccessorID: string;
+  SecretID: string;
+  Description: string;
+  Policies: { ID: string }[];
+  Type: string;
+  Rules: string;
+  CreateTime: string;
+}

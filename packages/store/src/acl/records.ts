@@ -14,8 +14,14 @@ export interface TokenRecord {
   readonly Local: boolean;
   /** RFC 3339 with fractional seconds, stamped by the server that took the request. */
   readonly CreateTime: string;
-  /** `management` for bootstrap and initial-management tokens (it enters the Hash), else "". */
+  /**
+   * Consul 1.4's legacy `Type`: `management` for bootstrap and initial-management tokens and legacy
+   * management tokens, `client` for legacy client tokens, "" for tokens of the 1.4 API (it enters
+   * the Hash). A token with a Type is visible through the legacy API.
+   */
   readonly Type: string;
+  /** A legacy token's own rules (legacy syntax); absent or "" for every other token. */
+  readonly Rules?: string;
   readonly Hash: string;
   readonly CreateIndex: number;
   readonly ModifyIndex: number;
@@ -50,6 +56,8 @@ export interface TokenOut {
   Description: string;
   /** null when the token links no policy (the anonymous token); links to deleted policies are left out. */
   Policies: PolicyLink[] | null;
+  /** A legacy token's rules; omitted when empty (Consul's `json:",omitempty"`). */
+  Rules?: string;
   Local: boolean;
   CreateTime: string;
   Hash: string;
@@ -57,8 +65,18 @@ export interface TokenOut {
   ModifyIndex: number;
 }
 
-/** A token in a list: no SecretID. */
-export type TokenListEntry = Omit<TokenOut, 'SecretID'>;
+/** A token in a list: no SecretID nor Rules; `Legacy: true` for tokens with legacy rules. */
+export type TokenListEntry = Omit<TokenOut, 'SecretID' | 'Rules'> & { Legacy?: true };
+
+/** A token as the legacy API shows it (Consul's structs.ACL): its `ID` is the SecretID. */
+export interface LegacyAclOut {
+  ID: string;
+  Name: string;
+  Type: string;
+  Rules: string;
+  CreateIndex: number;
+  ModifyIndex: number;
+}
 
 export interface PolicyOut {
   ID: string;

@@ -40,6 +40,7 @@ export function tokenRecord(
   const Hash = tokenHash({
     Description: fields.Description,
     Type: fields.Type,
+    Rules: fields.Rules ?? '',
     Local: fields.Local,
     PolicyIDs: fields.Policies.map((p) => p.ID),
   });
@@ -90,7 +91,9 @@ export const tokenUpdate: CommandHandler<Cmd<'acl.token-update'>> = (state, cmd)
     AccessorID: existing.AccessorID,
     SecretID: existing.SecretID,
     CreateTime: existing.CreateTime,
-    Type: existing.Type,
+    // A full replacement, as Consul's TokenSet: an update through the 1.4 API drops the legacy Type
+    // and Rules, which upgrades a legacy token into a 1.4 one.
+    Type: '',
     Description: str(input, 'Description', 'token'),
     Policies: resolveLinks(state.acl, input),
     Local: local,
@@ -106,6 +109,7 @@ export const tokenUpdate: CommandHandler<Cmd<'acl.token-update'>> = (state, cmd)
 export const tokenClone: CommandHandler<Cmd<'acl.token-clone'>> = (state, cmd) => {
   const from = typeof cmd.from === 'string' ? state.acl.token(cmd.from) : undefined;
   if (!from) return () => null;
+  if (from.Rules) return new CommandError('Cannot clone a legacy ACL with this endpoint');
   const input = optObject(cmd.token, 'token') ?? {};
   const id = identity(input);
   checkUnused(state, id);

@@ -6,6 +6,8 @@ import { coordinateUpdate } from './coordinate-update';
 import { aclBootstrap, aclBuiltins } from '../acl/bootstrap-handlers';
 import { policyCreate, policyDelete, policyUpdate } from '../acl/policy-handlers';
 import { tokenClone, tokenCreate, tokenDelete, tokenUpdate } from '../acl/token-handlers';
+import { legacyDelete, legacySet } from '../acl/legacy-handlers';
+import { aclReplicate } from '../acl/replication-handlers';
 import { intentionDelete, intentionUpsert } from '../intentions/intention-commands';
 import { caInitialize, caPrune, caRotate, caSerials, caSetConfig } from '../ca/ca-commands';
 
@@ -38,6 +40,9 @@ export const handlers: HandlerTable = {
   'acl.token-update': tokenUpdate,
   'acl.token-clone': tokenClone,
   'acl.token-delete': tokenDelete,
+  'acl.legacy-set': legacySet,
+  'acl.legacy-delete': legacyDelete,
+  'acl.replicate': aclReplicate,
   'acl.policy-create': policyCreate,
   'acl.policy-update': policyUpdate,
   'acl.policy-delete': policyDelete,

@@ -11,7 +11,7 @@ import { badRequest, forbidden, aclDisabled } from '../../errors';
 import { route, type Route, type RouteContext } from '../route';
 import { readQuery } from '../../schemas/query-options';
 import { Text } from '../../schemas/query-fields';
-import { readInto, type RouteDeps } from './deps';
+import { primaryDatacenter, readInto, type RouteDeps } from './deps';
 
 export const ACL_DISABLED = 'ACL support disabled';
 
@@ -75,8 +75,24 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
   const enabled = () => {
     if (!deps.rpc.aclResolver.enabled) throw aclDisabled(ACL_DISABLED);
   };
-  const apply = (ctx: RouteContext<any, any, any>, cmd: Parameters<RouteDeps['rpc']['apply']>[0]) =>
-    deps.rpc.apply(cmd, { token: ctx.opts.token, datacenter: ctx.opts.datacenter, clientGone: ctx.clientGone });
+  const apply = (ctx: RouteContext<any, any, any>, cmd: Parameters<RouteDeps['rpc']['apply']>[0], datacenter = ctx.opts.datacenter) =>
+    deps.rpc.apply(cmd, { token: ctx.opts.token, datacenter, clientGone: ctx.clientGone });
+  /**
+   * Policies and global tokens are written in the primary datacenter, whatever `?dc` says (Consul's
+   * ACL.PolicySet / TokenSet set args.Datacenter to the ACL datacenter); Local tokens where asked.
+   */
+  const primary = () => primaryDatacenter(deps);
+  /** Where a write to an existing token goes: the primary for a global one (Consul looks it up, then forwards). */
+  const tokenHome = async (ctx: RouteContext<any, any, any>, accessor: string): Promise<string> => {
+    if (primary() === ctx.opts.datacenter) return ctx.opts.datacenter;
+    try {
+      const found = await deps.rpc.read('acl.token', { accessor }, { ...ctx.opts, minIndex: 0, consistency: 'stale' });
+      return found.result.value && !found.result.value.Local ? primary() : ctx.opts.datacenter;
+    } catch {
+      // Unknown here (or not readable with this token): the request's datacenter answers for itself.
+      return ctx.opts.datacenter;
+    }
+  };
 
   return [
     route({
@@ -129,13 +145,14 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
         if (body.AccessorID && body.AccessorID !== accessor) throw badRequest('Token Accessor ID in URL and payload do not match');
         refuseLegacyFields(body);
         const fields = { Description: body.Description ?? '', Policies: links(body), Local: body.Local ?? false };
+        const home = fields.Local ? ctx.opts.datacenter : primary();
         if (accessor === '') {
           const token = { ...fields, AccessorID: generateUUID(), SecretID: generateUUID(), CreateTime: createTime() };
-          return (await apply(ctx, { type: 'acl.token-create', token })) as TokenOut;
+          return (await apply(ctx, { type: 'acl.token-create', token }, home)) as TokenOut;
         }
         if (uuidError(accessor)) throw badRequest('AccessorID is not a valid UUID');
         const token = { ...fields, AccessorID: accessor, ...(body.SecretID ? { SecretID: body.SecretID } : {}) };
-        return (await apply(ctx, { type: 'acl.token-update', token })) as TokenOut;
+        return (await apply(ctx, { type: 'acl.token-update', token }, home)) as TokenOut;
       },
     }),
     route({
@@ -148,7 +165,7 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
         const problem = uuidError(from);
         if (problem) throw badRequest(`failed acl token lookup: ${problem}`);
         const token = { AccessorID: generateUUID(), SecretID: generateUUID(), CreateTime: createTime(), Description: body.Description ?? '' };
-        const out = (await apply(ctx, { type: 'acl.token-clone', from, token })) as TokenOut | null;
+        const out = (await apply(ctx, { type: 'acl.token-clone', from, token }, await tokenHome(ctx, from))) as TokenOut | null;
         if (out === null) throw forbidden(ACL_NOT_FOUND);
         return out;
       },
@@ -167,7 +184,7 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
             throw badRequest("Deletion of the request's authorization token is not permitted");
           }
         }
-        return apply(ctx, { type: 'acl.token-delete', accessorID: accessor });
+        return apply(ctx, { type: 'acl.token-delete', accessorID: accessor }, await tokenHome(ctx, accessor));
       },
     }),
     route({
@@ -207,9 +224,9 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
           Rules: body.Rules ?? '',
           Datacenters: body.Datacenters ?? [],
         };
-        if (id === '') return apply(ctx, { type: 'acl.policy-create', policy: { ...fields, ID: generateUUID() } });
+        if (id === '') return apply(ctx, { type: 'acl.policy-create', policy: { ...fields, ID: generateUUID() } }, primary());
         if (uuidError(id)) throw badRequest('Policy ID invalid UUID');
-        return apply(ctx, { type: 'acl.policy-update', policy: { ...fields, ID: id } });
+        return apply(ctx, { type: 'acl.policy-update', policy: { ...fields, ID: id } }, primary());
       },
     }),
     route({
@@ -221,7 +238,16 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
         if (!id) throw badRequest('Missing policy ID');
         const problem = uuidError(id);
         if (problem) throw badRequest(`failed acl policy lookup: ${problem}`);
-        return apply(ctx, { type: 'acl.policy-delete', id });
+        return apply(ctx, { type: 'acl.policy-delete', id }, primary());
+      },
+    }),
+    // Consul's ACL.ReplicationStatus: the leader's view, no token needed (health checks poll it).
+    route({
+      method: 'GET',
+      path: '/v1/acl/replication',
+      async handle(ctx) {
+        enabled();
+        return deps.rpc.leader.call('ACL.ReplicationStatus', {}, undefined, ctx.opts.token);
       },
     }),
     route({

@@ -15,6 +15,8 @@ export interface AgentFacts {
   nodeName: string;
   nodeId: string;
   datacenter: string;
+  /** `primary_datacenter`: where ACL policies and global tokens are written (undefined: `datacenter`). */
+  primaryDatacenter?: string;
   /** `http_config.consul_compat`: Consul's spellings accepted where registry renamed them (docs/clients.md). */
   consulCompat?: boolean;
 }
@@ -99,4 +101,9 @@ export function nearOf(ctx: RouteContext<any, { near?: string }, any>, deps: Rou
   const near = ctx.query.near;
   if (!near) return undefined;
   return near === '_agent' ? deps.agent.nodeName : near;
+}
+
+/** The datacenter authoritative for ACLs (docs/acl.md "Several datacenters"). */
+export function primaryDatacenter(deps: RouteDeps): string {
+  return deps.agent.primaryDatacenter ?? deps.agent.datacenter;
 }

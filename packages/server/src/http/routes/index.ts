@@ -1,6 +1,7 @@
 // Every route of the API. A new area adds its module here (and nowhere else).
 import type { Method, Route } from '../route';
 import { aclRoutes } from './acl';
+import { aclLegacyRoutes } from './acl-legacy';
 import { catalogRoutes } from './catalog';
 import type { RouteDeps } from './deps';
 import { healthRoutes } from './health';
@@ -28,7 +29,7 @@ import { translatingRoutes } from '../datacenter-routes';
 
 /** `wan`: the network-area links (the agent passes them; without, only this datacenter is known). */
 export function allRoutes(deps: RouteDeps, wan: WanRouteDeps = localDatacenterOnly(() => deps.agent.datacenter)): Route<any>[] {
-  const routes = [...catalogRoutes(deps, () => wan.datacenters()), ...healthRoutes(deps), ...statusRoutes(deps), ...intentionRoutes(deps), ...connectRoutes(deps), ...agentConnectRoutes(deps), ...agentServiceRoutes(deps), ...agentCheckRoutes(deps), ...aclRoutes(deps), ...sessionRoutes(deps), ...kvRoutes(deps), ...txnRoutes(deps), ...queryRoutes(deps, wan.queryExecutor), ...areaRoutes(deps, wan), ...coordinateRoutes(deps, wan), ...agentMetricsRoutes(deps), ...snapshotRoutes(deps, () => wan.datacenters()), ...agentReloadRoutes(deps), ...agentHealthRoutes(deps), ...agentLifecycleRoutes(deps), ...eventRoutes(deps), ...autopilotRoutes(deps)];
+  const routes = [...catalogRoutes(deps, () => wan.datacenters()), ...healthRoutes(deps), ...statusRoutes(deps), ...intentionRoutes(deps), ...connectRoutes(deps), ...agentConnectRoutes(deps), ...agentServiceRoutes(deps), ...agentCheckRoutes(deps), ...aclRoutes(deps), ...aclLegacyRoutes(deps), ...sessionRoutes(deps), ...kvRoutes(deps), ...txnRoutes(deps), ...queryRoutes(deps, wan.queryExecutor), ...areaRoutes(deps, wan), ...coordinateRoutes(deps, wan), ...agentMetricsRoutes(deps), ...snapshotRoutes(deps, () => wan.datacenters()), ...agentReloadRoutes(deps), ...agentHealthRoutes(deps), ...agentLifecycleRoutes(deps), ...eventRoutes(deps), ...autopilotRoutes(deps)];
   return translatingRoutes(routes, deps.agent.datacenter, wan.translateWanAddrs);
 }
 

@@ -1,0 +1,227 @@
+// ACL replication in a secondary datacenter (Consul 1.4's acl_replication.go and leader.go
+// startACLReplication): while this server leads a datacenter that is not the primary, it pulls the
+// primary's policies — and, with `acl.enable_token_replication`, its global tokens — over the area
+// links, and commits the differences through its own Raft log (`acl.replicate`), so they survive
+// restarts and snapshots here. Each round is a blocking list read at the primary from the index the
+// last round reached (no copy when nothing changed), a diff by ID and Hash against the local tables,
+// batched reads of the changed rows, and batched commits; rows the primary no longer has are deleted.
+// Local tokens are never touched. The replication token (`acl.tokens.replication`) authorises the
+// reads at the primary: acl:read for policies, acl:write for tokens (their secrets).
+import type { Command, ReplicatedPolicy, ReplicatedToken, Store } from '@registry/store';
+import type { LeaderDuty } from '../agent/leader-duties';
+import type { Logger } from '../agent/logger';
+import type { LeaderCalls } from '../rpc/leader-calls';
+import type { QueryOptions } from '../rpc/query-options';
+import type { Rpc } from '../rpc/rpc';
+
+/** Consul's structs.ACLReplicationStatus, as `GET /v1/acl/replication` shows it. */
+export interface AclReplicationStatus {
+  Enabled: boolean;
+  Running: boolean;
+  SourceDatacenter: string;
+  /** `policies`, or `tokens` when tokens are replicated too; "" in the primary. */
+  ReplicationType: string;
+  ReplicatedIndex: number;
+  ReplicatedTokenIndex: number;
+  /** RFC 3339; the zero time until the first success / error, as Consul's. */
+  LastSuccess: string;
+  LastError: string;
+}
+
+declare module '../rpc/leader-calls' {
+  interface LeaderMethods {
+    'ACL.ReplicationStatus': { args: Record<string, never>; reply: AclReplicationStatus };
+  }
+}
+
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+/** A blocking list read at the primary returns at the latest after this (so a deposed leader's loop ends soon). */
+const LIST_WAIT_MS = 30_000;
+/** Rows per batch read and per commit (Consul sizes its upsert batches by bytes; rows are small). */
+const BATCH = 128;
+/** Consul's aclReplicationMaxRetryBackoff: 1 s doubling up to 64 s after failed rounds. */
+const MAX_BACKOFF_S = 64;
+/** While no replication token is set, look again this often. */
+const NO_TOKEN_POLL_MS = 1_000;
+
+export interface AclReplicationOptions {
+  store: Store;
+  rpc: Rpc;
+  leaderCalls: LeaderCalls;
+  datacenter: string;
+  primary: string;
+  /** Read live: `PUT /v1/agent/token/replication` may set it later. */
+  replicationToken: () => string | undefined;
+  replicateTokens: boolean;
+  logger: Logger;
+  /** Backoff base (tests may shorten it); Consul's 1 s. */
+  backoffUnitMs?: number;
+}
+
+type Kind = 'policies' | 'tokens';
+
+export class AclReplication implements LeaderDuty {
+  readonly name = 'acl-replication';
+  private active = false;
+  private abort: AbortController | null = null;
+  private readonly status: AclReplicationStatus;
+
+  constructor(private readonly o: AclReplicationOptions) {
+    this.status = {
+      Enabled: o.datacenter !== o.primary,
+      Running: false,
+      SourceDatacenter: o.datacenter !== o.primary ? o.primary : '',
+      // Consul's zero status where nothing replicates: an empty type.
+      ReplicationType: o.datacenter === o.primary ? '' : o.replicateTokens ? 'tokens' : 'policies',
+      ReplicatedIndex: 0,
+      ReplicatedTokenIndex: 0,
+      LastSuccess: ZERO_TIME,
+      LastError: ZERO_TIME,
+    };
+    // Served by the leader whatever the datacenter (the primary answers Enabled: false).
+    o.leaderCalls.handle('ACL.ReplicationStatus', async () => ({ ...this.status }));
+  }
+
+  start(): void {
+    if (!this.status.Enabled) return;
+    this.active = true;
+    this.abort = new AbortController();
+    this.status.Running = true;
+    void this.loop('policies', this.abort.signal);
+    if (this.o.replicateTokens) void this.loop('tokens', this.abort.signal);
+    this.o.logger.info({ primary: this.o.primary, tokens: this.o.replicateTokens }, 'started ACL replication');
+  }
+
+  stop(): void {
+    this.active = false;
+    this.status.Running = false;
+    this.abort?.abort();
+    this.abort = null;
+  }
+
+  private async loop(kind: Kind, signal: AbortSignal): Promise<void> {
+    let lastRemoteIndex = 0;
+    let failures = 0;
+    while (this.active && !signal.aborted) {
+      const token = this.o.replicationToken();
+      if (!token) {
+        await sleep(NO_TOKEN_POLL_MS, signal);
+        continue;
+      }
+      try {
+        const index = kind === 'policies' ? await this.policiesRound(token, lastRemoteIndex, signal) : await this.tokensRound(token, lastRemoteIndex, signal);
+        if (signal.aborted) return;
+        lastRemoteIndex = index;
+        failures = 0;
+        if (kind === 'policies') this.status.ReplicatedIndex = index;
+        else this.status.ReplicatedTokenIndex = index;
+        this.status.LastSuccess = new Date().toISOString();
+      } catch (err) {
+        if (signal.aborted) return;
+        // A failed round starts the next from scratch (Consul resets lastRemoteIndex to 0).
+        lastRemoteIndex = 0;
+        this.status.LastError = new Date().toISOString();
+        if (2 ** failures < MAX_BACKOFF_S) failures++;
+        this.o.logger.warn({ err: (err as Error).message, kind }, 'ACL replication error (will retry if still leader)');
+        await sleep(2 ** failures * (this.o.backoffUnitMs ?? 1_000), signal);
+      }
+    }
+  }
+
+  private opts(token: string, minIndex: number): QueryOptions {
+    return {
+      datacenter: this.o.primary,
+      token,
+      consistency: 'stale',
+      cached: false,
+      minIndex,
+      waitMs: minIndex > 0 ? LIST_WAIT_MS : undefined,
+      cacheControl: { mustRevalidate: false },
+    };
+  }
+
+  /** One round for policies; answers the primary's index it reached. */
+  private async policiesRound(token: string, lastRemoteIndex: number, signal: AbortSignal): Promise<number> {
+    const listed = await this.o.rpc.read('acl.policies', {}, this.opts(token, lastRemoteIndex), signal);
+    const remote = listed.result.value;
+    const index = listed.result.index;
+    // The primary's index went back (restored or rebuilt): compare everything again.
+    const since = index < lastRemoteIndex ? 0 : lastRemoteIndex;
+    const local = this.o.store.aclPolicies().value;
+    const { deletes, upserts } = diff(
+      local.map((p) => ({ id: p.ID, hash: p.Hash })),
+      remote.map((p) => ({ id: p.ID, hash: p.Hash, modifyIndex: p.ModifyIndex })),
+      since,
+    );
+    for (let i = 0; i < deletes.length; i += BATCH) await this.commit({ type: 'acl.replicate', policies: { upsert: [], delete: deletes.slice(i, i + BATCH) } }, signal);
+    for (let i = 0; i < upserts.length; i += BATCH) {
+      const got = await this.o.rpc.read('acl.policy-batch', { ids: upserts.slice(i, i + BATCH) }, this.opts(token, 0), signal);
+      const rows: ReplicatedPolicy[] = got.result.value.map((p) => ({ ID: p.ID, Name: p.Name, Description: p.Description, Rules: p.Rules, Datacenters: p.Datacenters ?? [] }));
+      await this.commit({ type: 'acl.replicate', policies: { upsert: rows, delete: [] } }, signal);
+    }
+    if (deletes.length + upserts.length > 0) this.o.logger.debug({ deleted: deletes.length, upserted: upserts.length, index }, 'ACL policy replication round');
+    return index;
+  }
+
+  /** One round for global tokens (Local ones on either side are not compared). */
+  private async tokensRound(token: string, lastRemoteIndex: number, signal: AbortSignal): Promise<number> {
+    const listed = await this.o.rpc.read('acl.tokens', {}, this.opts(token, lastRemoteIndex), signal);
+    const remote = listed.result.value.filter((t) => !t.Local);
+    const index = listed.result.index;
+    const since = index < lastRemoteIndex ? 0 : lastRemoteIndex;
+    const local = this.o.store.aclTokens().value.filter((t) => !t.Local);
+    const { deletes, upserts } = diff(
+      local.map((t) => ({ id: t.AccessorID, hash: t.Hash })),
+      remote.map((t) => ({ id: t.AccessorID, hash: t.Hash, modifyIndex: t.ModifyIndex })),
+      since,
+    );
+    for (let i = 0; i < deletes.length; i += BATCH) await this.commit({ type: 'acl.replicate', tokens: { upsert: [], delete: deletes.slice(i, i + BATCH) } }, signal);
+    for (let i = 0; i < upserts.length; i += BATCH) {
+      const got = await this.o.rpc.read('acl.token-batch', { accessors: upserts.slice(i, i + BATCH) }, this.opts(token, 0), signal);
+      const rows: ReplicatedToken[] = got.result.value;
+      await this.commit({ type: 'acl.replicate', tokens: { upsert: rows, delete: [] } }, signal);
+    }
+    if (deletes.length + upserts.length > 0) this.o.logger.debug({ deleted: deletes.length, upserted: upserts.length, index }, 'ACL token replication round');
+    return index;
+  }
+
+  private async commit(cmd: Command, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) throw new Error('replication stopped');
+    await this.o.rpc.apply(cmd, { internal: true });
+  }
+}
+
+/**
+ * Consul's diffACLPolicies / diffACLTokens: IDs only here → delete; IDs only there, or changed there
+ * since the last round with another Hash → fetch and upsert.
+ */
+export function diff(
+  local: { id: string; hash: string }[],
+  remote: { id: string; hash: string; modifyIndex: number }[],
+  lastRemoteIndex: number,
+): { deletes: string[]; upserts: string[] } {
+  const mine = new Map(local.map((l) => [l.id.toLowerCase(), l]));
+  const theirs = new Set(remote.map((r) => r.id.toLowerCase()));
+  const deletes = local.filter((l) => !theirs.has(l.id.toLowerCase())).map((l) => l.id);
+  const upserts = remote
+    .filter((r) => {
+      const l = mine.get(r.id.toLowerCase());
+      return l === undefined || (r.modifyIndex > lastRemoteIndex && r.hash !== l.hash);
+    })
+    .map((r) => r.id);
+  return { deletes, upserts };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done);
+  });
+}
+
