@@ -42,6 +42,11 @@ export function* decodeSnapshotSteps(bytes: Uint8Array): Generator<void, Snapsho
 
 function checkSnapshot(decoded: unknown): SnapshotV1 {
   const s = decoded as Partial<SnapshotV1> | null;
+  const version = (s as { version?: unknown } | null)?.version;
+  if (typeof version === 'number' && version > 1) {
+    // Written by a newer release (a newer leader's snapshot, a newer backup): said as such (issue #34).
+    throw new Error(`registry state snapshot format version ${version} is newer than this registry reads (state snapshot version 1)`);
+  }
   if (typeof s !== 'object' || s === null || s.version !== 1) throw new Error('not a registry state snapshot (version 1)');
   if (typeof s.lastIndex !== 'number' || !Array.isArray(s.indexes) || typeof s.state !== 'object' || s.state === null) {
     throw new Error('malformed registry state snapshot');

@@ -8,8 +8,8 @@
 // Local tokens are never touched. The replication token (`acl.tokens.replication`) authorises the
 // reads at the primary: acl:read for policies, acl:write for tokens (their secrets).
 import type { Command, ReplicatedPolicy, ReplicatedToken, Store } from '@registry/store';
-import type { LeaderDuty } from '../agent/leader-duties';
-import type { Logger } from '../agent/logger';
+import type { LeaderDuty } from '../runtime/leader-duties';
+import type { Logger } from '../runtime/logger';
 import type { LeaderCalls } from '../rpc/leader-calls';
 import type { QueryOptions } from '../rpc/query-options';
 import type { Rpc } from '../rpc/rpc';

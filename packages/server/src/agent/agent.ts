@@ -48,6 +48,7 @@ import { ConfigReloader, type ReloadResult } from './reload';
 import { applyLiveLimits } from './live-limits';
 import type { ConnectionLimiter } from '../http/connection-limit';
 import { loadOrCreateServerNodeId } from './node-id';
+import { checkDataFormat, DATA_FORMAT } from './data-format';
 import { runnerFailures } from '../runtime/runner-failures';
 import { LogTap } from '../runtime/log-tap';
 import { agentLifecycle } from './agent-lifecycle';
@@ -202,6 +203,9 @@ export class Agent {
     const dataDir = config.dataDir ?? (made.tempDir = await mkdtemp(join(tmpdir(), 'registry-dev-')));
     // Durably: a data dir whose own name a power cut takes is a first start again (issue 35).
     await makeDirDurably(dataDir);
+    // Before anything in the data dir is opened: a newer format is refused untouched (agent/data-format.ts).
+    const format = await checkDataFormat(dataDir, VERSION);
+    logger.info({ dataDir, format: DATA_FORMAT, marker: format }, 'data dir format');
     // LevelDB would make its folder with a plain mkdir: made here so its name is on the disk before
     // any snapshot or id is written into it (a configured node_id writes no node-id file whose
     // directory sync would carry it).

@@ -43,6 +43,7 @@ import type { LeaderCallsApi } from '../rpc/rpc-api';
 import { clientClusterOps, clientForceLeave } from './client-cluster-ops';
 import { addLogSecret, createLogger, type Logger } from '../runtime/logger';
 import { loadOrCreateNodeId } from './node-id';
+import { checkDataFormat } from './data-format';
 import { runnerFailures } from '../runtime/runner-failures';
 import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
 import { LogTap } from '../runtime/log-tap';
@@ -118,6 +119,8 @@ export class ClientAgent {
     const dataDir = config.dataDir ?? (made.tempDir = await mkdtemp(join(tmpdir(), 'registry-client-')));
     // Durably: a data dir whose own name a power cut takes is a first start again (issue 35).
     await makeDirDurably(dataDir);
+    // Before anything in the data dir is read: a newer format is refused untouched (agent/data-format.ts).
+    await checkDataFormat(dataDir, VERSION);
     const nodeId = await loadOrCreateNodeId(dataDir, config.nodeId);
     const tls = await loadAgentTls(config.tls, config.datacenter);
     // A client serves nothing on the RPC port; it only dials servers (an ephemeral port, so any

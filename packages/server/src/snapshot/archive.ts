@@ -186,6 +186,10 @@ function parseMeta(bytes: Buffer): ArchiveMeta {
     throw new ArchiveError(`${META} is not JSON`);
   }
   if (m.Format !== ARCHIVE_FORMAT) throw new ArchiveError(`${META}: not a ${ARCHIVE_FORMAT} archive`);
+  if (typeof m.Version === 'number' && m.Version > ARCHIVE_VERSION) {
+    // A backup made by a newer release (issue #34): said as such, with both versions, rather than as a bad archive.
+    throw new ArchiveError(`${META}: snapshot archive version ${m.Version} is newer than this registry reads (archive version ${ARCHIVE_VERSION}): restore it with a registry release that reads archive version ${m.Version}`);
+  }
   if (m.Version !== ARCHIVE_VERSION) throw new ArchiveError(`${META}: archive version ${String(m.Version)} is not supported (expected ${ARCHIVE_VERSION})`);
   for (const k of ['Index', 'Term', 'Size'] as const) {
     if (!Number.isSafeInteger(m[k]) || (m[k] as number) < 0) throw new ArchiveError(`${META}: ${k} must be a non-negative integer`);

@@ -1,4 +1,4 @@
-// Issue 35: the files an agent needs to be itself after a power cut — node-id, its own service and
+// Issue 35: the files an agent needs to be itself after a power cut — the data format marker (issue #34), node-id, its own service and
 // check definitions, persisted tokens — are written durably, and this is shown rather than assumed:
 // a real server runs under strace, and for each file the trace must hold, in order, the temporary
 // file opened for writing, an fsync of it, its rename over the file, then an fsync of the
@@ -75,7 +75,7 @@ withStrace('node-id, definitions and tokens: temp file, fsync, rename, fsync of 
   };
   const services = readdirSync(join(dataDir, 'services'));
   expect(services).toHaveLength(1);
-  const files = [join(dataDir, 'node-id'), join(dataDir, 'services', services[0]!), join(dataDir, 'acl-tokens.json')];
+  const files = [join(dataDir, 'data-format'), join(dataDir, 'node-id'), join(dataDir, 'services', services[0]!), join(dataDir, 'acl-tokens.json')];
   // The deregistered check's file was written once and removed since: find it in the trace.
   const checkFile = lines.map((l) => /rename\("([^"]*\/checks\/[0-9a-f]{32})\.tmp"/.exec(l)?.[1]).find((f) => f !== undefined);
   expect(checkFile).toBeDefined();
