@@ -59,8 +59,10 @@ export class HostAgent {
     const child = spawn('ip', ['netns', 'exec', spec.host.ns, process.execPath, CLI, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
     const log = createWriteStream(spec.logFile, { flags: 'a' });
     log.write(`--- ${spec.host.ns}: node registry ${args.join(' ')}\n`);
-    child.stdout!.pipe(log);
-    child.stderr!.pipe(log);
+    // Neither stream may end the shared file (see processes.ts spawnAgent): it ends once the child closed both.
+    child.stdout!.pipe(log, { end: false });
+    child.stderr!.pipe(log, { end: false });
+    child.on('close', () => log.end());
     return new HostAgent(spec, child);
   }
 

@@ -51,8 +51,10 @@ export class LazyFs {
   private async start(): Promise<void> {
     const child = spawn(PYTHON, [SCRIPT, this.disk, this.mountpoint], { stdio: ['ignore', 'pipe', 'pipe'] });
     const log = createWriteStream(this.logFile, { flags: 'a' });
-    child.stdout!.pipe(log);
-    child.stderr!.pipe(log);
+    // Neither stream may end the shared file (see processes.ts spawnAgent): it ends once the child closed both.
+    child.stdout!.pipe(log, { end: false });
+    child.stderr!.pipe(log, { end: false });
+    child.on('close', () => log.end());
     this.daemon = child;
     this.exited = new Promise((r) => child.on('exit', () => r()));
     let gone = false;

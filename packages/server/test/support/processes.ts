@@ -24,8 +24,12 @@ export function spawnAgent(args: string[], httpPort: number, serverPort: number,
     { stdio: ['ignore', 'pipe', 'pipe'], env: env ? { ...process.env, ...env } : process.env },
   );
   const log = createWriteStream(logFile, { flags: 'a' });
-  child.stdout!.pipe(log);
-  child.stderr!.pipe(log);
+  // Both streams into one file: neither may end it (whichever ended first closed it, and the other's
+  // next write was an uncaught "write after end" that failed whatever test was running). It ends
+  // when the child has closed both.
+  child.stdout!.pipe(log, { end: false });
+  child.stderr!.pipe(log, { end: false });
+  child.on('close', () => log.end());
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   return { child, httpPort, serverPort, url: `http://127.0.0.1:${httpPort}`, exited };
 }
