@@ -470,7 +470,11 @@ export class Agent {
   private async listenHttp(): Promise<void> {
     const deps: RouteDeps = {
       rpc: this.rpc,
-      agent: { nodeName: this.config.nodeName, nodeId: this.nodeId, datacenter: this.config.datacenter, primaryDatacenter: this.config.primaryDatacenter, consulCompat: this.config.consulCompat },
+      agent: { nodeName: this.config.nodeName, nodeId: this.nodeId, datacenter: this.config.datacenter,
+        primaryDatacenter: this.config.primaryDatacenter,
+        localAclTokens: () => (this.config.primaryDatacenter ?? this.config.datacenter) === this.config.datacenter || (!!this.config.acl.enableTokenReplication && !!this.config.acl.tokens.replication),
+        consulCompat: this.config.consulCompat,
+      },
       cluster: this.clusterOps(),
       mesh: this.mesh,
       sessions: this.sessions,

@@ -338,7 +338,7 @@ function clientAclResolver(config: AgentConfig, link: ServerLink, logger: Logger
     defaultPolicy: config.acl.defaultPolicy,
     downPolicy: () => config.acl.downPolicy,
     tokenTtlMs: () => config.acl.tokenTtlMs,
-    fetch: tokenFetcher(link, config.datacenter),
+    fetch: tokenFetcher(link, config.datacenter, config.primaryDatacenter ?? config.datacenter),
     onDown: (err, policy) => {
       // Once per 10 s at most: under load every request with an unknown or expired token gets here.
       if (monotonicMs() - lastWarned < 10_000) return;

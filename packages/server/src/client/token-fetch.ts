@@ -20,9 +20,14 @@ import type { ServerLink } from './server-link';
 const ATTEMPT_MS = 2_000;
 const BUDGET_MS = 5_000;
 
-export function tokenFetcher(link: ServerLink, datacenter: string): (secret: string | undefined) => Promise<TokenGrant> {
-  const ask = async (secret: string | undefined, consistency: Consistency): Promise<TokenGrant> => {
-    const opts: QueryOptions = { datacenter, token: secret, consistency, cached: false, minIndex: 0, waitMs: undefined, cacheControl: { mustRevalidate: false } };
+/**
+ * `primary`: the ACL primary datacenter (`primary_datacenter`). In a secondary, a token its servers do
+ * not hold (a global token there only through the primary: docs/acl.md "Several datacenters") is
+ * then asked of the primary, through the servers' `?dc` forwarding.
+ */
+export function tokenFetcher(link: ServerLink, datacenter: string, primary: string = datacenter): (secret: string | undefined) => Promise<TokenGrant> {
+  const ask = async (secret: string | undefined, consistency: Consistency, dc = datacenter): Promise<TokenGrant> => {
+    const opts: QueryOptions = { datacenter: dc, token: secret, consistency, cached: false, minIndex: 0, waitMs: undefined, cacheControl: { mustRevalidate: false } };
     const req: ClientRead = { endpoint: 'acl.token-resolve', args: {}, opts };
     const reply = fromEnvelope(await link.call<{ result: { value: TokenGrant } }>('client.read', req, ATTEMPT_MS, BUDGET_MS));
     return reply.result.value;
@@ -35,7 +40,9 @@ export function tokenFetcher(link: ServerLink, datacenter: string): (secret: str
       try {
         return await ask(secret, 'default');
       } catch (again) {
-        throw isAclNotFound(again) ? again : err;
+        if (!isAclNotFound(again)) throw err;
+        if (primary === datacenter) throw again;
+        return await ask(secret, 'stale', primary);
       }
     }
   };

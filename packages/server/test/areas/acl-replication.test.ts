@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { http, waitFor } from '../support/dev-agent';
 import { freePort } from '../support/ports';
 import { MASTER, startAclAgent, type AclAgent } from '../acl/acl-agent';
+import { ClientAgents } from '../cluster/support/client-agents';
 
 jest.setTimeout(120_000);
 
@@ -63,6 +64,7 @@ beforeAll(async () => {
     startAclAgent({
       defaultPolicy: 'deny',
       master: null,
+      noTokenReads: true,
       patch: (c) => {
         c.datacenter = dc;
         c.nodeName = `secondary-${dc}`;
@@ -184,15 +186,41 @@ test('a secondary replicating policies only asks the primary about tokens it doe
   // At once: the primary answers for it (it is not copied here).
   expect((await dc3.as(t.json.SecretID, 'PUT', '/v1/kv/remote/a', 'v')).json).toBe(true);
   expect((await dc3.as(t.json.SecretID, 'PUT', '/v1/kv/other', 'v')).status).toBe(403);
-  expect((await dc3.as(MASTER, 'GET', `/v1/acl/token/${t.json.AccessorID}`)).status).toBe(403);
+  // Token reads there are the primary's (dc3 holds no tokens of its own), as Consul's TokenRead.
+  expect((await dc3.as(t.json.SecretID, 'GET', '/v1/acl/token/self')).json).toMatchObject({ AccessorID: t.json.AccessorID, Description: 'remote' });
+  expect((await dc3.as(MASTER, 'GET', '/v1/acl/tokens')).json.map((x: { AccessorID: string }) => x.AccessorID)).toContain(t.json.AccessorID);
   const unknown = await dc3.as('deadbeef-0000-4000-8000-00000000dead', 'GET', '/v1/kv/remote/a');
   expect([unknown.status, unknown.text]).toEqual([403, 'ACL not found']);
   // Without token replication a secondary holds no tokens of its own: Local tokens are disabled (Consul).
   const local = await dc3.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'local', Local: true, Policies: [{ ID: p.json.ID }] });
   expect([local.status, local.text]).toEqual([400, 'Local tokens are disabled']);
-  // Deleted in the primary: refused here once the kept answer expires.
-  await dc1!.as(MASTER, 'DELETE', `/v1/acl/token/${t.json.AccessorID}`);
+  // Deleted through dc3 (so in the primary): refused here once the kept answer expires.
+  expect((await dc3.as(MASTER, 'DELETE', `/v1/acl/token/${t.json.AccessorID}`)).json).toBe(true);
+  expect((await dc1!.as(MASTER, 'GET', `/v1/acl/token/${t.json.AccessorID}`)).status).toBe(403);
   await replicated(async () => (await dc3.as(t.json.SecretID, 'GET', '/v1/kv/remote/a')).status === 403);
+});
+
+test('a client agent of that secondary gets a global token resolved at the primary through its servers', async () => {
+  const clientDir = mkdtempSync(join(tmpdir(), 'acl-replication-client-'));
+  const clients = new ClientAgents(clientDir, [dc3.agent.self.address], {
+    datacenter: 'dc3',
+    primary_datacenter: 'dc1',
+    acl: { enabled: true, default_policy: 'deny', tokens: { agent: MASTER } },
+  });
+  try {
+    const p = await dc1!.as(MASTER, 'PUT', '/v1/acl/policy', { Name: 'client-kv', Rules: 'key_prefix "client/" { policy = "write" }' });
+    await replicated(async () => (await dc3.as(MASTER, 'GET', `/v1/acl/policy/${p.json.ID}`)).status === 200);
+    const t = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'client', Policies: [{ ID: p.json.ID }] })).json.SecretID;
+    await clients.start(1);
+    await waitFor(async () => (await clients.http(0, 'GET', `/v1/agent/self?token=${MASTER}`).catch(() => ({ status: 0 }))).status === 200, 30_000, 100);
+    expect((await clients.http(0, 'PUT', `/v1/kv/client/a?token=${t}`, 'v')).status).toBe(200);
+    expect((await clients.http(0, 'PUT', `/v1/kv/elsewhere?token=${t}`, 'v')).status).toBe(403);
+    const unknown = await clients.http(0, 'GET', '/v1/kv/client/a?token=deadbeef-0000-4000-8000-00000000beef');
+    expect([unknown.status, unknown.body]).toEqual([403, 'ACL not found']);
+  } finally {
+    await clients.stop();
+    rmSync(clientDir, { recursive: true, force: true });
+  }
 });
 
 test('the primary down: the secondary reports the error, keeps resolving replicated tokens, also after a restart', async () => {

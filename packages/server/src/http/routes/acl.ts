@@ -11,7 +11,7 @@ import { badRequest, forbidden, aclDisabled } from '../../errors';
 import { route, type Route, type RouteContext } from '../route';
 import { readQuery } from '../../schemas/query-options';
 import { Text } from '../../schemas/query-fields';
-import { primaryDatacenter, readInto, type RouteDeps } from './deps';
+import { primaryDatacenter, readInto, tokenDatacenter, type RouteDeps } from './deps';
 
 export const ACL_DISABLED = 'ACL support disabled';
 
@@ -82,9 +82,16 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
    * ACL.PolicySet / TokenSet set args.Datacenter to the ACL datacenter); Local tokens where asked.
    */
   const primary = () => primaryDatacenter(deps);
+  /** Token reads in a datacenter without tokens of its own are the primary's (Consul's TokenRead/TokenList). */
+  const tokensOf = (ctx: RouteContext<any, any, any>) => {
+    ctx.opts.datacenter = tokenDatacenter(deps, ctx.opts.datacenter);
+    return ctx;
+  };
   /** Where a write to an existing token goes: the primary for a global one (Consul looks it up, then forwards). */
   const tokenHome = async (ctx: RouteContext<any, any, any>, accessor: string): Promise<string> => {
     if (primary() === ctx.opts.datacenter) return ctx.opts.datacenter;
+    // A datacenter without tokens of its own sends them all to the primary (Consul's TokenClone/Delete).
+    if (tokenDatacenter(deps, ctx.opts.datacenter) !== ctx.opts.datacenter) return primary();
     try {
       const found = await deps.rpc.read('acl.token', { accessor }, { ...ctx.opts, minIndex: 0, consistency: 'stale' });
       return found.result.value && !found.result.value.Local ? primary() : ctx.opts.datacenter;
@@ -120,7 +127,7 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/acl/token/self',
       handle(ctx) {
         enabled();
-        return readInto(deps, ctx, 'acl.token-self', {});
+        return readInto(deps, tokensOf(ctx), 'acl.token-self', {});
       },
     }),
     route({
@@ -132,7 +139,7 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
         if (!accessor) throw badRequest('Missing token ID');
         const problem = uuidError(accessor);
         if (problem) throw badRequest(`failed acl token lookup: ${problem}`);
-        return readInto(deps, ctx, 'acl.token', { accessor });
+        return readInto(deps, tokensOf(ctx), 'acl.token', { accessor });
       },
     }),
     route({
@@ -179,7 +186,7 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
         if (!accessor) throw badRequest('Missing token ID');
         if (uuidError(accessor)) throw badRequest('Accessor ID is missing or an invalid UUID');
         if (ctx.opts.token) {
-          const own = await deps.rpc.read('acl.token-self', {}, { ...ctx.opts, minIndex: 0 });
+          const own = await deps.rpc.read('acl.token-self', {}, { ...ctx.opts, datacenter: tokenDatacenter(deps, ctx.opts.datacenter), minIndex: 0 });
           if (own.result.value?.AccessorID.toLowerCase() === accessor.toLowerCase()) {
             throw badRequest("Deletion of the request's authorization token is not permitted");
           }
@@ -193,7 +200,7 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
       query: TOKENS_QUERY,
       handle(ctx) {
         enabled();
-        return readInto(deps, ctx, 'acl.tokens', { policy: ctx.query.policy || undefined });
+        return readInto(deps, tokensOf(ctx), 'acl.tokens', { policy: ctx.query.policy || undefined });
       },
     }),
 

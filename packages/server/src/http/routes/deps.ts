@@ -17,6 +17,12 @@ export interface AgentFacts {
   datacenter: string;
   /** `primary_datacenter`: where ACL policies and global tokens are written (undefined: `datacenter`). */
   primaryDatacenter?: string;
+  /**
+   * Whether this datacenter holds tokens of its own (Consul's LocalTokensEnabled: the primary, or a
+   * secondary replicating tokens with a replication token). Where it does not, token reads, clones
+   * and deletions go to the primary. Undefined (client agents): true.
+   */
+  localAclTokens?: () => boolean;
   /** `http_config.consul_compat`: Consul's spellings accepted where registry renamed them (docs/clients.md). */
   consulCompat?: boolean;
 }
@@ -101,6 +107,11 @@ export function nearOf(ctx: RouteContext<any, { near?: string }, any>, deps: Rou
   const near = ctx.query.near;
   if (!near) return undefined;
   return near === '_agent' ? deps.agent.nodeName : near;
+}
+
+/** Where a token read, clone or deletion asked in `dc` goes: the primary when this datacenter holds no tokens of its own. */
+export function tokenDatacenter(deps: RouteDeps, dc: string): string {
+  return dc === deps.agent.datacenter && deps.agent.localAclTokens && !deps.agent.localAclTokens() ? primaryDatacenter(deps) : dc;
 }
 
 /** The datacenter authoritative for ACLs (docs/acl.md "Several datacenters"). */
