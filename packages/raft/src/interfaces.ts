@@ -15,6 +15,21 @@ export interface StateMachine {
   snapshot(): Uint8Array | FSMSnapshot;
   /** Replace the whole state with a snapshot's. */
   restore(data: Uint8Array, meta: SnapshotMeta): void;
+  /**
+   * Optional: restore() from the snapshot's pieces, read in order one at a time through `source`
+   * (their concatenation is the snapshot's bytes). A state machine that has it is restored this way
+   * on a restart (from storage that can readSnapshot) and on an install, so the snapshot's bytes are
+   * never joined into one buffer. The driver waits for it before doing anything else.
+   */
+  restoreFrom?(source: SnapshotSource, meta: SnapshotMeta): Promise<void>;
+}
+
+/** A snapshot's pieces, read in order (a stored snapshot's reader, or the pieces of a transfer). */
+export interface SnapshotSource {
+  /** Number of pieces. */
+  readonly chunks: number;
+  /** Piece `i` (0 ≤ i < chunks). */
+  read(i: number): Promise<Uint8Array>;
 }
 
 /**
@@ -85,6 +100,13 @@ export interface PersistedState {
   entries: Entry[];
 }
 
+/** PersistedState without the snapshot's bytes (loadWithoutSnapshotData). */
+export interface PersistedStateMeta {
+  hardState: HardState;
+  snapshot?: { meta: SnapshotMeta };
+  entries: Entry[];
+}
+
 /**
  * Durable storage of the Raft log, term/vote/commit and snapshots. Every write of entries, term or
  * vote is synced; a hard state that only advances `commit` may ride with the next synced batch
@@ -119,6 +141,12 @@ export interface RaftStorage {
    * driver keeps no copy of the snapshot's bytes in memory; without it, it keeps the last one.
    */
   readSnapshot?(): Promise<SnapshotReader | undefined>;
+  /**
+   * Optional, with readSnapshot: load() with the snapshot's meta only, its bytes left in storage
+   * for readSnapshot() to hand out a piece at a time (a restart that restores from them never holds
+   * the snapshot whole).
+   */
+  loadWithoutSnapshotData?(): Promise<PersistedStateMeta>;
   close(): Promise<void>;
 }
 

@@ -3,93 +3,191 @@
 // only walks the few outer containers itself — the snapshot's top map, its `state` map and each
 // table's map — reading their headers, and decodes each array found there a batch of items per step
 // (msgpackr's unpackMultiple, stopped after the batch). The result is the value packr.unpack() gives
-// for the same bytes: a map whose keys are not plain strings is handed to msgpackr whole instead.
+// for the same bytes (a walked map whose keys are not plain strings is refused: a snapshot has none).
+// The bytes may come in pieces (decodePieceSteps): an item cut by a piece's end is decoded once
+// the next piece is there, and a piece is let go once decoded past.
 import { Packr } from 'msgpackr';
 
-/** The same options as the snapshot's encoder and decoder (snapshot.ts). */
-const packr = new Packr({ useRecords: false });
+/**
+ * The same options as the snapshot's encoder and decoder (snapshot.ts), except that binary values
+ * (KV values) are copied out of the bytes being decoded: a restore then keeps no piece of the
+ * snapshot alive through a view into it, and the tables own their values (kv-table.ts adopts them).
+ */
+const packr = new Packr({ useRecords: false, copyBuffers: true });
 
 /** Outer map levels walked here: the snapshot, its state, a table. Deeper values are decoded whole. */
 const WALKED_DEPTH = 3;
+
+/** What a piece-fed decoder yields when it needs the next piece (the driver answers next(piece), or next(undefined) at the end). */
+export const MORE = Symbol('more snapshot bytes');
+/** A step of a piece-fed decoder: `MORE` asks for the next piece; undefined only marks a step done. */
+export type PieceRequest = typeof MORE | undefined;
 
 /**
  * Steps decoding `bytes` (one msgpack value): each decodes about `step` array items at most, and the
  * generator returns the value. Throws, as packr.unpack() would, on bytes that are not one value.
  */
 export function* decodeSteps(bytes: Uint8Array, step = 512): Generator<void, unknown, void> {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  return yield* feedPieces(decodePieceSteps(step), [bytes]);
+}
+
+/**
+ * Runs a piece-fed decoder (`steps`) over pieces already in memory, a step at a time. Each piece is
+ * let go (its slot in `pieces` cleared) once handed over, so a caller that passes the only array of
+ * them holds no piece the decoder is done with.
+ */
+export function* feedPieces<T>(steps: Generator<PieceRequest, T, Uint8Array | undefined>, pieces: (Uint8Array | undefined)[]): Generator<void, T, void> {
+  let next = 0;
+  let r = steps.next();
+  while (!r.done) {
+    if (r.value === MORE) {
+      const piece = next < pieces.length ? pieces[next] : undefined;
+      if (next < pieces.length) pieces[next++] = undefined;
+      r = steps.next(piece);
+    } else {
+      yield;
+      r = steps.next();
+    }
+  }
+  return r.value;
+}
+
+/**
+ * decodeSteps() over bytes that arrive in pieces (a stored snapshot read a piece at a time, a
+ * transfer's pieces): the generator yields MORE when it needs the next piece and is given it by
+ * next(piece) — next(undefined) when there is none —, and yields undefined after each step of about
+ * `step` items. It holds only the piece it is decoding (plus the bytes of an item that straddles two
+ * pieces), never the whole: a restore from it needs no second copy of the state's bytes.
+ */
+export function* decodePieceSteps(step = 512): Generator<PieceRequest, unknown, Uint8Array | undefined> {
+  let buf: Buffer = Buffer.alloc(0);
   let pos = 0;
+  let ended = false;
+  /**
+   * Where an item cut by a piece's end is put back together: the rest of the piece, then the next
+   * piece, in one buffer reused (grown when needed) rather than a new one per piece — nothing decoded
+   * is a view into it (copyBuffers), and a new buffer per piece was garbage piling up faster than
+   * the GC took it.
+   */
+  let window: Buffer = Buffer.alloc(0);
 
-  /** Decodes up to `max` values from `pos`, handing each to `take`; returns how many. */
-  const decodeRun = (max: number, take: (v: unknown) => void): number => {
-    if (pos >= buf.length) throw new Error('unexpected end of snapshot data');
+  /** Appends the next piece to what is left of the current one; false at the end of the input. */
+  function* fill(): Generator<PieceRequest, boolean, Uint8Array | undefined> {
+    if (ended) return false;
+    const piece = yield MORE;
+    if (piece === undefined) {
+      ended = true;
+      return false;
+    }
+    const next = Buffer.from(piece.buffer, piece.byteOffset, piece.length);
+    if (pos >= buf.length) {
+      buf = next;
+    } else {
+      const left = buf.length - pos;
+      const need = left + next.length;
+      if (window.length < need) {
+        const bigger = Buffer.allocUnsafe(Math.max(need, 2 * window.length));
+        buf.copy(bigger, 0, pos);
+        window = bigger;
+      } else {
+        // May overlap (the rest is in the window already): copy() moves it as memmove does.
+        buf.copy(window, 0, pos);
+      }
+      next.copy(window, left);
+      buf = window.subarray(0, need);
+    }
+    pos = 0;
+    return true;
+  }
+  /** At least `n` bytes from `pos` (fewer only at the end of the input). */
+  function* ensure(n: number): Generator<PieceRequest, void, Uint8Array | undefined> {
+    while (buf.length - pos < n) {
+      if (!(yield* fill())) throw new Error('unexpected end of snapshot data');
+    }
+  }
+
+  /** Decodes `max` values from `pos`, handing each to `take`, reading more pieces as they straddle them. */
+  function* decodeRun(max: number, take: (v: unknown) => void): Generator<PieceRequest, void, Uint8Array | undefined> {
     let got = 0;
-    let end = 0;
-    packr.unpackMultiple(buf.subarray(pos), (v: unknown, _start?: number, stop?: number) => {
-      take(v);
-      end = stop ?? end;
-      return ++got < max ? undefined : false;
-    });
-    if (got < max) throw new Error('unexpected end of snapshot data');
-    pos += end;
-    return got;
-  };
-  const one = (): unknown => {
+    while (got < max) {
+      if (pos >= buf.length) yield* ensure(1);
+      let end = 0;
+      let incomplete = false;
+      try {
+        packr.unpackMultiple(buf.subarray(pos), (v: unknown, _start?: number, stop?: number) => {
+          take(v);
+          end = stop ?? end;
+          return ++got < max ? undefined : false;
+        });
+      } catch (err) {
+        if (!(err as { incomplete?: boolean }).incomplete) throw err;
+        incomplete = true;
+      }
+      pos += end;
+      // An item cut by the piece's end, or the piece used up before `max`: the next piece continues it.
+      if (got < max && (incomplete || pos >= buf.length)) {
+        if (!(yield* fill())) throw new Error('unexpected end of snapshot data');
+      }
+    }
+  }
+  function* one(): Generator<PieceRequest, unknown, Uint8Array | undefined> {
     let value: unknown;
-    decodeRun(1, (v) => (value = v));
+    yield* decodeRun(1, (v) => (value = v));
     return value;
-  };
+  }
 
-  /** A map or array header at `pos` (consumed), or null (nothing consumed). */
-  const header = (): { map: boolean; n: number } | null => {
-    if (pos >= buf.length) throw new Error('unexpected end of snapshot data');
+  /** A map or array header at `pos` (consumed, `bytes` long), or null (nothing consumed). */
+  function* header(): Generator<PieceRequest, { map: boolean; n: number; bytes: number } | null, Uint8Array | undefined> {
+    yield* ensure(1);
     const b = buf[pos];
-    if (b >= 0x80 && b <= 0x8f) return (pos += 1), { map: true, n: b & 0x0f };
-    if (b >= 0x90 && b <= 0x9f) return (pos += 1), { map: false, n: b & 0x0f };
+    if (b >= 0x80 && b <= 0x8f) return (pos += 1), { map: true, n: b & 0x0f, bytes: 1 };
+    if (b >= 0x90 && b <= 0x9f) return (pos += 1), { map: false, n: b & 0x0f, bytes: 1 };
     if (b === 0xde || b === 0xdc) {
-      if (pos + 3 > buf.length) throw new Error('unexpected end of snapshot data');
+      yield* ensure(3);
       const n = buf.readUInt16BE(pos + 1);
-      return (pos += 3), { map: b === 0xde, n };
+      return (pos += 3), { map: b === 0xde, n, bytes: 3 };
     }
     if (b === 0xdf || b === 0xdd) {
-      if (pos + 5 > buf.length) throw new Error('unexpected end of snapshot data');
+      yield* ensure(5);
       const n = buf.readUInt32BE(pos + 1);
-      return (pos += 5), { map: b === 0xdf, n };
+      return (pos += 5), { map: b === 0xdf, n, bytes: 5 };
     }
     return null;
-  };
+  }
 
-  function* value(depth: number): Generator<void, unknown, void> {
-    const start = pos;
-    const h = header();
-    if (!h) return one();
+  function* value(depth: number): Generator<PieceRequest, unknown, Uint8Array | undefined> {
+    const h = yield* header();
+    if (!h) return yield* one();
     if (!h.map) {
       const items: unknown[] = [];
       const push = (v: unknown) => void items.push(v);
       while (items.length < h.n) {
-        decodeRun(Math.min(step, h.n - items.length), push);
+        yield* decodeRun(Math.min(step, h.n - items.length), push);
         yield;
       }
       return items;
     }
     if (depth >= WALKED_DEPTH) {
-      pos = start;
-      return one();
+      // Decoded whole by msgpackr. The header's bytes are still just before `pos` (a piece read
+      // while reading the header keeps every byte from the header's start).
+      pos -= h.bytes;
+      return yield* one();
     }
     const out: Record<string, unknown> = {};
     for (let i = 0; i < h.n; i++) {
-      const key = one();
-      // msgpackr renames some keys and turns others into strings: let it decode such a map itself.
-      if (typeof key !== 'string' || key === '__proto__') {
-        pos = start;
-        return one();
-      }
+      const key = yield* one();
+      // The walked levels (the snapshot, its state, each table) have plain string keys only; what
+      // is read of them may already be let go, so a map that has another key cannot be handed to
+      // msgpackr whole here: it is refused.
+      if (typeof key !== 'string' || key === '__proto__') throw new Error('snapshot map key is not a plain string');
       out[key] = yield* value(depth + 1);
     }
     return out;
   }
 
   const result = yield* value(0);
+  // Nothing may follow the value, in this piece or any later one.
+  while (pos >= buf.length && (yield* fill()));
   if (pos !== buf.length) throw new Error(`${buf.length - pos} bytes after the snapshot value`);
   return result;
 }

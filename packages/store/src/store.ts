@@ -12,7 +12,8 @@ import { handlerFor } from './fsm/handlers';
 import { IndexTable } from './index-table';
 import { storeInvariants } from './invariants';
 import { queryResult, type QueryResult } from './query-result';
-import { decodeSnapshotSteps } from './snapshot';
+import { decodeSnapshotPieceSteps } from './snapshot';
+import { feedPieces, MORE, type PieceRequest } from './snapshot-decode';
 import { Fields, runSliced, runSync, type SliceOptions } from './snapshot-stream';
 import { StoreSnapshot } from './snapshot-handle';
 import { State } from './state';
@@ -258,11 +259,50 @@ export class Store {
     return this.prepared.has(key);
   }
 
+  /**
+   * restore() from the snapshot's pieces in order (their concatenation is the snapshot's bytes),
+   * read one at a time through `source` — Raft's stored snapshot on a restart, or the pieces of an
+   * installed one. Each piece is decoded into the new tables and let go before the next is read, so
+   * the bytes are never whole in memory, nor kept alive by the values decoded from them (issue #34).
+   * The work runs in slices of about `sliceMs` that yield to the event loop; the current state stays
+   * readable until the new one is swapped in at the end. Rejects, leaving the store as it was, when
+   * the bytes are not a snapshot.
+   */
+  async restoreFrom(source: { readonly chunks: number; read(i: number): Promise<Uint8Array> }, opts: { sliceMs?: number } = {}): Promise<void> {
+    const sliceMs = opts.sliceMs ?? 4;
+    const steps = this.restorePieceSteps();
+    let next = 0;
+    let sliceStart = performance.now();
+    let r = steps.next();
+    while (!r.done) {
+      if (r.value === MORE) {
+        const piece = next < source.chunks ? await source.read(next++) : undefined;
+        r = steps.next(piece);
+        continue;
+      }
+      if (performance.now() - sliceStart >= sliceMs) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+      r = steps.next();
+    }
+    const ready = r.value;
+    this.state = ready.state;
+    this.indexes = ready.indexes;
+    this.last = ready.lastIndex;
+    fireAll(this.watches.takeAll(), this.onWatcherError);
+  }
+
   /** The bytes of a snapshot turned into a state and its index table, a step at a time. */
-  private *restoreSteps(data: Uint8Array): Generator<void, PreparedRestore, void> {
-    const snap = yield* decodeSnapshotSteps(data);
+  private restoreSteps(data: Uint8Array): Generator<void, PreparedRestore, void> {
+    return feedPieces(this.restorePieceSteps(), [data]);
+  }
+
+  /** restoreSteps() over bytes handed in a piece at a time (MORE asks for the next: snapshot-decode.ts). */
+  private *restorePieceSteps(): Generator<PieceRequest, PreparedRestore, Uint8Array | undefined> {
+    const snap = yield* decodeSnapshotPieceSteps();
     yield;
-    const state = yield* State.loadSteps(this.datacenter, snap.state);
+    const state = yield* asPieceSteps(State.loadSteps(this.datacenter, snap.state));
     yield;
     const indexes = this.newIndexTable([]);
     let done = 0;
@@ -621,4 +661,14 @@ export class Store {
     return autopilotConfig(this.state.autopilot, this.indexes);
   }
 
+}
+
+/** Plain steps as steps of a piece-fed generator (they never ask for a piece). */
+function* asPieceSteps<T>(steps: Generator<void, T, void>): Generator<PieceRequest, T, Uint8Array | undefined> {
+  let r = steps.next();
+  while (!r.done) {
+    yield;
+    r = steps.next();
+  }
+  return r.value;
 }

@@ -15,8 +15,8 @@ import {
   type ServerInfo,
   type SnapshotMeta,
 } from '../core/types';
-import { LeadershipLostError, NotCaughtUpError, NotLeaderError, type SnapshotData } from '../interfaces';
-import { joinSnapshot } from '../storage/snapshot-chunks';
+import { LeadershipLostError, NotCaughtUpError, NotLeaderError, type PersistedStateMeta, type SnapshotData, type SnapshotSource } from '../interfaces';
+import { joinSnapshot, snapshotSize } from '../storage/snapshot-chunks';
 import { INSTALL_SNAPSHOT, SnapshotReceiver, SnapshotSender } from './snapshot-transfer';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options';
 import { PendingProposals } from './pending-proposals';
@@ -124,7 +124,7 @@ export class RaftNode extends EventEmitter {
   private constructor(
     opts: ResolvedOptions,
     core: RaftCore,
-    snapshot: { meta: SnapshotMeta; data: Uint8Array } | undefined,
+    snapshot: { meta: SnapshotMeta; data?: Uint8Array } | undefined,
   ) {
     super();
     this.opts = opts;
@@ -174,8 +174,24 @@ export class RaftNode extends EventEmitter {
   /** Loads storage, restores the state machine from the latest snapshot and builds the core. */
   static async create(options: RaftNodeOptions): Promise<RaftNode> {
     const opts = resolveOptions(options);
-    const persisted = await opts.storage.load();
-    if (persisted.snapshot) opts.fsm.restore(persisted.snapshot.data, persisted.snapshot.meta);
+    // A state machine and a storage that can: the stored snapshot is restored a piece at a time,
+    // never read whole (issue #34: a restart at 256 MiB of state held the bytes twice over).
+    const storage = opts.storage;
+    const streamed = opts.fsm.restoreFrom && storage.readSnapshot && storage.loadWithoutSnapshotData ? storage : null;
+    const persisted: PersistedStateMeta & { snapshot?: { meta: SnapshotMeta; data?: Uint8Array } } = streamed ? await streamed.loadWithoutSnapshotData!() : await storage.load();
+    if (persisted.snapshot) {
+      if (streamed) {
+        const reader = await streamed.readSnapshot!();
+        if (!reader || reader.meta.index !== persisted.snapshot.meta.index) throw new Error('raft: the stored snapshot changed while it was being loaded');
+        try {
+          await restoreWithProgress(opts, reader, reader.meta, reader.size, 'stored');
+        } finally {
+          reader.close();
+        }
+      } else {
+        opts.fsm.restore(persisted.snapshot.data!, persisted.snapshot.meta);
+      }
+    }
     const core = new RaftCore(
       {
         id: opts.id,
@@ -612,7 +628,8 @@ export class RaftNode extends EventEmitter {
     // A snapshot from the leader came in pieces (snapshot-transfer.ts), or whole from an older leader.
     const install = ready.snapshot && { meta: ready.snapshot.meta, data: this.snapshotReceiver.take(ready.snapshot.meta) ?? ready.snapshot.data };
     if (!(await this.persist(ready, install))) return; // stopped meanwhile
-    if (install) this.restoreSnapshot(install);
+    if (install) await this.restoreSnapshot(install);
+    if (this.stopped) return;
     this.counters.appendedEntries += ready.entries.length;
 
     // 2. Send the rest.
@@ -813,8 +830,26 @@ export class RaftNode extends EventEmitter {
    * A snapshot from the leader is on disk (persist() saved it): the state machine becomes it. Its
    * pieces are joined here, the one place the state machine needs the bytes whole.
    */
-  private restoreSnapshot(snapshot: { meta: SnapshotMeta; data: SnapshotData }): void {
-    this.opts.fsm.restore(joinSnapshot(snapshot.data), snapshot.meta);
+  private async restoreSnapshot(snapshot: { meta: SnapshotMeta; data: SnapshotData }): Promise<void> {
+    if (this.opts.fsm.restoreFrom) {
+      // Piece by piece, each let go once decoded (the pieces are on disk already): no joined copy.
+      const pieces: (Uint8Array | undefined)[] = snapshot.data instanceof Uint8Array ? [snapshot.data] : [...snapshot.data];
+      const size = snapshotSize(snapshot.data);
+      // The caller's object lets go of them too (the storage reads them back when a follower needs them).
+      if (this.opts.storage.readSnapshot) snapshot.data = [];
+      const source = {
+        chunks: pieces.length,
+        read: async (i: number) => {
+          const piece = pieces[i];
+          pieces[i] = undefined;
+          if (!piece) throw new Error(`raft: snapshot piece ${i} read twice`);
+          return piece;
+        },
+      };
+      await restoreWithProgress(this.opts, source, snapshot.meta, size, 'installed');
+    } else {
+      this.opts.fsm.restore(joinSnapshot(snapshot.data), snapshot.meta);
+    }
     this.snapshots.installed(snapshot.meta, snapshot.data);
     this.applied = snapshot.meta.index;
     this.learnAddresses(snapshot.meta.configuration);
@@ -919,4 +954,40 @@ function ownBytes(batch: readonly { data: Uint8Array }[]): Uint8Array[] {
     at += data.byteLength;
   }
   return out;
+}
+
+/**
+ * fsm.restoreFrom(source), saying what it does: a line when it starts and when it is done, and one
+ * at most every 2 s in between with the pieces read so far (a restart at a large state is otherwise
+ * silent for seconds: issue #34).
+ */
+async function restoreWithProgress(
+  opts: Pick<ResolvedOptions, 'fsm' | 'logger' | 'id'>,
+  source: SnapshotSource,
+  meta: SnapshotMeta,
+  bytes: number,
+  what: 'stored' | 'installed',
+): Promise<void> {
+  const started = monotonicMs();
+  const mib = (n: number) => Math.round((n / (1 << 20)) * 10) / 10;
+  opts.logger.info({ id: opts.id, index: meta.index, mib: mib(bytes), pieces: source.chunks }, `raft: restoring the ${what} snapshot`);
+  let lastLine = started;
+  let read = 0;
+  let readBytes = 0;
+  const counted: SnapshotSource = {
+    chunks: source.chunks,
+    read: async (i) => {
+      const piece = await source.read(i);
+      read++;
+      readBytes += piece.length;
+      const now = monotonicMs();
+      if (now - lastLine >= 2_000) {
+        lastLine = now;
+        opts.logger.info({ id: opts.id, index: meta.index, pieces: `${read}/${source.chunks}`, mib: mib(readBytes), ms: Math.round(now - started) }, `raft: restoring the ${what} snapshot`);
+      }
+      return piece;
+    },
+  };
+  await opts.fsm.restoreFrom!(counted, meta);
+  opts.logger.info({ id: opts.id, index: meta.index, mib: mib(bytes), ms: Math.round(monotonicMs() - started) }, `raft: restored the ${what} snapshot`);
 }

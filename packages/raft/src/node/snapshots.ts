@@ -78,9 +78,10 @@ export class Snapshots {
   private readonly snapshotBackoff = new Backoff(SNAPSHOT_RETRY.firstMs, SNAPSHOT_RETRY.maxMs);
   private readonly opts: ResolvedOptions;
 
-  constructor(private readonly host: SnapshotsHost, stored: { meta: SnapshotMeta; data: Uint8Array } | undefined) {
+  constructor(private readonly host: SnapshotsHost, stored: { meta: SnapshotMeta; data?: Uint8Array } | undefined) {
     this.opts = host.opts;
-    this.latestSnapshot = stored && this.keptSnapshot(stored.meta, stored.data);
+    // Without readSnapshot the bytes were loaded (and are kept); with it they stay in storage.
+    this.latestSnapshot = stored && (stored.data ? this.keptSnapshot(stored.meta, stored.data) : { meta: stored.meta });
   }
 
   /** The latest stored snapshot's meta (ours or installed), if any. */

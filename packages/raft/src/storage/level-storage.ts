@@ -44,7 +44,7 @@
 import { Level } from 'level';
 import { Packr } from 'msgpackr';
 import type { Entry, EntryType, HardState, SnapshotMeta } from '../core/types';
-import type { PersistedState, RaftStorage, SnapshotData, SnapshotReader, StorageSnapshotSink } from '../interfaces';
+import type { PersistedState, PersistedStateMeta, RaftStorage, SnapshotData, SnapshotReader, StorageSnapshotSink } from '../interfaces';
 import { joinSnapshot, snapshotPieces } from './snapshot-chunks';
 import { HardStateDeferral } from './hard-state-deferral';
 
@@ -150,9 +150,29 @@ export class LevelStorage implements RaftStorage {
   }
 
   async load(): Promise<PersistedState> {
+    const state = await this.loadState(true);
+    return state as PersistedState;
+  }
+
+  /** load() leaving the snapshot's bytes in LevelDB: readSnapshot() hands them out a piece at a time. */
+  loadWithoutSnapshotData(): Promise<PersistedStateMeta> {
+    return this.loadState(false);
+  }
+
+  private async loadState(withData: boolean): Promise<PersistedStateMeta> {
     await this.open();
     const [hard, meta] = await this.db.getMany([HARD_STATE, SNAPSHOT_META]);
-    const snapshot = this.head ? await this.loadPieces(this.head) : meta ? await this.loadLegacySnapshot(meta) : undefined;
+    const snapshot = !withData
+      ? this.head
+        ? { meta: this.head.meta }
+        : meta
+          ? { meta: this.packr.unpack(meta) as SnapshotMeta }
+          : undefined
+      : this.head
+        ? await this.loadPieces(this.head)
+        : meta
+          ? await this.loadLegacySnapshot(meta)
+          : undefined;
     const entries: Entry[] = [];
     for await (const [key, value] of this.db.iterator({ gt: this.liveBlocksFrom(), lt: BLOCK_END })) {
       entries.push(...this.decodeBlock(parseBlockKey(key).first, value));

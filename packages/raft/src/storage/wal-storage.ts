@@ -24,7 +24,7 @@
 import { readdirSync } from 'node:fs';
 import { Packr } from 'msgpackr';
 import type { Entry, EntryType, HardState, SnapshotMeta } from '../core/types';
-import type { PersistedState, RaftStorage, SnapshotData, SnapshotReader, StorageSnapshotSink } from '../interfaces';
+import type { PersistedState, PersistedStateMeta, RaftStorage, SnapshotData, SnapshotReader, StorageSnapshotSink } from '../interfaces';
 import type { LevelStorage } from './level-storage';
 import { frame, isSegmentName, SegmentFiles, type SegmentInfo } from './wal/segments';
 import { HardStateDeferral } from './hard-state-deferral';
@@ -100,7 +100,7 @@ export class WalStorage implements RaftStorage {
   /** The highest entry index each segment holds (by seq): a segment goes once a snapshot covers it. */
   private readonly highest = new Map<number, number>();
   /** What the first open found, until load() hands it out. */
-  private openedWith: PersistedState | null = null;
+  private openedWith: PersistedStateMeta | null = null;
 
   constructor(options: WalStorageOptions) {
     this.files = new SegmentFiles(options.dir, options.segmentBytes ?? DEFAULT_SEGMENT_BYTES);
@@ -109,13 +109,22 @@ export class WalStorage implements RaftStorage {
   }
 
   load(): Promise<PersistedState> {
+    return this.loadState(true) as Promise<PersistedState>;
+  }
+
+  /** load() with the snapshot's meta only: readSnapshot() hands its bytes out a piece at a time. */
+  loadWithoutSnapshotData(): Promise<PersistedStateMeta> {
+    return this.loadState(false);
+  }
+
+  private loadState(withData: boolean): Promise<PersistedStateMeta> {
     return this.serialise(async () => {
       // Opening (just now, by serialise) loaded everything once already: hand that over.
       const opened = this.openedWith;
       this.openedWith = null;
-      if (opened) return opened;
-      const inner = await this.snapshots.load();
-      return { hardState: { ...this.hard }, snapshot: inner.snapshot, entries: this.replay() };
+      const state = opened ?? { hardState: { ...this.hard }, snapshot: (await this.snapshots.loadWithoutSnapshotData()).snapshot, entries: this.replay() };
+      if (!withData || !state.snapshot) return state;
+      return { ...state, snapshot: (await this.snapshots.load()).snapshot };
     });
   }
 
@@ -175,7 +184,7 @@ export class WalStorage implements RaftStorage {
   }
 
   /** First load: the segments replayed, or a log still in LevelDB moved into a first one. */
-  private async open(inner: PersistedState): Promise<Entry[]> {
+  private async open(inner: PersistedStateMeta): Promise<Entry[]> {
     const entries = this.replay();
     const leftInLevel = inner.entries.length > 0 || inner.hardState.term > 0 || inner.hardState.commit > 0;
     if (this.files.list().length === 0 && leftInLevel) {
@@ -283,7 +292,8 @@ export class WalStorage implements RaftStorage {
   private serialise<T>(work: () => Promise<T>): Promise<T> {
     const run = this.tail.then(async () => {
       if (!this.opened) {
-        const inner = await this.snapshots.load();
+        // Without the snapshot's bytes: a restart reads them a piece at a time (readSnapshot), if at all.
+        const inner = await this.snapshots.loadWithoutSnapshotData();
         this.openedWith = { hardState: NO_HARD_STATE, snapshot: inner.snapshot, entries: await this.open(inner) };
         this.openedWith.hardState = { ...this.hard };
       }

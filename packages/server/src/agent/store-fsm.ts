@@ -1,7 +1,7 @@
 // The store as Raft's state machine: bytes in, decoded entries applied in log order (a stamped
 // entry carries its request id, which the store uses to apply each request once).
 import { performance } from 'node:perf_hooks';
-import type { SnapshotMeta, StateMachine } from '@registry/raft';
+import type { SnapshotMeta, SnapshotSource, StateMachine } from '@registry/raft';
 import { decodeEntry, type Store } from '@registry/store';
 
 /** Told how long each command took to apply, by command type (the metrics' FSM timers). */
@@ -20,5 +20,7 @@ export function storeStateMachine(store: Store, timed?: ApplyTimer): StateMachin
     // A point-in-time handle: the driver persists it in slices while later entries are applied.
     snapshot: () => store.openSnapshot(),
     restore: (data: Uint8Array, _meta: SnapshotMeta) => store.restore(data),
+    // A restart's or an install's snapshot, decoded into the tables a piece at a time (issue #34).
+    restoreFrom: (source: SnapshotSource, _meta: SnapshotMeta) => store.restoreFrom(source),
   };
 }

@@ -1,0 +1,112 @@
+// A server restarted on a large state (issue #34): one `registry agent -server -bootstrap-expect 1`
+// process on a data dir in a temp folder, loaded with --mib MiB of KV values of 4 KiB random bytes
+// (64 writes in flight, bounded by count and by --load-timeout), left until a Raft snapshot covers
+// them, then stopped (SIGTERM) and started again on the same data dir. Reports: load rate, data dir
+// size, RSS before the restart, restart time (spawn → the last value readable) and RSS right after,
+// RSS again after --settle seconds, and the restart's progress lines.
+// Usage:
+//   npx tsc -b packages/cli && node bench/bigstate/restart-rss.js [--mib 256] [--settle 10]
+'use strict';
+const { spawn, execFileSync } = require('node:child_process');
+const { randomBytes } = require('node:crypto');
+const { createWriteStream, mkdtempSync, readFileSync, rmSync } = require('node:fs');
+const os = require('node:os');
+const { join } = require('node:path');
+const { freePort, sleep, loopbackCaller } = require('../support');
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const MIB = Number(opt('mib', '256'));
+const SETTLE_S = Number(opt('settle', '10'));
+const LOAD_TIMEOUT_S = Number(opt('load-timeout', '600'));
+const VALUE = 4096;
+const COUNT = Math.ceil((MIB * 1024 * 1024) / VALUE);
+const CLI = join(__dirname, '..', '..', 'packages', 'cli', 'bin', 'registry.js');
+
+const call = loopbackCaller({ maxSockets: 64, timeoutMs: 30_000 });
+const rssMiB = (pid) => Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+const anonFile = (pid) => {
+  const st = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(st)[1]) / 1024;
+  return `anon ${kb('RssAnon').toFixed(0)} + file ${kb('RssFile').toFixed(0)}`;
+};
+const hwmMiB = (pid) => Number(/^VmHWM:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+const duMiB = (dir) => Number(execFileSync('du', ['-sk', dir], { encoding: 'utf8' }).split('\t')[0]) / 1024;
+
+function start(dir, dataDir, httpPort, serverPort, tag) {
+  const log = join(dir, `agent-${tag}.log`);
+  const child = spawn(process.execPath, [CLI, 'agent', '-server', '-bootstrap-expect', '1', '-node', 'big', '-data-dir', dataDir, '-http-port', String(httpPort), '-server-port', String(serverPort), '-dns-port', '-1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = createWriteStream(log);
+  child.stdout.pipe(out);
+  child.stderr.pipe(out);
+  const exited = new Promise((r) => child.on('exit', r));
+  return { child, exited, log, url: `http://127.0.0.1:${httpPort}` };
+}
+
+async function until(cond, timeoutMs, stepMs = 50) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if (await cond()) return true;
+    } catch {
+      // not yet
+    }
+    await sleep(stepMs);
+  }
+  return false;
+}
+
+async function main() {
+  console.log(`# ${new Date().toISOString()} node ${process.version}, ${os.cpus().length} cores, load average before: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const dir = mkdtempSync(join(os.tmpdir(), 'registry-bigstate-'));
+  const dataDir = join(dir, 'data');
+  const httpPort = await freePort();
+  const serverPort = await freePort();
+  let a = start(dir, dataDir, httpPort, serverPort, 'first');
+  try {
+    if (!(await until(async () => (await call(a.url, 'GET', '/v1/status/leader')).body.toString() !== '""', 60_000))) throw new Error('no leader');
+    const values = Array.from({ length: 256 }, () => randomBytes(VALUE));
+    let next = 0;
+    const t0 = Date.now();
+    const deadline = t0 + LOAD_TIMEOUT_S * 1000;
+    const worker = async () => {
+      while (next < COUNT && Date.now() < deadline) {
+        const i = next++;
+        const r = await call(a.url, 'PUT', `/v1/kv/big/${String(i).padStart(8, '0')}`, values[i % values.length]);
+        if (r.status !== 200) throw new Error(`PUT ${i}: ${r.status} ${r.body}`);
+      }
+    };
+    await Promise.all(Array.from({ length: 64 }, worker));
+    const loadS = (Date.now() - t0) / 1000;
+    console.log(`loaded ${next} values of ${VALUE} B (${((next * VALUE) / 2 ** 20).toFixed(0)} MiB) in ${loadS.toFixed(1)} s: ${(next / loadS).toFixed(0)} writes/s`);
+    // A Raft snapshot covering most of it (the server takes one every 30-60 s once 8192 entries are applied).
+    const snapped = await until(() => /raft: took snapshot/.test(readFileSync(a.log, "utf8")), 120_000, 500);
+    await sleep(5_000);
+    console.log(`snapshot seen in the log: ${snapped}; before restart: RSS ${rssMiB(a.child.pid).toFixed(0)} MiB (${anonFile(a.child.pid)}; peak ${hwmMiB(a.child.pid).toFixed(0)}), data dir ${duMiB(dataDir).toFixed(0)} MiB`);
+    a.child.kill('SIGTERM');
+    await a.exited;
+    const last = `/v1/kv/big/${String(next - 1).padStart(8, '0')}`;
+    const t1 = Date.now();
+    a = start(dir, dataDir, httpPort, serverPort, 'restart');
+    if (!(await until(async () => (await call(a.url, 'GET', last)).status === 200, 300_000, 20))) throw new Error('restart never served the last value');
+    const restartS = (Date.now() - t1) / 1000;
+    console.log(`restart: ${restartS.toFixed(2)} s to serve the last value; RSS right after ${rssMiB(a.child.pid).toFixed(0)} MiB (${anonFile(a.child.pid)}; peak ${hwmMiB(a.child.pid).toFixed(0)})`);
+    await sleep(SETTLE_S * 1000);
+    console.log(`after ${SETTLE_S} s: RSS ${rssMiB(a.child.pid).toFixed(0)} MiB (${anonFile(a.child.pid)}; peak ${hwmMiB(a.child.pid).toFixed(0)}), data dir ${duMiB(dataDir).toFixed(0)} MiB`);
+    const lines = readFileSync(a.log, 'utf8').split('\n').filter((l) => /restor/i.test(l));
+    for (const l of lines.slice(0, 20)) console.log(`  log: ${l.slice(0, 220)}`);
+  } finally {
+    a.child.kill('SIGKILL');
+    await a.exited;
+    call.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
