@@ -23,6 +23,15 @@ const freePort = () =>
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The CLI a bench starts agents with (node_modules/.bin/registry's target). */
+const CLI = join(REPO, 'packages', 'cli', 'bin', 'registry.js');
+
+/** The word after `--name` on the command line, or `dflt`. */
+const argOf = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? dflt : process.argv[i + 1];
+};
+
 /**
  * An HTTP caller for a bench's own agents: call(base, method, path, body, timeoutMs) answers
  * { status, headers, body } (a Buffer), over keep-alive connections (at most `maxSockets`), and
@@ -207,4 +216,4 @@ function capCpu(pids, share) {
   };
 }
 
-module.exports = { REPO, capCpu, cpuSeconds, mainThreadSchedMs, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };
+module.exports = { REPO, CLI, argOf, capCpu, cpuSeconds, mainThreadSchedMs, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };

@@ -18,14 +18,8 @@ const { closeSync, mkdtempSync, openSync, rmSync } = require('node:fs');
 const net = require('node:net');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
-const { freePort, sleep } = require('../support');
+const { CLI, REPO, argOf, freePort, sleep } = require('../support');
 
-const REPO = join(__dirname, '..', '..');
-const CLI = join(REPO, 'packages', 'cli', 'bin', 'registry.js');
-const argOf = (name, dflt) => {
-  const i = process.argv.indexOf(name);
-  return i < 0 ? dflt : process.argv[i + 1];
-};
 const DURATION_MS = Number(argOf('--duration', '5')) * 1000;
 const KEEP = process.argv.includes('--keep-logs');
 

@@ -17,14 +17,8 @@ const { execFileSync, spawn } = require('node:child_process');
 const { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
-const { freePort, sleep } = require('../support');
+const { CLI, REPO, argOf, freePort, sleep } = require('../support');
 
-const REPO = join(__dirname, '..', '..');
-const CLI = join(REPO, 'packages', 'cli', 'bin', 'registry.js');
-const argOf = (name, dflt) => {
-  const i = process.argv.indexOf(name);
-  return i < 0 ? dflt : process.argv[i + 1];
-};
 const RSS_BUDGET_MIB = 128;
 const BACK_BUDGET_MS = 2000;
 
