@@ -121,12 +121,12 @@ export class Rpc {
     this.leader = new LeaderCalls(raft, transport, this.leaderWait);
     transport.handle('rpc.apply', (body) => {
       const req = body as ForwardedApply;
-      const fetching = req.internal ? undefined : this.acl.prepareForwarded?.(req.token);
+      const fetching = this.tokenFetch(req.token, req.internal);
       return fetching ? fetching.then(() => this.applyHere(req)) : this.applyHere(req);
     });
     transport.handle('rpc.read', (body) => {
       const req = body as ForwardedRead;
-      const fetching = this.acl.prepareForwarded?.(req.token);
+      const fetching = this.tokenFetch(req.token);
       return fetching ? fetching.then(() => this.readHere(req)) : this.readHere(req);
     });
     transport.handle('rpc.commitIndex', () => this.commitIndexHere());
@@ -152,6 +152,15 @@ export class Rpc {
 
   setRemoteDatacenters(remote: RemoteDatacenters): void {
     this.remote = remote;
+  }
+
+  /**
+   * A secondary datacenter asks the primary about a token it does not hold before a request uses
+   * it; undefined — nothing to wait for, and no extra turn of the loop — everywhere else and for
+   * the server's own (internal) writes.
+   */
+  private tokenFetch(token: string | undefined, internal?: boolean): Promise<void> | undefined {
+    return internal ? undefined : this.acl.prepareForwarded?.(token);
   }
 
   /**
@@ -199,8 +208,7 @@ export class Rpc {
   async apply(cmd: Command, options: ApplyOptions = {}): Promise<unknown> {
     const dc = options.datacenter ?? this.datacenter;
     if (dc !== this.datacenter) return this.remote.apply(dc, cmd, options);
-    // A secondary datacenter asks the primary about a token it does not hold (a no-op elsewhere).
-    const fetching = options.internal ? undefined : this.acl.prepareForwarded?.(options.token);
+    const fetching = this.tokenFetch(options.token, options.internal);
     if (fetching) await fetching;
     const req: ForwardedApply = {
       cmd,
@@ -285,7 +293,7 @@ export class Rpc {
     const endpoint = this.endpoint(name);
     const opts = applyReadPolicy(endpoint, name, asked, this.datacenter);
     if (opts.datacenter !== this.datacenter) return this.remote.read<T>(opts.datacenter, name, args, opts, signal);
-    const fetching = this.acl.prepareForwarded?.(opts.token);
+    const fetching = this.tokenFetch(opts.token);
     if (fetching) await fetching;
     const run = this.runner(endpoint, args, opts.token);
     switch (opts.consistency) {
