@@ -12,6 +12,7 @@ import type { ProxyLog } from './proxy-log';
 import { splice } from './splice';
 import { colonSerial, spiffeUriOf } from './spiffe-peer';
 import type { TlsIdentity } from './tls-material';
+import { OpenSockets } from './open-sockets';
 
 interface AuthorizeAnswer {
   Authorized: boolean;
@@ -20,7 +21,7 @@ interface AuthorizeAnswer {
 
 export class PublicListener {
   private server: Server | undefined;
-  private readonly open = new Set<Socket>();
+  private readonly open = new OpenSockets();
 
   constructor(
     private readonly cfg: PublicListenerConfig,
@@ -64,15 +65,11 @@ export class PublicListener {
   /** Stop accepting; with `drop`, close the open connections too. */
   close(drop: boolean): void {
     this.server?.close();
-    if (drop) for (const s of this.open) s.destroy();
+    if (drop) this.open.destroyAll();
   }
 
   private accepted(tls: TLSSocket): void {
-    tls.pause();
-    tls.setNoDelay(true);
-    this.open.add(tls);
-    tls.on('close', () => this.open.delete(tls));
-    tls.on('error', () => undefined);
+    this.open.take(tls);
     const cert = tls.getPeerCertificate();
     const uri = spiffeUriOf(cert);
     if (!uri) return this.refuse(tls, 'client certificate has no SPIFFE URI');

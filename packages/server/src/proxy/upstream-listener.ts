@@ -15,6 +15,7 @@ import type { ProxyLog } from './proxy-log';
 import { splice } from './splice';
 import { spiffeIdOf } from './spiffe-peer';
 import type { TlsIdentity } from './tls-material';
+import { OpenSockets } from './open-sockets';
 
 interface Endpoint {
   host: string;
@@ -30,7 +31,7 @@ interface ServiceEntry {
 
 export class UpstreamListener {
   private server: Server | undefined;
-  private readonly open = new Set<Socket>();
+  private readonly open = new OpenSockets();
   /** The destination's passing endpoints, kept current (service upstreams only). */
   private watch: BlockingLoop | undefined;
   private current: Endpoint[] = [];
@@ -61,15 +62,11 @@ export class UpstreamListener {
   close(drop: boolean): void {
     this.watch?.stop();
     this.server?.close();
-    if (drop) for (const s of this.open) s.destroy();
+    if (drop) this.open.destroyAll();
   }
 
   private accepted(local: Socket): void {
-    local.pause();
-    local.setNoDelay(true);
-    this.open.add(local);
-    local.on('close', () => this.open.delete(local));
-    local.on('error', () => undefined);
+    this.open.take(local);
     const t0 = performance.now();
     this.dial().then(
       (remote) => {
