@@ -42,6 +42,11 @@ export interface ClusterOptions {
   /** The script run with `node` (default packages/cli/bin/registry.js; the kit's own tests use a fake). */
   bin?: string;
   /**
+   * The script server i runs, asked at each start and restart (after `bin`'s default): servers of
+   * different releases in one cluster, e.g. a rolling upgrade (test/upgrade) switches one at a time.
+   */
+  binFor?: (i: number) => string;
+  /**
    * Data dir of server i instead of `<dir>/s<i>/data` (e.g. a small tmpfs the test mounted, to fill
    * its disk). The harness creates it when missing and never removes it: the test cleans it up.
    * Logs stay in `<dir>/s<i>/`.
@@ -335,7 +340,7 @@ export class ClusterHarness {
     if (proxied) {
       env[DIAL_MAP_ENV] = dialMap(peers.map((p) => ({ peerAddress: p.serverAddress, proxyAddress: this.link(i, p.index).address })));
     }
-    const bin = this.options.bin ?? CLI_BIN;
+    const bin = this.options.binFor?.(i) ?? this.options.bin ?? CLI_BIN;
     const log = openSync(s.logFile, 'a');
     try {
       writeSync(log, `--- harness: node ${bin} ${args.join(' ')}\n`);
