@@ -1,11 +1,11 @@
 // An earlier commit of this repository, built as a release the tests can run: its tree from git
 // (`git archive`, which leaves the repository's worktree list alone), dependencies, `tsc -b`. The
 // build is kept under os.tmpdir()/registry-upgrade-<commit> and reused by later runs: only the
-// first run on a machine pays for the compile (~40 s on a loaded 2-core machine).
+// first run on a machine pays for the compile (40–80 s on a loaded 2-core machine).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { REPO } from '../../support/processes';
 
 /** What a finished build wrote last (its absence means an interrupted build: it is redone). */
@@ -71,6 +71,7 @@ export function dependencyDifference(oldLock: string, newLock: string): string |
 function linkDependencies(root: string): void {
   const mine = join(REPO, 'node_modules');
   const theirs = join(root, 'node_modules');
+  if (linkedTo(root) === mine) return; // already this checkout's: left alone, as a running old server may still load from it
   rmSync(theirs, { recursive: true, force: true }); // links only: rmSync does not follow them
   mkdirSync(join(theirs, '@registry'), { recursive: true });
   for (const entry of readdirSync(mine)) {
@@ -79,6 +80,15 @@ function linkDependencies(root: string): void {
   }
   for (const pkg of readdirSync(join(root, 'packages'))) {
     if (existsSync(join(root, 'packages', pkg, 'package.json'))) symlinkSync(join('..', '..', 'packages', pkg), join(theirs, '@registry', pkg));
+  }
+}
+
+/** Where the old tree's dependency links point (the node_modules they are in), if they are links. */
+function linkedTo(root: string): string | undefined {
+  try {
+    return dirname(readlinkSync(join(root, 'node_modules', 'typescript')));
+  } catch {
+    return undefined;
   }
 }
 
@@ -125,7 +135,7 @@ export function oldRelease(commit: string): OldRelease {
   try {
     execFileSync('git', ['-C', REPO, 'cat-file', '-e', `${commit}^{commit}`], { stdio: 'ignore' });
   } catch {
-    throw new Error(`commit ${commit} is not in ${REPO}'s history (a shallow clone?): \`git fetch --unshallow\` and run again`);
+    throw new Error(`commit ${commit} is not in ${REPO}'s git history (a shallow clone, or a tree without .git?): \`git fetch --unshallow\` and run again`);
   }
   // Built beside the cache folder and renamed into place when done, so an interrupted build is never taken for a finished one.
   const work = `${root}.partial-${process.pid}`;
