@@ -282,6 +282,9 @@ test('a client agent of that secondary gets a global token resolved at the prima
     expect((await clients.http(0, 'PUT', `/v1/kv/elsewhere?token=${t}`, 'v')).status).toBe(403);
     const unknown = await clients.http(0, 'GET', '/v1/kv/client/a?token=deadbeef-0000-4000-8000-00000000beef');
     expect([unknown.status, unknown.body]).toEqual([403, 'ACL not found']);
+    // The replication status through the client: its datacenter's leader's, or that of ?dc=.
+    expect(JSON.parse((await clients.http(0, 'GET', '/v1/acl/replication')).body)).toMatchObject({ Enabled: true, SourceDatacenter: 'dc1', ReplicationType: 'policies' });
+    expect(JSON.parse((await clients.http(0, 'GET', '/v1/acl/replication?dc=dc1')).body)).toMatchObject({ Enabled: false, ReplicationType: '' });
   } finally {
     await clients.stop();
     rmSync(clientDir, { recursive: true, force: true });
