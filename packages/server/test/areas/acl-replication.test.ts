@@ -291,6 +291,28 @@ test('a client agent of that secondary gets a global token resolved at the prima
   }
 });
 
+test('more tokens than one batch (128) arrive; a change copies that row only, not the rest again', async () => {
+  const made: string[] = [];
+  for (let i = 0; i < 300; i++) {
+    const t = await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: `bulk-${i}` });
+    expect(t.status).toBe(200);
+    made.push(t.json.AccessorID);
+  }
+  type Row = { AccessorID: string; Description: string; ModifyIndex: number };
+  const rowsInDc2 = async () => new Map(((await dc2.as(MASTER, 'GET', '/v1/acl/tokens')).json as Row[]).map((r) => [r.AccessorID, r]));
+  const took = await replicated(async () => {
+    const rows = await rowsInDc2();
+    return made.every((id) => rows.has(id));
+  });
+  console.log(`300 global tokens replicated into dc2 ${took} ms after the last was made`);
+  const first = await rowsInDc2();
+  await dc1!.as(MASTER, 'PUT', `/v1/acl/token/${made[0]}`, { Description: 'bulk-0 changed' });
+  await replicated(async () => (await rowsInDc2()).get(made[0]!)?.Description === 'bulk-0 changed');
+  const second = await rowsInDc2();
+  expect(second.get(made[0]!)!.ModifyIndex).toBeGreaterThan(first.get(made[0]!)!.ModifyIndex);
+  for (const id of made.slice(1)) expect(second.get(id)!.ModifyIndex).toBe(first.get(id)!.ModifyIndex);
+});
+
 test('the primary down: the secondary reports the error, keeps resolving replicated tokens, also after a restart', async () => {
   const p = await dc1!.as(MASTER, 'PUT', '/v1/acl/policy', { Name: 'survivor', Rules: 'key_prefix "survive/" { policy = "write" }' });
   const t = await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'survivor', Policies: [{ ID: p.json.ID }] });
