@@ -313,6 +313,29 @@ test('more tokens than one batch (128) arrive; a change copies that row only, no
   for (const id of made.slice(1)) expect(second.get(id)!.ModifyIndex).toBe(first.get(id)!.ModifyIndex);
 });
 
+test('a snapshot of the secondary restored into it: replication brings it back in line with the primary (deleted after the save: deleted again; made after: arrives)', async () => {
+  const kept = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'in the snapshot, kept' })).json;
+  const gone = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'in the snapshot, deleted later' })).json;
+  await replicated(async () => (await dc2.as(MASTER, 'GET', `/v1/acl/token/${gone.AccessorID}`)).status === 200);
+  const res = await fetch(`${dc2.url}/v1/snapshot`, { headers: { 'X-Registry-Token': MASTER } });
+  expect(res.status).toBe(200);
+  const saved = Buffer.from(await res.arrayBuffer());
+  // After the save: one token deleted in the primary, one made.
+  expect((await dc1!.as(MASTER, 'DELETE', `/v1/acl/token/${gone.AccessorID}`)).json).toBe(true);
+  const later = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'made after the snapshot' })).json;
+  await replicated(async () => (await dc2.as(MASTER, 'GET', `/v1/acl/token/${gone.AccessorID}`)).status === 403);
+  await replicated(async () => (await dc2.as(MASTER, 'GET', `/v1/acl/token/${later.AccessorID}`)).status === 200);
+  // Restored into the secondary: its tables are the snapshot's, replicated rows included ...
+  const restored = await fetch(`${dc2.url}/v1/snapshot`, { method: 'PUT', headers: { 'X-Registry-Token': MASTER }, body: saved });
+  expect(restored.status).toBe(200);
+  expect((await dc2.as(MASTER, 'GET', `/v1/acl/token/${kept.AccessorID}?stale`)).json.Description).toBe('in the snapshot, kept');
+  // ... and the next round (a change in the primary) deletes what the primary deleted and brings what it made.
+  await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'nudge after the restore' });
+  await replicated(async () => (await dc2.as(MASTER, 'GET', `/v1/acl/token/${gone.AccessorID}`)).status === 403);
+  await replicated(async () => (await dc2.as(MASTER, 'GET', `/v1/acl/token/${later.AccessorID}`)).status === 200);
+  expect((await dc2.as(gone.SecretID, 'GET', '/v1/kv/x')).text).toBe('ACL not found');
+});
+
 test('the primary down: the secondary reports the error, keeps resolving replicated tokens, also after a restart', async () => {
   const p = await dc1!.as(MASTER, 'PUT', '/v1/acl/policy', { Name: 'survivor', Rules: 'key_prefix "survive/" { policy = "write" }' });
   const t = await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'survivor', Policies: [{ ID: p.json.ID }] });
