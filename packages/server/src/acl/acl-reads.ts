@@ -6,6 +6,7 @@ import { read, type ReadEndpoint } from '../rpc/read-endpoint';
 import { aclDisabled, forbidden } from '../errors';
 import { ACL_NOT_FOUND } from './store-resolver';
 import type { GrantedPolicy, TokenGrant } from './token-grant';
+import { replicationStatusOf } from './replication-status';
 
 export const HIDDEN_SECRET = '<hidden>';
 
@@ -100,6 +101,14 @@ export const aclReads = {
       if (!authz.aclWrite()) throw forbidden();
       return store.aclTokenRows(a.accessors ?? []);
     },
+  }),
+  // GET /v1/acl/replication (Consul's ACL.ReplicationStatus): the leader's own memory, so it is served
+  // by the leader of the asked datacenter (replication-status.ts); no token needed (health checks
+  // poll it, and it leaks nothing).
+  'acl.replication-status': read({
+    forward: 'leader',
+    blocking: false,
+    run: ({ store }) => ({ index: 0, value: replicationStatusOf(store), keys: [] }),
   }),
   'acl.policies': read({
     run: ({ store, authz }) => {

@@ -10,29 +10,9 @@
 import type { Command, ReplicatedPolicy, ReplicatedToken, Store } from '@registry/store';
 import type { LeaderDuty } from '../runtime/leader-duties';
 import type { Logger } from '../runtime/logger';
-import type { LeaderCalls } from '../rpc/leader-calls';
 import type { QueryOptions } from '../rpc/query-options';
 import type { Rpc } from '../rpc/rpc';
-
-/** Consul's structs.ACLReplicationStatus, as `GET /v1/acl/replication` shows it. */
-export interface AclReplicationStatus {
-  Enabled: boolean;
-  Running: boolean;
-  SourceDatacenter: string;
-  /** `policies`, or `tokens` when tokens are replicated too; "" in the primary. */
-  ReplicationType: string;
-  ReplicatedIndex: number;
-  ReplicatedTokenIndex: number;
-  /** RFC 3339; the zero time until the first success / error, as Consul's. */
-  LastSuccess: string;
-  LastError: string;
-}
-
-declare module '../rpc/leader-calls' {
-  interface LeaderMethods {
-    'ACL.ReplicationStatus': { args: Record<string, never>; reply: AclReplicationStatus };
-  }
-}
+import { publishReplicationStatus, type AclReplicationStatus } from './replication-status';
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 /** A blocking list read at the primary returns at the latest after this (so a deposed leader's loop ends soon). */
@@ -47,7 +27,6 @@ const NO_TOKEN_POLL_MS = 1_000;
 export interface AclReplicationOptions {
   store: Store;
   rpc: Rpc;
-  leaderCalls: LeaderCalls;
   datacenter: string;
   primary: string;
   /** Read live: `PUT /v1/agent/token/replication` may set it later. */
@@ -63,6 +42,8 @@ type Kind = 'policies' | 'tokens';
 export class AclReplication implements LeaderDuty {
   readonly name = 'acl-replication';
   private active = false;
+  /** Whether this server leads its datacenter (the duty runs): only then has it a status to show. */
+  private leading = false;
   private abort: AbortController | null = null;
   private readonly status: AclReplicationStatus;
 
@@ -78,11 +59,12 @@ export class AclReplication implements LeaderDuty {
       LastSuccess: ZERO_TIME,
       LastError: ZERO_TIME,
     };
-    // Served by the leader whatever the datacenter (the primary answers Enabled: false).
-    o.leaderCalls.handle('ACL.ReplicationStatus', async () => ({ ...this.status }));
+    // Shown by the leader whatever the datacenter (the primary answers Enabled: false).
+    publishReplicationStatus(o.store, () => (this.leading ? { ...this.status } : null));
   }
 
   start(): void {
+    this.leading = true;
     if (!this.status.Enabled) return;
     this.active = true;
     this.abort = new AbortController();
@@ -93,6 +75,7 @@ export class AclReplication implements LeaderDuty {
   }
 
   stop(): void {
+    this.leading = false;
     this.active = false;
     this.status.Running = false;
     this.abort?.abort();

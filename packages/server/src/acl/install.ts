@@ -28,20 +28,20 @@ export function installAcl(
     nodeName?: string;
   },
 ): StoreAclResolver | undefined {
-  const primary = parts.primaryDatacenter ?? parts.datacenter;
-  // Always there, so that GET /v1/acl/replication answers (Enabled: false) where nothing replicates.
-  const replication = new AclReplication({
-    store: parts.store,
-    rpc: parts.rpc,
-    leaderCalls: parts.rpc.leader,
-    datacenter: parts.datacenter,
-    primary,
-    replicationToken: () => acl.tokens.replication,
-    replicateTokens: acl.enableTokenReplication ?? false,
-    logger: parts.logger,
-  });
   if (!acl.enabled) return undefined;
-  parts.leaderDuties.add(replication);
+  const primary = parts.primaryDatacenter ?? parts.datacenter;
+  // On every server, so that GET /v1/acl/replication answers (Enabled: false) where nothing replicates.
+  parts.leaderDuties.add(
+    new AclReplication({
+      store: parts.store,
+      rpc: parts.rpc,
+      datacenter: parts.datacenter,
+      primary,
+      replicationToken: () => acl.tokens.replication,
+      replicateTokens: acl.enableTokenReplication ?? false,
+      logger: parts.logger,
+    }),
+  );
   const resolver = new StoreAclResolver(parts.store, { datacenter: parts.datacenter, defaultPolicy: acl.defaultPolicy, timed: parts.timed, catchUp: () => parts.rpc.caughtUpWithLeader() });
   // In a secondary, a token this datacenter does not hold is asked of the primary
   // (acl/primary-fallback-resolver.ts), kept for token_ttl, with down_policy when it cannot be reached.

@@ -36,8 +36,6 @@ export const leaderCallAcl: { readonly [M in LeaderMethod]: LeaderCallRule<M> } 
   'Cluster.ClientMembers': (a) => a.operatorRead(),
   // The whole state, tokens included: management, as the snapshot route.
   'Snapshot.Save': (a) => a.snapshot(),
-  // No token needed: it leaks nothing and health checks poll it (Consul's ACL.ReplicationStatus).
-  'ACL.ReplicationStatus': () => true,
   'Session.Renew': (a, { id }, store) => !!store && mayRenew(a, store.sessionInfo(id).value?.[0]),
   // service:write on the service the CSR names (Consul's ConnectCA.Sign).
   'Connect.Sign': (a, { csrPEM }) => {

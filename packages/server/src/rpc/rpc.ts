@@ -334,7 +334,15 @@ export class Rpc {
    */
   private async readOnFollower<T>(req: ForwardedRead, endpoint: ReadEndpoint, run: () => QueryResult, signal?: AbortSignal): Promise<ReadReply<T>> {
     if (!(await this.caughtUpWithLeader())) return this.readOnLeader<T>(req, signal);
-    const result = await this.runRead(endpoint, req.endpoint, req.args, req.token, run, req.minIndex, req.waitMs, signal);
+    let result: QueryResult;
+    try {
+      result = await this.runRead(endpoint, req.endpoint, req.args, req.token, run, req.minIndex, req.waitMs, signal);
+    } catch (err) {
+      // A closure that reads the leader's own memory, not the replicated state (the ACL replication
+      // status), says so off the leader: the read goes there instead.
+      if (err instanceof NotLeaderError) return this.readOnLeader<T>(req, signal);
+      throw err;
+    }
     return { result: result as QueryResult<T>, meta: { knownLeader: true, lastContactMs: this.lastContact() } };
   }
 

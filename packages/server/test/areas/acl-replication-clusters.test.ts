@@ -116,3 +116,31 @@ test("dc2's leader killed: the new leader goes on replicating, deletions include
   expect((await dc1.http(0, 'DELETE', `/v1/acl/token/${accessor}`, undefined, auth(ROOT))).status).toBe(200);
   await inDc2Tables(accessor, false);
 });
+
+test("a policy with Datacenters: ['dc1'] grants nothing on any dc2 server", async () => {
+  const p = await dc1.http(0, 'PUT', '/v1/acl/policy', { Name: 'only-dc1', Rules: 'key_prefix "scoped/" { policy = "write" }', Datacenters: ['dc1'] }, auth(ROOT));
+  const t = await dc1.http(0, 'PUT', '/v1/acl/token', { Description: 'scoped', Policies: [{ ID: p.json<{ ID: string }>().ID }] }, auth(ROOT));
+  const { SecretID: secret, AccessorID: accessor } = t.json<{ SecretID: string; AccessorID: string }>();
+  expect((await dc1.http(0, 'PUT', '/v1/kv/scoped/a', 'v', auth(secret))).status).toBe(200);
+  await inDc2Tables(accessor);
+  for (const i of [0, 1, 2]) if (dc2.running(i)) expect((await dc2.http(i, 'PUT', '/v1/kv/scoped/a', 'v', auth(secret))).status).toBe(403);
+  expect((await dc1.http(0, 'PUT', '/v1/kv/scoped/b?dc=dc2', 'v', auth(secret))).status).toBe(403);
+});
+
+// Last: it stops the primary for good.
+test('the primary down: every dc2 server, all restarted, still resolves the replicated tokens', async () => {
+  const p = await dc1.http(0, 'PUT', '/v1/acl/policy', { Name: 'survivor', Rules: 'key_prefix "survive/" { policy = "write" }' }, auth(ROOT));
+  const t = await dc1.http(0, 'PUT', '/v1/acl/token', { Description: 'survivor', Policies: [{ ID: p.json<{ ID: string }>().ID }] }, auth(ROOT));
+  const { SecretID: secret, AccessorID: accessor } = t.json<{ SecretID: string; AccessorID: string }>();
+  await inDc2Tables(accessor);
+  await Promise.all([0, 1, 2].map((i) => dc1.kill(i)));
+  await Promise.all([0, 1, 2].map((i) => dc2.kill(i)));
+  for (const i of [0, 1, 2]) await dc2.restart(i);
+  await dc2.waitForLeader(60_000);
+  for (const i of [0, 1, 2]) {
+    await waitFor(async () => (await dc2.http(i, 'PUT', `/v1/kv/survive/${i}`, 'v', auth(secret))).status === 200, 30_000);
+    expect((await dc2.http(i, 'PUT', '/v1/kv/elsewhere', 'v', auth(secret))).status).toBe(403);
+  }
+  const status = (await dc2.http(0, 'GET', '/v1/acl/replication')).json<Record<string, unknown>>();
+  expect(status).toMatchObject({ Enabled: true, Running: true, SourceDatacenter: 'dc1' });
+});

@@ -19,6 +19,12 @@ let dc2: AclAgent;
 /** Secondaries that replicate policies only, so they ask the primary about tokens: down_policy extend-cache and deny. */
 let dc3: AclAgent;
 let dc4: AclAgent;
+/**
+ * A secondary with token replication on whose replication token may only read ACLs: policies
+ * arrive, global tokens never do (their batch read needs acl:write), yet it holds tokens of its own
+ * (Consul's LocalTokensEnabled) — a global token "not replicated yet" that stays so.
+ */
+let dc5: AclAgent;
 /** How long a secondary keeps the primary's answer about a token (acl.token_ttl), short for the test. */
 const TOKEN_TTL_MS = 300;
 /** dc2 keeps its state here, to be restarted from it. */
@@ -74,15 +80,28 @@ beforeAll(async () => {
         c.acl.tokenTtlMs = TOKEN_TTL_MS;
       },
     });
-  [dc3, dc4] = await Promise.all([policiesOnly('dc3', 'extend-cache'), policiesOnly('dc4', 'deny')]);
-  for (const dc of [dc3, dc4]) {
+  const readOnly = await dc1!.as(MASTER, 'PUT', '/v1/acl/policy', { Name: 'acl-read', Rules: 'acl = "read"' });
+  const replicator = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'read-only replication', Policies: [{ ID: readOnly.json.ID }] })).json.SecretID;
+  const tokensNeverArrive = startAclAgent({
+    defaultPolicy: 'deny',
+    master: null,
+    patch: (c) => {
+      c.datacenter = 'dc5';
+      c.nodeName = 'secondary-dc5';
+      c.primaryDatacenter = 'dc1';
+      c.acl.tokens.replication = replicator;
+      c.acl.enableTokenReplication = true;
+    },
+  });
+  [dc3, dc4, dc5] = await Promise.all([policiesOnly('dc3', 'extend-cache'), policiesOnly('dc4', 'deny'), tokensNeverArrive]);
+  for (const dc of [dc3, dc4, dc5]) {
     const j = await dc1!.as(MASTER, 'PUT', `/v1/agent/join/${dc.agent.self.address}?wan=1`);
     if (j.status !== 200) throw new Error(`join failed: ${j.status} ${j.text}`);
   }
 });
 
 afterAll(async () => {
-  await Promise.all([dc1?.stop(), dc2?.stop(), dc3?.stop(), dc4?.stop()]);
+  await Promise.all([dc1?.stop(), dc2?.stop(), dc3?.stop(), dc4?.stop(), dc5?.stop()]);
   rmSync(dc2Dir, { recursive: true, force: true });
 });
 
@@ -106,6 +125,52 @@ test('GET /v1/acl/replication: the secondary replicates from dc1 and reports pro
   expect(Date.parse(r.LastSuccess)).toBeGreaterThan(Date.now() - 60_000);
   // Rounds tried before the area linked the datacenters failed ("No path to datacenter"); the last success is later.
   if (r.LastError !== '0001-01-01T00:00:00Z') expect(Date.parse(r.LastSuccess)).toBeGreaterThan(Date.parse(r.LastError));
+});
+
+test('GET /v1/acl/replication?dc= is answered by the leader of that datacenter; an unknown dc as any ?dc= read', async () => {
+  await replicated(async () => (await dc2.as(undefined, 'GET', '/v1/acl/replication')).json.ReplicatedTokenIndex > 0);
+  const dc2FromDc1 = await dc1!.as(undefined, 'GET', '/v1/acl/replication?dc=dc2');
+  expect(dc2FromDc1.status).toBe(200);
+  expect(dc2FromDc1.json).toMatchObject({ Enabled: true, Running: true, SourceDatacenter: 'dc1', ReplicationType: 'tokens' });
+  expect(dc2FromDc1.json.ReplicatedTokenIndex).toBeGreaterThan(0);
+  expect((await dc1!.as(undefined, 'GET', '/v1/acl/replication?dc=dc3')).json).toMatchObject({ Enabled: true, SourceDatacenter: 'dc1', ReplicationType: 'policies' });
+  const dc1FromDc2 = await dc2.as(undefined, 'GET', '/v1/acl/replication?dc=dc1');
+  expect(dc1FromDc2.status).toBe(200);
+  expect(dc1FromDc2.json).toMatchObject({ Enabled: false, Running: false, SourceDatacenter: '', ReplicationType: '' });
+  // No token needed, and one the datacenter does not know is no refusal either (Consul checks none).
+  expect((await dc1!.as('deadbeef-0000-4000-8000-00000000d00d', 'GET', '/v1/acl/replication?dc=dc2')).json).toMatchObject({ SourceDatacenter: 'dc1' });
+  const unknown = await dc1!.as(undefined, 'GET', '/v1/acl/replication?dc=nowhere');
+  const other = await dc1!.as(MASTER, 'GET', '/v1/catalog/nodes?dc=nowhere');
+  expect([unknown.status, unknown.text]).toEqual([other.status, other.text]);
+  expect([unknown.status, unknown.text]).toEqual([500, 'No path to datacenter']);
+});
+
+test('a global token the secondary does not hold: read is local, update and delete go to the primary (Consul TokenRead/TokenSet, 1.7 TokenDelete)', async () => {
+  await replicated(async () => (await dc5.as(undefined, 'GET', '/v1/acl/replication')).json.ReplicatedIndex > 0);
+  expect((await dc5.as(undefined, 'GET', '/v1/acl/replication')).json).toMatchObject({ ReplicationType: 'tokens', ReplicatedTokenIndex: 0 });
+  const t = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'never in dc5' })).json;
+  // Read where asked: dc5 holds tokens of its own, so it answers from its tables (Consul's TokenRead).
+  const read = await dc5.as(MASTER, 'GET', `/v1/acl/token/${t.AccessorID}`);
+  expect([read.status, read.text]).toEqual([403, 'ACL not found']);
+  // A global token's update is the primary's (Consul's TokenSet).
+  const updated = await dc5.as(MASTER, 'PUT', `/v1/acl/token/${t.AccessorID}`, { Description: 'updated through dc5' });
+  expect(updated.status).toBe(200);
+  expect((await dc1!.as(MASTER, 'GET', `/v1/acl/token/${t.AccessorID}`)).json.Description).toBe('updated through dc5');
+  // Deleted through dc5: in the primary, so it is gone for good (it used to be a no-op `true` in dc5).
+  const deleted = await dc5.as(MASTER, 'DELETE', `/v1/acl/token/${t.AccessorID}`);
+  expect([deleted.status, deleted.json]).toEqual([200, true]);
+  expect((await dc1!.as(MASTER, 'GET', `/v1/acl/token/${t.AccessorID}`)).status).toBe(403);
+  expect((await dc1!.as(t.SecretID, 'GET', '/v1/kv/x')).text).toBe('ACL not found');
+  // The request's own token is refused where the deletion happens (the primary), as Consul's TokenDelete.
+  const own = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'own', Policies: [{ Name: 'global-management' }] })).json;
+  const self = await dc5.as(own.SecretID, 'DELETE', `/v1/acl/token/${own.AccessorID}`);
+  expect([self.status, self.text]).toEqual([400, "Deletion of the request's authorization token is not permitted"]);
+  // A Local token is deleted in its own datacenter.
+  const local = await dc5.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'dc5 only', Local: true });
+  expect(local.status).toBe(200);
+  expect((await dc5.as(MASTER, 'GET', `/v1/acl/token/${local.json.AccessorID}`)).status).toBe(200);
+  expect((await dc5.as(MASTER, 'DELETE', `/v1/acl/token/${local.json.AccessorID}`)).json).toBe(true);
+  expect((await dc5.as(MASTER, 'GET', `/v1/acl/token/${local.json.AccessorID}`)).status).toBe(403);
 });
 
 test('a policy and a global token made in the primary work in the secondary, also for ?dc= across', async () => {
@@ -217,10 +282,58 @@ test('a client agent of that secondary gets a global token resolved at the prima
     expect((await clients.http(0, 'PUT', `/v1/kv/elsewhere?token=${t}`, 'v')).status).toBe(403);
     const unknown = await clients.http(0, 'GET', '/v1/kv/client/a?token=deadbeef-0000-4000-8000-00000000beef');
     expect([unknown.status, unknown.body]).toEqual([403, 'ACL not found']);
+    // The replication status through the client: its datacenter's leader's, or that of ?dc=.
+    expect(JSON.parse((await clients.http(0, 'GET', '/v1/acl/replication')).body)).toMatchObject({ Enabled: true, SourceDatacenter: 'dc1', ReplicationType: 'policies' });
+    expect(JSON.parse((await clients.http(0, 'GET', '/v1/acl/replication?dc=dc1')).body)).toMatchObject({ Enabled: false, ReplicationType: '' });
   } finally {
     await clients.stop();
     rmSync(clientDir, { recursive: true, force: true });
   }
+});
+
+test('more tokens than one batch (128) arrive; a change copies that row only, not the rest again', async () => {
+  const made: string[] = [];
+  for (let i = 0; i < 300; i++) {
+    const t = await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: `bulk-${i}` });
+    expect(t.status).toBe(200);
+    made.push(t.json.AccessorID);
+  }
+  type Row = { AccessorID: string; Description: string; ModifyIndex: number };
+  const rowsInDc2 = async () => new Map(((await dc2.as(MASTER, 'GET', '/v1/acl/tokens')).json as Row[]).map((r) => [r.AccessorID, r]));
+  const took = await replicated(async () => {
+    const rows = await rowsInDc2();
+    return made.every((id) => rows.has(id));
+  });
+  console.log(`300 global tokens replicated into dc2 ${took} ms after the last was made`);
+  const first = await rowsInDc2();
+  await dc1!.as(MASTER, 'PUT', `/v1/acl/token/${made[0]}`, { Description: 'bulk-0 changed' });
+  await replicated(async () => (await rowsInDc2()).get(made[0]!)?.Description === 'bulk-0 changed');
+  const second = await rowsInDc2();
+  expect(second.get(made[0]!)!.ModifyIndex).toBeGreaterThan(first.get(made[0]!)!.ModifyIndex);
+  for (const id of made.slice(1)) expect(second.get(id)!.ModifyIndex).toBe(first.get(id)!.ModifyIndex);
+});
+
+test('a snapshot of the secondary restored into it: replication brings it back in line with the primary (deleted after the save: deleted again; made after: arrives)', async () => {
+  const kept = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'in the snapshot, kept' })).json;
+  const gone = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'in the snapshot, deleted later' })).json;
+  await replicated(async () => (await dc2.as(MASTER, 'GET', `/v1/acl/token/${gone.AccessorID}`)).status === 200);
+  const res = await fetch(`${dc2.url}/v1/snapshot`, { headers: { 'X-Registry-Token': MASTER } });
+  expect(res.status).toBe(200);
+  const saved = Buffer.from(await res.arrayBuffer());
+  // After the save: one token deleted in the primary, one made.
+  expect((await dc1!.as(MASTER, 'DELETE', `/v1/acl/token/${gone.AccessorID}`)).json).toBe(true);
+  const later = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'made after the snapshot' })).json;
+  await replicated(async () => (await dc2.as(MASTER, 'GET', `/v1/acl/token/${gone.AccessorID}`)).status === 403);
+  await replicated(async () => (await dc2.as(MASTER, 'GET', `/v1/acl/token/${later.AccessorID}`)).status === 200);
+  // Restored into the secondary: its tables are the snapshot's, replicated rows included ...
+  const restored = await fetch(`${dc2.url}/v1/snapshot`, { method: 'PUT', headers: { 'X-Registry-Token': MASTER }, body: saved });
+  expect(restored.status).toBe(200);
+  expect((await dc2.as(MASTER, 'GET', `/v1/acl/token/${kept.AccessorID}?stale`)).json.Description).toBe('in the snapshot, kept');
+  // ... and the next round (a change in the primary) deletes what the primary deleted and brings what it made.
+  await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'nudge after the restore' });
+  await replicated(async () => (await dc2.as(MASTER, 'GET', `/v1/acl/token/${gone.AccessorID}`)).status === 403);
+  await replicated(async () => (await dc2.as(MASTER, 'GET', `/v1/acl/token/${later.AccessorID}`)).status === 200);
+  expect((await dc2.as(gone.SecretID, 'GET', '/v1/kv/x')).text).toBe('ACL not found');
 });
 
 test('the primary down: the secondary reports the error, keeps resolving replicated tokens, also after a restart', async () => {

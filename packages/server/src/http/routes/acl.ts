@@ -4,7 +4,7 @@
 import { checkJsonDepth } from '../json-depth';
 import { BOOTSTRAP_TOKEN_DESCRIPTION, generateUUID, uuidError } from '@registry/acl';
 import type { BootstrapResult, PolicyLinkInput, TokenOut } from '@registry/store';
-import { ACL_NOT_FOUND } from '../../acl/store-resolver';
+import { ACL_NOT_FOUND, isAclNotFound } from '../../acl/store-resolver';
 import { cloneSchema, policySchema, tokenSchema } from '../../schemas/acl';
 import { compileBody, type BodyValidator } from '../../schemas/validator';
 import { badRequest, forbidden, aclDisabled } from '../../errors';
@@ -87,17 +87,24 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
     ctx.opts.datacenter = tokenDatacenter(deps, ctx.opts.datacenter);
     return ctx;
   };
-  /** Where a write to an existing token goes: the primary for a global one (Consul looks it up, then forwards). */
-  const tokenHome = async (ctx: RouteContext<any, any, any>, accessor: string): Promise<string> => {
+  /**
+   * Where a write to an existing token goes (Consul looks the token up, then forwards): the primary
+   * for a global one, here for a Local one. A token this datacenter does not hold answers here for
+   * a clone (Consul's TokenClone: `ACL not found`) and goes to the primary for a deletion (`unknown:
+   * 'primary'`: Consul 1.7's TokenDelete, "token not found in secondary DC - attempt to delete
+   * within the primary"; 1.4–1.6 deleted nothing here and answered success, leaving a global token
+   * made a moment earlier, or not replicated for any other reason, alive everywhere).
+   */
+  const tokenHome = async (ctx: RouteContext<any, any, any>, accessor: string, unknown: 'here' | 'primary' = 'here'): Promise<string> => {
     if (primary() === ctx.opts.datacenter) return ctx.opts.datacenter;
     // A datacenter without tokens of its own sends them all to the primary (Consul's TokenClone/Delete).
     if (tokenDatacenter(deps, ctx.opts.datacenter) !== ctx.opts.datacenter) return primary();
     try {
       const found = await deps.rpc.read('acl.token', { accessor }, { ...ctx.opts, minIndex: 0, consistency: 'stale' });
       return found.result.value && !found.result.value.Local ? primary() : ctx.opts.datacenter;
-    } catch {
-      // Unknown here (or not readable with this token): the request's datacenter answers for itself.
-      return ctx.opts.datacenter;
+    } catch (err) {
+      // Not held here; or not readable with this token, and then the request's datacenter refuses it.
+      return unknown === 'primary' && isAclNotFound(err) ? primary() : ctx.opts.datacenter;
     }
   };
 
@@ -185,13 +192,20 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
         const accessor = ctx.params.accessor;
         if (!accessor) throw badRequest('Missing token ID');
         if (uuidError(accessor)) throw badRequest('Accessor ID is missing or an invalid UUID');
+        const home = await tokenHome(ctx, accessor, 'primary');
+        // Checked where the deletion happens, as Consul's TokenDelete does on the server it forwarded to.
         if (ctx.opts.token) {
-          const own = await deps.rpc.read('acl.token-self', {}, { ...ctx.opts, datacenter: tokenDatacenter(deps, ctx.opts.datacenter), minIndex: 0 });
-          if (own.result.value?.AccessorID.toLowerCase() === accessor.toLowerCase()) {
+          // A request token that datacenter does not hold (a global one not replicated to it yet,
+          // resolved through the primary) is not the token it deletes.
+          const own = await deps.rpc.read('acl.token-self', {}, { ...ctx.opts, datacenter: home, minIndex: 0 }).catch((err) => {
+            if (isAclNotFound(err)) return null;
+            throw err;
+          });
+          if (own?.result.value?.AccessorID.toLowerCase() === accessor.toLowerCase()) {
             throw badRequest("Deletion of the request's authorization token is not permitted");
           }
         }
-        return apply(ctx, { type: 'acl.token-delete', accessorID: accessor }, await tokenHome(ctx, accessor));
+        return apply(ctx, { type: 'acl.token-delete', accessorID: accessor }, home);
       },
     }),
     route({
@@ -248,13 +262,14 @@ export function aclRoutes(deps: RouteDeps): Route<any>[] {
         return apply(ctx, { type: 'acl.policy-delete', id }, primary());
       },
     }),
-    // Consul's ACL.ReplicationStatus: the leader's view, no token needed (health checks poll it).
+    // Consul's ACL.ReplicationStatus: the view of the leader of the asked datacenter (`?dc=`, as any
+    // RPC). No token needed (health checks poll it), so none is sent: an unknown one is no refusal.
     route({
       method: 'GET',
       path: '/v1/acl/replication',
       async handle(ctx) {
         enabled();
-        return deps.rpc.leader.call('ACL.ReplicationStatus', {}, undefined, ctx.opts.token);
+        return (await deps.rpc.read('acl.replication-status', {}, { ...ctx.opts, token: undefined })).result.value;
       },
     }),
     route({
