@@ -3,7 +3,7 @@
 // checked by whichever server runs them (operator:write to join, operator:read for members).
 import type { AreaOut } from '@registry/store';
 import { forbidden, notFound } from '../errors';
-import type { QueryOptions } from '../rpc/query-options';
+import { defaultQueryOptions } from '../rpc/query-options';
 import type { Rpc } from '../rpc/rpc';
 import { joinArea, type JoinResult } from './area-join';
 import { areaMembers, type AreaMember } from './area-members';
@@ -30,16 +30,7 @@ export class AreaOps {
 
   /** The area `id` of this datacenter, read on the leader; 404 when unknown. */
   async area(id: string, token: string | undefined): Promise<AreaOut> {
-    const opts: QueryOptions = {
-      datacenter: this.links.datacenter,
-      token,
-      consistency: 'default',
-      cached: false,
-      minIndex: 0,
-      waitMs: undefined,
-      cacheControl: { mustRevalidate: false },
-    };
-    const reply = await this.rpc.read('area.get', { id }, opts);
+    const reply = await this.rpc.read('area.get', { id }, defaultQueryOptions(this.links.datacenter, token));
     if (!reply.result.value) throw notFound(AREA_NOT_FOUND);
     return reply.result.value;
   }

@@ -5,7 +5,7 @@
 // interface (queries/failover.ts) does not carry the caller's token, so a query without a Token
 // shows there what the anonymous token may read.
 import type { QueryDefinition } from '@registry/store';
-import type { QueryOptions } from '../rpc/query-options';
+import { defaultQueryOptions } from '../rpc/query-options';
 import type { RemoteDatacenterExecutor, RemoteResult } from '../queries/failover';
 import type { Rpc } from '../rpc/rpc';
 import type { WanLinks } from './wan-links';
@@ -26,16 +26,8 @@ export class RemoteQueryExecutor implements RemoteDatacenterExecutor {
   }
 
   async execute(dc: string, query: QueryDefinition, limit: number, callerToken?: string): Promise<RemoteResult> {
-    const opts: QueryOptions = {
-      datacenter: dc,
-      // As locally: the query's own token when it has one, else the caller's.
-      token: query.Token || callerToken || undefined,
-      consistency: 'default',
-      cached: false,
-      minIndex: 0,
-      waitMs: undefined,
-      cacheControl: { mustRevalidate: false },
-    };
+    // As locally: the query's own token when it has one, else the caller's.
+    const opts = defaultQueryOptions(dc, query.Token || callerToken || undefined);
     const args: RemoteExecuteArgs = { query, limit };
     const reply = await this.rpc.read('query.execute-remote', args, opts);
     return reply.result.value;

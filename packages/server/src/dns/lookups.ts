@@ -8,7 +8,7 @@ import type { Authorizer } from '@registry/acl';
 import { parseDurationMs, type CatalogNodeOut, type CheckServiceNodeOut } from '@registry/store';
 import type { ExecuteArgs, ExecuteCandidates } from '../endpoints/query-reads';
 import { executionAnswer, noRemoteDatacenters, type RemoteDatacenterExecutor } from '../queries/failover';
-import type { QueryOptions } from '../rpc/query-options';
+import { defaultQueryOptions } from '../rpc/query-options';
 import type { ReadArgs, ReadName, ReadValue } from '../rpc/contract';
 import type { RpcApi } from '../rpc/rpc-api';
 import { serviceTtlS, type DnsConfig } from './config';
@@ -69,15 +69,7 @@ export class Lookups {
 
   private async read<K extends ReadName>(name: K, args: ReadArgs<K>, dc: string): Promise<ReadValue<K>> {
     const cfg = this.d.config;
-    const opts: QueryOptions = {
-      datacenter: dc,
-      token: this.d.token() || undefined,
-      consistency: cfg.allowStale ? 'stale' : 'default',
-      cached: false,
-      minIndex: 0,
-      waitMs: undefined,
-      cacheControl: { mustRevalidate: false },
-    };
+    const opts = defaultQueryOptions(dc, this.d.token() || undefined, { consistency: cfg.allowStale ? 'stale' : 'default' });
     let reply = await this.d.rpc.read(name, args, opts);
     if (cfg.allowStale && reply.meta.lastContactMs > cfg.maxStaleMs) {
       reply = await this.d.rpc.read(name, args, { ...opts, consistency: 'default' });
