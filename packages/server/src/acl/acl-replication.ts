@@ -10,7 +10,7 @@
 import type { Command, ReplicatedPolicy, ReplicatedToken, Store } from '@registry/store';
 import type { LeaderDuty } from '../runtime/leader-duties';
 import type { Logger } from '../runtime/logger';
-import type { QueryOptions } from '../rpc/query-options';
+import { defaultQueryOptions, type QueryOptions } from '../rpc/query-options';
 import type { Rpc } from '../rpc/rpc';
 import { publishReplicationStatus, type AclReplicationStatus } from './replication-status';
 
@@ -112,15 +112,7 @@ export class AclReplication implements LeaderDuty {
   }
 
   private opts(token: string, minIndex: number): QueryOptions {
-    return {
-      datacenter: this.o.primary,
-      token,
-      consistency: 'stale',
-      cached: false,
-      minIndex,
-      waitMs: minIndex > 0 ? LIST_WAIT_MS : undefined,
-      cacheControl: { mustRevalidate: false },
-    };
+    return defaultQueryOptions(this.o.primary, token, { consistency: 'stale', minIndex, waitMs: minIndex > 0 ? LIST_WAIT_MS : undefined });
   }
 
   /** One round for policies; answers the primary's index it reached. */
