@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { parseDurationMs as parseDuration } from '@registry/store';
 import { applyClientsConfig, defaultClientsConfig, type ClientsConfig } from './client-config';
 import { applySnapshotConfig, defaultSnapshotConfig, type SnapshotConfig } from './snapshot-config';
-import { agentDefinitionsOf, type AgentDefinitions } from '../checks/config-definitions';
+import { agentDefinitionsOf, type AgentDefinitions } from '../local/config-definitions';
 import { watchesOf, type WatchDefinition } from '../watches/watch-definition';
 import { scriptChecksRefusal } from '../checks/script-gate';
 import { applyDnsConfig, defaultDnsConfig, DEFAULT_DNS_PORT, type DnsConfig } from '../dns/config';

@@ -1,14 +1,15 @@
-// The agent's service-mesh side, wired once: the agent cache, the leader's leaf signer and its
-// internal RPC, the CA leader duty, this agent's own services and the managed proxies they start.
-// Routes reach it as `deps.mesh`.
+// The agent's Connect side, wired once on both agent kinds: the agent cache (roots, leaves, cached
+// reads), the leaf signer and the CA leader duty (which run on the leader only), and the
+// intention defaults. Routes reach it as `deps.connect`. This agent's own services — proxies
+// included — are the local state's (local/local-state.ts); managed proxies follow it
+// (managed-proxy-follower.ts).
 import type { Authorizer } from '@registry/acl';
-import type { RaftNode, Transport } from '@registry/raft';
 import type { CaRootsOut, Command, Store } from '@registry/store';
 import type { Logger } from '../runtime/logger';
 import type { AgentConfig } from '../config/config';
 import { initialCaSettings } from '../config/connect-config';
 import { MAX_WAIT_MS } from '../rpc/blocking';
-import { serverError, forbidden } from '../errors';
+import { serverError } from '../errors';
 import type { QueryOptions } from '../rpc/query-options';
 import type { RpcApi } from '../rpc/rpc-api';
 import { AgentCache, type CacheAnswer, type GetOptions } from './agent-cache';
@@ -16,9 +17,6 @@ import { CaLeaderDuty } from './ca-leader';
 import type { IntentionDefaults } from './intention-decision';
 import { leafFetcher, type IssuedCert } from './leaf-fetcher';
 import { LeafSigner, type SignedLeaf } from './leaf-signer';
-import { ManagedProxies } from './managed-proxies';
-import type { RunnerFailures } from '../runtime/runner-failures';
-import { agentServiceOut, registerRequestOf, servicesFromDefinition, type LocalService, type ServiceDefinition } from './local-services';
 import { SignLimiter } from './sign-limiter';
 
 declare module '../rpc/leader-calls' {
@@ -30,33 +28,30 @@ declare module '../rpc/leader-calls' {
 const SIGN_TIMEOUT_MS = 10_000;
 export const CONNECT_DISABLED = 'Connect must be enabled in order to use this endpoint';
 
-export interface MeshDeps {
+export interface AgentConnectDeps {
   config: AgentConfig;
   rpc: RpcApi;
+  /** This server's replica of the state; a client's node mirror (the CA configuration is read from a server's). */
   store: Store;
-  /** Absent on a client agent (no Raft there; client/client-agent.ts). */
-  raft?: RaftNode;
-  transport?: Transport;
   logger: Logger;
-  /** host:port of this agent's HTTP API (for managed proxies' environment). */
-  httpAddress: () => string;
-  /** Where managed proxies report failures (runtime/runner-failures.ts); logged only when absent. */
-  failures?: RunnerFailures;
+  /**
+   * The token of this agent's own leader calls (Connect.Sign of its services' leaves, refreshed in
+   * the background, not per request): a client's agent token, which the servers check. Absent on
+   * a server, whose calls are its own.
+   */
+  agentToken?: () => string | undefined;
   /** When a client agent lost contact with every server (monotonic ms), for cached answers' Age. */
   lostContactSince?: () => number | undefined;
 }
 
-export class Mesh {
+export class AgentConnect {
   readonly cache: AgentCache;
   readonly signer: LeafSigner;
   readonly caDuty: CaLeaderDuty;
-  readonly proxies: ManagedProxies;
-  private readonly services = new Map<string, LocalService>();
-  private readonly serviceListeners = new Set<() => void>();
   private readonly rpc: RpcApi;
   private readonly config: AgentConfig;
 
-  constructor(private readonly deps: MeshDeps) {
+  constructor(private readonly deps: AgentConnectDeps) {
     this.rpc = deps.rpc;
     this.config = deps.config;
     this.cache = new AgentCache({ lostContactSince: deps.lostContactSince });
@@ -72,7 +67,6 @@ export class Mesh {
       settings: initialCaSettings(connect.caConfig),
       clusterId: connect.caConfig?.clusterId,
     });
-    this.proxies = new ManagedProxies(deps.httpAddress, deps.logger, deps.failures);
     deps.rpc.leader.handle('Connect.Sign', ({ csrPEM }) => this.signer.sign(csrPEM));
   }
 
@@ -146,104 +140,11 @@ export class Mesh {
 
   /** Have the leader sign a CSR (here when this server leads). */
   async sign(csrPEM: string): Promise<SignedLeaf> {
-    return this.rpc.leader.call('Connect.Sign', { csrPEM }, SIGN_TIMEOUT_MS);
-  }
-
-  // ---- this agent's services ----
-
-  localService(id: string): LocalService | undefined {
-    return this.services.get(id);
-  }
-
-  /** Every service this agent owns (anti-entropy compares them with the catalog: client/anti-entropy.ts). */
-  localServices(): LocalService[] {
-    return [...this.services.values()];
-  }
-
-  /** The managed proxy whose token this is, if any. */
-  proxyByToken(token: string | undefined): LocalService | undefined {
-    if (!token) return undefined;
-    for (const s of this.services.values()) if (s.managed?.token === token) return s;
-    return undefined;
-  }
-
-  /** AgentService objects by ID, filtered by `service:read`. */
-  listServices(authz: Authorizer): Record<string, unknown> {
-    // Keyed by the IDs users chose, and looked up by request paths: no prototype (issue 33 finding 8).
-    const out: Record<string, unknown> = Object.create(null);
-    const node = this.deps.store.catalogNode(this.config.nodeName).value;
-    for (const [id, s] of [...this.services].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      if (!authz.serviceRead(s.service.Service)) continue;
-      out[id] = agentServiceOut(s, node?.Services[id]);
-    }
-    return out;
-  }
-
-  /**
-   * `catalog: false` adds the service to this agent's state only (a restart's restore, before the
-   * node is in the catalog): the caller writes its catalog row later (checks/agent-checks.ts publish).
-   */
-  async registerService(def: ServiceDefinition, authz: Authorizer, opts: { catalog: boolean } = { catalog: true }): Promise<void> {
-    const made = servicesFromDefinition(def, this.services, {
-      allowManagedApiRegistration: this.config.connect.proxy.allowManagedApiRegistration,
-      managedPorts: this.config.connect.proxyPorts,
-      sidecarPorts: this.config.connect.sidecarPorts,
-    });
-    for (const s of made) {
-      if (!authz.serviceWrite(s.service.Service)) throw forbidden();
-      const dest = s.service.Proxy?.DestinationServiceName;
-      if (s.service.Kind === 'connect-proxy' && dest && !authz.serviceWrite(dest)) throw forbidden();
-    }
-    const mainId = made[0]!.service.ID;
-    // The agent syncs with its own authority (Consul's agent token), once the caller's rights are checked.
-    if (opts.catalog) for (const s of made) await this.apply({ type: 'catalog.register', req: registerRequestOf(s, this.config.nodeName) });
-    const keep = new Set(made.map((s) => s.service.ID));
-    for (const old of [...this.services.values()]) {
-      if (old.parentId === mainId && !keep.has(old.service.ID)) await this.dropLocal(old.service.ID);
-    }
-    for (const s of made) this.services.set(s.service.ID, s);
-    for (const s of made) {
-      if (s.managed) this.proxies.ensure({ proxyServiceId: s.service.ID, execMode: s.managed.execMode === 'script' ? 'script' : 'daemon', command: s.managed.command, token: s.managed.token });
-    }
-    this.changed();
-  }
-
-  /** false when the agent has no such service. */
-  async deregisterService(id: string, authz: Authorizer): Promise<boolean> {
-    const s = this.services.get(id);
-    if (!s) return false;
-    if (!authz.serviceWrite(s.service.Service)) throw forbidden();
-    for (const child of [...this.services.values()]) if (child.parentId === id) await this.dropLocal(child.service.ID);
-    await this.dropLocal(id);
-    this.changed();
-    return true;
-  }
-
-  /** Call `fn` on the next change to this agent's services; returns cancel(). */
-  onServicesChange(fn: () => void): () => void {
-    this.serviceListeners.add(fn);
-    return () => this.serviceListeners.delete(fn);
+    return this.rpc.leader.call('Connect.Sign', { csrPEM }, SIGN_TIMEOUT_MS, this.deps.agentToken?.());
   }
 
   stop(): void {
-    this.proxies.stopAll();
     this.cache.stop();
-  }
-
-  private async dropLocal(id: string): Promise<void> {
-    this.proxies.remove(id);
-    await this.apply({ type: 'catalog.deregister', req: { Node: this.config.nodeName, ServiceID: id } });
-    this.services.delete(id);
-  }
-
-  private apply(cmd: Command): Promise<unknown> {
-    return this.rpc.apply(cmd, { internal: true });
-  }
-
-  private changed(): void {
-    const listeners = [...this.serviceListeners];
-    this.serviceListeners.clear();
-    for (const l of listeners) l();
   }
 }
 
