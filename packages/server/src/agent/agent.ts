@@ -38,6 +38,7 @@ import { Rpc } from '../rpc/rpc';
 import { installAcl } from '../acl/install';
 import { LeaderDuties } from '../runtime/leader-duties';
 import { AgentConnect } from '../connect/agent-connect';
+import { initialCa } from '../config/connect-config';
 import { ManagedProxies } from '../connect/managed-proxies';
 import { followManagedProxies } from '../connect/managed-proxy-follower';
 import { installSessions } from '../sessions/install';
@@ -295,7 +296,7 @@ export class Agent {
     const clients = new ClientLiveness({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), timeoutMs: config.clients.heartbeatTimeoutMs, logger: logger.child({ module: 'agent.leader' }) });
     leaderDuties.add(clients);
     const failures = runnerFailures(logger.child({ module: 'agent.runners' }), (runner) => metrics.runnerFailed(runner));
-    const connect = new AgentConnect({ config, rpc, store, logger: logger.child({ module: 'agent.connect' }) });
+    const connect = new AgentConnect({ config, initialCa: initialCa(config), rpc, store, logger: logger.child({ module: 'agent.connect' }) });
     leaderDuties.add(connect.caDuty);
     installAcl(config.acl, { datacenter: config.datacenter, primaryDatacenter: config.primaryDatacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc, membership);

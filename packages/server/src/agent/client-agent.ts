@@ -24,6 +24,7 @@ import { allowAllResolver, type AclResolver } from '../acl/authorization';
 import { CachedAclResolver } from '../acl/cached-resolver';
 import { withAgentMaster } from '../acl/agent-master';
 import { AgentConnect } from '../connect/agent-connect';
+import { initialCa } from '../config/connect-config';
 import { ManagedProxies } from '../connect/managed-proxies';
 import { followManagedProxies } from '../connect/managed-proxy-follower';
 import type { LocalState } from '../local/local-state';
@@ -161,7 +162,7 @@ export class ClientAgent {
     };
     // Its leader calls (Connect.Sign of a leaf for a service of this agent, refreshed in the
     // background, not per request) are the agent's own too: its agent token, which the servers check.
-    const connect = new AgentConnect({ config, rpc, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), agentToken, lostContactSince: () => agent.heartbeats?.lostSince });
+    const connect = new AgentConnect({ config, initialCa: initialCa(config), rpc, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), agentToken, lostContactSince: () => agent.heartbeats?.lostSince });
     agent.connect = connect;
     // Built as on a server (local/install.ts); the catalog view is the node mirror.
     const { local, syncer, maintenance } = await installLocalState({

@@ -4,10 +4,8 @@
 // included — are the local state's (local/local-state.ts); managed proxies follow it
 // (managed-proxy-follower.ts).
 import type { Authorizer } from '@registry/acl';
-import type { CaRootsOut, Command, Store } from '@registry/store';
+import type { CaRootsOut, CaSettings, Command, Store } from '@registry/store';
 import type { Logger } from '../runtime/logger';
-import type { AgentConfig } from '../config/config';
-import { initialCaSettings } from '../config/connect-config';
 import { MAX_WAIT_MS } from '../rpc/blocking';
 import { serverError } from '../errors';
 import type { QueryOptions } from '../rpc/query-options';
@@ -28,8 +26,22 @@ declare module '../rpc/leader-calls' {
 const SIGN_TIMEOUT_MS = 10_000;
 export const CONNECT_DISABLED = 'Connect must be enabled in order to use this endpoint';
 
+/**
+ * What of the agent's configuration this reads (AgentConfig has it; named here so that connect/
+ * does not import config/, which imports connect/'s CA settings). Read on use: a reload changes
+ * the object in place.
+ */
+export interface ConnectAgentConfig {
+  datacenter: string;
+  bind: string;
+  acl: { enabled: boolean; defaultPolicy: string };
+  connect: { enabled: boolean; csrMaxPerSecond: number; csrMaxConcurrent: number };
+}
+
 export interface AgentConnectDeps {
-  config: AgentConfig;
+  config: ConnectAgentConfig;
+  /** The CA settings a first leader starts with (config/connect-config.ts initialCaSettings of `connect.ca_config`). */
+  initialCa: { settings: CaSettings; clusterId?: string };
   rpc: RpcApi;
   /** This server's replica of the state; a client's node mirror (the CA configuration is read from a server's). */
   store: Store;
@@ -49,7 +61,7 @@ export class AgentConnect {
   readonly signer: LeafSigner;
   readonly caDuty: CaLeaderDuty;
   private readonly rpc: RpcApi;
-  private readonly config: AgentConfig;
+  private readonly config: ConnectAgentConfig;
 
   constructor(private readonly deps: AgentConnectDeps) {
     this.rpc = deps.rpc;
@@ -63,10 +75,7 @@ export class AgentConnect {
       new SignLimiter({ perSecond: connect.csrMaxPerSecond, maxConcurrent: connect.csrMaxConcurrent }),
       deps.config.datacenter,
     );
-    this.caDuty = new CaLeaderDuty(deps.store, applyInternal, deps.logger, connect.enabled, {
-      settings: initialCaSettings(connect.caConfig),
-      clusterId: connect.caConfig?.clusterId,
-    });
+    this.caDuty = new CaLeaderDuty(deps.store, applyInternal, deps.logger, connect.enabled, deps.initialCa);
     deps.rpc.leader.handle('Connect.Sign', ({ csrPEM }) => this.signer.sign(csrPEM));
   }
 
