@@ -636,7 +636,8 @@ export class Agent {
         Member: this.memberOf({ id: this.nodeId, address: this.self.address }, true),
         Coord: this.areas?.coordinate() ?? null,
         DebugConfig: debugConfig(this.config, this.nodeId, hostOf(this.self.address), portOf(this.self.address)),
-        Stats: { raft: raft.stats() },
+        // As on a client: the anti-entropy passes this agent ran, the writes they made, and those the ACLs refused.
+        Stats: { raft: raft.stats(), antiEntropy: this.syncer?.stats ?? { passes: 0, writes: 0, blocked: 0 } },
       }),
     };
   }
