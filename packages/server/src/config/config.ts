@@ -131,7 +131,7 @@ export interface AgentConfig {
   ui?: boolean;
   /** `ui_dir`: serve this folder at /ui/ instead of the built-in UI (implies `ui`). */
   uiDir?: string;
-  /** Client agents: the servers' heartbeat timeout, the clients' anti-entropy interval (config/client-config.ts). */
+  /** Client agents: the servers' heartbeat timeout; every agent's anti-entropy interval (config/client-config.ts). */
   clients: ClientsConfig;
   /** Backups: the largest archive a restore takes (config/snapshot-config.ts). */
   snapshot: SnapshotConfig;
