@@ -14,19 +14,20 @@ import type { RunnerFailures } from '../runtime/runner-failures';
 import { agentServiceOut, CONNECT_PROXY, registerRequestOf, servicesFromDefinition, type LocalService, type RegisterPolicy, type ServiceDefinition } from './local-services';
 import { badRequest, forbidden, isClientError } from '../errors';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
-import { aliasResult, startRemoteAlias, type AliasInput, type NodeChecksRead } from '../checks/alias-check';
+import { startRemoteAlias, type AliasInput, type NodeChecksRead } from '../checks/alias-check';
+import { LocalAliases } from './local-aliases';
+import { agentChecksOut } from './agent-checks-out';
 import type { CatalogSync, CheckState } from './catalog-sync';
 import { capOutput } from '../checks/check-output';
-import { startIntervalRunner, startTtlTimer, type Runner, type TtlTimer } from '../checks/check-runner';
+import { startTtlTimer, type Runner, type TtlTimer } from '../checks/check-runner';
+import { startProbeRunner } from '../checks/probe-runner';
+import { restoredStates, withStatuses, type StartState } from './restored-states';
 import { catalogCheckOf, isCheckStatus, standaloneCheckSpec, type CheckSpec, type CheckStatus } from '../checks/check-spec';
 import { ConcurrencyLimit } from '../checks/concurrency-limit';
 import { validCheckDefinition, validServiceDefinition } from './config-definitions';
 import { setLongTimeout, type LongTimer } from '../checks/long-timer';
 import type { LocalStateFiles, Persisted } from './local-state-files';
-import { grpcProbe } from '../checks/grpc-probe';
-import { httpProbe, tcpProbe } from '../checks/probes';
 import { scriptChecksRefusal, type ScriptCheckSettings } from '../checks/script-gate';
-import { dockerProbe, scriptProbe } from '../checks/script-probe';
 import { isMaintenanceCheckId, serviceMaintenanceId } from './maintenance';
 
 export const TTL_EXPIRED = 'TTL expired';
@@ -82,11 +83,6 @@ interface Tracked {
   reported: boolean;
 }
 
-/** A state to start from instead of the definition's (on restart), with the TTL left. */
-interface StartState extends CheckState {
-  status: CheckStatus;
-  ttlLeftMs?: number;
-}
 
 const RETRY_MS = 1_000;
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -97,11 +93,8 @@ export class LocalState {
   private readonly listeners = new Set<() => void>();
   private readonly sync: CatalogSync;
   private readonly limiter: ConcurrencyLimit;
-  /** Alias checks that follow this agent's own checks: re-judged when any local check changes. */
-  private readonly localAliases = new Map<string, Tracked>();
-  private aliasPass: NodeJS.Immediate | undefined;
-  /** The service IDs ("" : node-level) whose checks changed since the last pass; null: judge every alias. */
-  private aliasDirty: Set<string> | null = new Set();
+  /** Alias checks that follow this agent's own checks: re-judged when a local check changes. */
+  private readonly localAliases: LocalAliases<Tracked>;
   private stopped = false;
   /**
    * Settles once what load() restored is in the catalog (at once when it restored nothing);
@@ -112,6 +105,18 @@ export class LocalState {
   constructor(private readonly deps: LocalStateDeps) {
     this.sync = deps.results;
     this.limiter = new ConcurrencyLimit(deps.maxConcurrentProbes);
+    this.localAliases = new LocalAliases<Tracked>({
+      inputs: () => {
+        const rows: AliasInput[] = [...this.checks_.values()]
+          .filter((c) => c.spec.kind.type !== 'alias')
+          .map((c) => ({ CheckID: c.spec.CheckID, Name: c.spec.Name, ServiceID: c.spec.ServiceID, Status: c.status, Output: c.output }));
+        // Maintenance checks are local checks too (Consul's local state holds them); the catalog has them.
+        for (const row of this.deps.store.healthNode(this.deps.node).value) if (isMaintenanceCheckId(row.CheckID)) rows.push(row);
+        return rows;
+      },
+      target: (t) => ({ serviceId: t.spec.kind.type === 'alias' ? t.spec.kind.serviceId : '', selfId: t.spec.CheckID, status: t.status, output: t.output }),
+      judged: (t, r) => this.runnerResult(t, r.status, r.output),
+    });
   }
 
   /** Catalog writes made for check results since start (a steady check makes none). */
@@ -290,50 +295,13 @@ export class LocalState {
    * as the catalog holds them.
    */
   listChecks(authz: Authorizer): Record<string, unknown> {
-    const node = this.deps.node;
-    const rows = new Map(this.deps.store.healthNode(node).value.map((c) => [c.CheckID, c]));
-    const out: Record<string, unknown> = Object.create(null); // keyed by users' check IDs
-    const maintenance = [...rows.keys()].filter((id) => isMaintenanceCheckId(id) && !this.checks_.has(id));
-    for (const id of [...this.checks_.keys(), ...maintenance].sort(byId)) {
-      const t = this.checks_.get(id);
-      if (!t) {
-        const row = rows.get(id)!;
-        if (row.ServiceID ? !authz.serviceRead(row.ServiceName) : !authz.nodeRead(node)) continue;
-        out[id] = {
-          Node: node,
-          CheckID: id,
-          Name: row.Name,
-          Status: row.Status,
-          Notes: row.Notes,
-          Output: row.Output,
-          ServiceID: row.ServiceID,
-          ServiceName: row.ServiceName,
-          ServiceTags: row.ServiceTags ?? [],
-          Definition: row.Definition ?? {},
-          CreateIndex: row.CreateIndex,
-          ModifyIndex: row.ModifyIndex,
-        };
-        continue;
-      }
-      const service = t.spec.ServiceID ? this.services_.get(t.spec.ServiceID) : undefined;
-      if (service ? !authz.serviceRead(service.service.Service) : !authz.nodeRead(node)) continue;
-      const row = rows.get(id);
-      out[id] = {
-        Node: node,
-        CheckID: id,
-        Name: t.spec.Name,
-        Status: t.status,
-        Notes: t.spec.Notes,
-        Output: t.output,
-        ServiceID: t.spec.ServiceID,
-        ServiceName: service?.service.Service ?? '',
-        ServiceTags: service?.service.Tags ?? [],
-        Definition: row?.Definition ?? catalogCheckOf(t.spec, node, t.status, t.output).Definition,
-        CreateIndex: row?.CreateIndex ?? 0,
-        ModifyIndex: row?.ModifyIndex ?? 0,
-      };
-    }
-    return out;
+    return agentChecksOut({
+      node: this.deps.node,
+      tracked: this.checks_,
+      rows: this.deps.store.healthNode(this.deps.node).value,
+      service: (id) => this.services_.get(id),
+      authz,
+    });
   }
 
 
@@ -374,7 +342,7 @@ export class LocalState {
     const ownServices = await loadable('service', persistedServices.filter((p) => !configServiceIds.has(serviceId(p.def))), serviceId, validServiceDefinition);
     for (const { def, file } of [...config.services.map((def) => ({ def, file: undefined })), ...ownServices]) {
       await this.loading(`service ${serviceId(def)}`, async () => {
-        const start = await this.restoredStates(this.serviceCheckSpecs(def));
+        const start = await restoredStates(this.restoreSources, this.serviceCheckSpecs(def));
         await this.addService(withStatuses(def, start), all, false, start, true);
       }, file === undefined ? undefined : (err) => setAside({ file, def }, `service ${JSON.stringify(serviceId(def))}`, err));
     }
@@ -382,7 +350,7 @@ export class LocalState {
     const ownChecks = await loadable('check', persistedChecks.filter((p) => !configCheckIds.has(checkId(p.def))), checkId, validCheckDefinition);
     for (const { def, file } of [...config.checks.map((def) => ({ def, file: undefined })), ...ownChecks]) {
       await this.loading(`check ${checkId(def)}`, async () => {
-        const start = (await this.restoredStates([this.checkOf(def)])).values().next().value;
+        const start = (await restoredStates(this.restoreSources, [this.checkOf(def)])).values().next().value;
         await this.addCheck(def, all, false, start, true);
       }, file === undefined ? undefined : (err) => setAside({ file, def }, `check ${JSON.stringify(checkId(def))}`, err));
     }
@@ -432,7 +400,7 @@ export class LocalState {
 
   stop(): void {
     this.stopped = true;
-    if (this.aliasPass) clearImmediate(this.aliasPass);
+    this.localAliases.stop();
     for (const t of this.checks_.values()) this.halt(t);
     this.checks_.clear();
     this.sync.stop();
@@ -480,6 +448,11 @@ export class LocalState {
     }
   }
 
+  /** Where a restarted check's state comes from (restored-states.ts). */
+  private get restoreSources() {
+    return { files: this.deps.files, rows: () => this.deps.store.healthNode(this.deps.node).value };
+  }
+
   private checkOf(def: AgentCheckDefinition): CheckSpec {
     return standaloneCheckSpec(def);
   }
@@ -497,26 +470,6 @@ export class LocalState {
     } catch {
       return []; // registration will report the problem
     }
-  }
-
-  /** What each check resumes with after a restart: a TTL check's unexpired saved state; for HTTP/TCP, the catalog's row. */
-  private async restoredStates(specs: CheckSpec[]): Promise<Map<string, StartState>> {
-    const out = new Map<string, StartState>();
-    const rows = new Map(this.deps.store.healthNode(this.deps.node).value.map((c) => [c.CheckID, c]));
-    for (const spec of specs) {
-      if (spec.kind.type === 'ttl') {
-        const saved = await this.deps.files?.loadCheckState(spec.CheckID);
-        // Expires is a wall-clock time (Consul's persisted check state): a clock stepped back since
-        // it was written would otherwise keep the check passing for the step's length. No TTL
-        // resumes with more than the TTL itself (issue #36).
-        const left = saved ? Math.min(saved.Expires - Date.now(), spec.kind.ttlMs) : 0;
-        if (saved && left > 0 && isCheckStatus(saved.Status)) out.set(spec.CheckID, { status: saved.Status, output: saved.Output, ttlLeftMs: left });
-      } else {
-        const row = rows.get(spec.CheckID);
-        if (row && isCheckStatus(row.Status)) out.set(spec.CheckID, { status: row.Status, output: row.Output });
-      }
-    }
-    return out;
   }
 
   /** One definition of load(): a refused one is logged and handed to `refused`; the start goes on. */
@@ -590,31 +543,15 @@ export class LocalState {
     if (kind.type === 'alias') {
       const alias = { node: kind.node, serviceId: kind.serviceId, selfId: spec.CheckID };
       if (kind.node === '') {
-        this.localAliases.set(spec.CheckID, t);
-        t.runner = { stop: () => this.localAliases.get(spec.CheckID) === t && this.localAliases.delete(spec.CheckID) };
+        t.runner = this.localAliases.add(spec.CheckID, t);
       } else {
         t.runner = startRemoteAlias(alias, this.deps.nodeChecks, (r) => this.runnerResult(t, r.status, r.output));
+        this.localAliases.changed(null);
       }
-      this.localChanged(null);
     } else if (kind.type === 'ttl') {
       t.runner = startTtlTimer(kind.ttlMs, () => this.runnerResult(t, 'critical', TTL_EXPIRED), failed, state.ttlLeftMs ?? kind.ttlMs);
     } else {
-      // Stopping the check also ends a command it is running (and what that command started).
-      const stopped = new AbortController();
-      const probe =
-        kind.type === 'http' ? () => httpProbe(kind)
-        : kind.type === 'tcp' ? () => tcpProbe(kind)
-        : kind.type === 'grpc' ? () => grpcProbe(kind)
-        : kind.type === 'docker' ? () => dockerProbe(kind, stopped.signal)
-        : () => scriptProbe(kind, stopped.signal);
-      const interval = Math.max(kind.intervalMs, this.deps.floors.intervalMinMs);
-      const runner = startIntervalRunner(interval, probe, (r) => this.runnerResult(t, r.status, r.output), this.limiter, failed);
-      t.runner = {
-        stop() {
-          runner.stop();
-          stopped.abort();
-        },
-      };
+      t.runner = startProbeRunner(kind, { intervalMinMs: this.deps.floors.intervalMinMs, limiter: this.limiter, failed }, (r) => this.runnerResult(t, r.status, r.output));
     }
     this.watchCritical(t);
   }
@@ -622,7 +559,7 @@ export class LocalState {
   /** Record a result; resolves when the catalog has it (see CatalogSync.set). */
   private setResult(t: Tracked, status: CheckStatus, output: string): Promise<void> {
     if (this.checks_.get(t.spec.CheckID) !== t) return Promise.resolve(); // replaced or removed meanwhile
-    if (t.status !== status || t.output !== output) this.localChanged(t.spec.ServiceID);
+    if (t.status !== status || t.output !== output) this.localAliases.changed(t.spec.ServiceID);
     t.status = status;
     t.output = output;
     const written = this.sync.set(t.spec.CheckID, { status, output });
@@ -661,36 +598,7 @@ export class LocalState {
   private halt(t: Tracked): void {
     t.runner.stop();
     t.criticalTimer?.clear();
-    this.localChanged(t.spec.ServiceID);
-  }
-
-  /**
-   * A local check of `serviceId` ("" : a node check; null: a new alias) came, went or changed: the
-   * local alias checks of that service are judged again, once per turn — as Consul notifies an alias
-   * only of its service's checks. Alias checks are not counted by other aliases (Consul counts a
-   * node-level one, so two node-level aliases would feed each other's output without end).
-   */
-  private localChanged(serviceId: string | null): void {
-    if (this.localAliases.size === 0 || this.stopped) return;
-    if (serviceId === null) this.aliasDirty = null;
-    else this.aliasDirty?.add(serviceId);
-    if (this.aliasPass) return;
-    this.aliasPass = setImmediate(() => {
-      this.aliasPass = undefined;
-      const dirty = this.aliasDirty;
-      this.aliasDirty = new Set();
-      const rows: AliasInput[] = [...this.checks_.values()]
-        .filter((c) => c.spec.kind.type !== 'alias')
-        .map((c) => ({ CheckID: c.spec.CheckID, Name: c.spec.Name, ServiceID: c.spec.ServiceID, Status: c.status, Output: c.output }));
-      // Maintenance checks are local checks too (Consul's local state holds them); the catalog has them.
-      for (const row of this.deps.store.healthNode(this.deps.node).value) if (isMaintenanceCheckId(row.CheckID)) rows.push(row);
-      for (const t of this.localAliases.values()) {
-        if (t.spec.kind.type !== 'alias') continue;
-        if (dirty && !dirty.has(t.spec.kind.serviceId)) continue;
-        const r = aliasResult(rows, { node: '', serviceId: t.spec.kind.serviceId, selfId: t.spec.CheckID });
-        if (r.status !== t.status || r.output !== t.output) this.runnerResult(t, r.status, r.output);
-      }
-    });
+    this.localAliases.changed(t.spec.ServiceID);
   }
 
   /** Stop and forget the checks matching `which`, once none of their writes is in flight; returns their last states. */
@@ -711,18 +619,6 @@ export class LocalState {
     const orphans = await this.pause((t) => t.spec.ServiceID !== '' && !this.services_.has(t.spec.ServiceID));
     for (const id of orphans.keys()) await this.deps.files?.removeCheck(id);
   }
-}
-
-/** A service definition whose checks start from the given statuses (by the IDs they will get). */
-function withStatuses(def: ServiceDefinition, start: Map<string, StartState>): ServiceDefinition {
-  if (start.size === 0) return def;
-  const defs = [...(def.Check ? [def.Check] : []), ...(def.Checks ?? [])];
-  const specs = servicesFromDefinition(def, new Map(), { allowManagedApiRegistration: true })[0]!.checks;
-  const patched = defs.map((c, i) => {
-    const s = start.get(specs[i]!.CheckID);
-    return s ? { ...c, Status: s.status } : c;
-  });
-  return def.Check ? { ...def, Check: patched[0], Checks: def.Checks ? patched.slice(1) : def.Checks } : { ...def, Checks: patched };
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
