@@ -4,7 +4,7 @@ import type { RaftNode } from '@registry/raft';
 import type { Store } from '@registry/store';
 import { randomUUID } from 'node:crypto';
 import type { AgentTokens } from '../acl/agent-tokens';
-import type { Maintenance } from '../checks/maintenance';
+import type { Maintenance } from '../local/maintenance';
 import type { Areas } from '../areas/install';
 import { badRequest, serverError } from '../errors';
 import type { AgentLifecycle } from '../http/routes/deps';

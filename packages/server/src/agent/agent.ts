@@ -29,7 +29,6 @@ import { addServerOnce } from '../cluster/add-server';
 import { holdsRaftState, raftStorage } from './raft-storage';
 import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
 import { ServerHealth, SERF_CHECK_ID, SERVER_SERVICE_ID } from '../cluster/server-health';
-import { AntiEntropy } from '../client/anti-entropy';
 import { hostOf, portOf, type ServerFacts } from '../cluster/server-info';
 import type { BannerFacts } from './banner';
 import { ClientLiveness, clientsInCatalog } from '../cluster/client-liveness';
@@ -38,11 +37,15 @@ import { clientMemberOut } from '../cluster/client-members';
 import { Rpc } from '../rpc/rpc';
 import { installAcl } from '../acl/install';
 import { LeaderDuties } from '../runtime/leader-duties';
-import { Mesh } from '../connect/mesh';
+import { AgentConnect } from '../connect/agent-connect';
+import { initialCa } from '../config/connect-config';
+import { ManagedProxies } from '../connect/managed-proxies';
+import { followManagedProxies } from '../connect/managed-proxy-follower';
 import { installSessions } from '../sessions/install';
 import type { SessionRenewer } from '../sessions/session-ttl';
-import type { AgentChecks } from '../checks/agent-checks';
-import { installAgentChecks } from '../checks/install';
+import type { LocalState } from '../local/local-state';
+import type { Syncer } from '../local/syncer';
+import { installLocalState } from '../local/install';
 import { addLogSecret, createLogger, type Logger } from '../runtime/logger';
 import { ConfigReloader, type ReloadResult } from './reload';
 import { applyLiveLimits } from './live-limits';
@@ -55,8 +58,6 @@ import { agentLifecycle } from './agent-lifecycle';
 import { debugConfig } from './debug-config';
 import { advertiseHost } from './advertise-address';
 import { AgentTokens } from '../acl/agent-tokens';
-import { Maintenance } from '../checks/maintenance';
-import { LocalStateFiles } from '../checks/local-state-files';
 import { AutopilotHealth } from '../cluster/autopilot-health';
 import type { AgentLifecycle } from '../http/routes/deps';
 import { storeStateMachine } from './store-fsm';
@@ -135,14 +136,16 @@ export class Agent {
   /** Counts the connections of the HTTP and HTTPS servers together (one share of descriptors). */
   private httpLimiter: ConnectionLimiter | undefined;
   private stopping: Promise<void> | null = null;
-  /** The service-mesh side (set once during start). */
-  mesh: Mesh | undefined;
+  /** The Connect side: agent cache, leaf signer, CA duty (set once during start). */
+  connect: AgentConnect | undefined;
+  /** Managed proxies' processes, following the local state (set once during start). */
+  proxies: ManagedProxies | undefined;
   /** Session TTL timers and renewals (set once during start). */
   sessions: SessionRenewer | undefined;
   /** Network areas: links to other datacenters, `?dc=` forwarding, coordinates (set once during start). */
   areas: Areas | undefined;
-  /** This agent's checks and the persistence of its services (set once during start). */
-  checks: AgentChecks | undefined;
+  /** This agent's own services and checks (local/local-state.ts; set once during start). */
+  local: LocalState | undefined;
   /** Tokens, maintenance, monitor, host, force-leave, WAN view (set once during start). */
   lifecycle: AgentLifecycle | undefined;
   /** Backups, GET/PUT /v1/snapshot (set once during start). */
@@ -151,8 +154,9 @@ export class Agent {
   metrics: Metrics | undefined;
   /** The config file's watches (set once the HTTP API listens). */
   watches: AgentWatches | undefined;
-  /** This node's services and checks kept in the catalog (client/anti-entropy.ts). */
-  antiEntropy: AntiEntropy | undefined;
+  /** Keeps this node's services and checks in the catalog: check results and anti-entropy (local/syncer.ts). */
+  syncer: Syncer | undefined;
+  private stopFollowing: (() => void) | undefined;
   /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
   readonly stopped: Promise<void>;
   /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
@@ -292,8 +296,8 @@ export class Agent {
     const clients = new ClientLiveness({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), timeoutMs: config.clients.heartbeatTimeoutMs, logger: logger.child({ module: 'agent.leader' }) });
     leaderDuties.add(clients);
     const failures = runnerFailures(logger.child({ module: 'agent.runners' }), (runner) => metrics.runnerFailed(runner));
-    const mesh = new Mesh({ config, rpc, store, raft, transport, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures });
-    leaderDuties.add(mesh.caDuty);
+    const connect = new AgentConnect({ config, initialCa: initialCa(config), rpc, store, logger: logger.child({ module: 'agent.connect' }) });
+    leaderDuties.add(connect.caDuty);
     installAcl(config.acl, { datacenter: config.datacenter, primaryDatacenter: config.primaryDatacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc, membership);
     made.agent = agent;
@@ -316,7 +320,7 @@ export class Agent {
       members: () => agent.members(),
       raftConfiguration: () => agent.clusterOps().raftConfiguration(),
     });
-    agent.mesh = mesh;
+    agent.connect = connect;
     agent.sessions = installSessions({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }), failures });
     agent.tls = tls;
     // An archive a crash left half-checked is nobody's (snapshot/archive-upload.ts).
@@ -334,40 +338,41 @@ export class Agent {
       logger.info({ leader: leader?.address ?? null, term: raft.term() }, leader ? 'cluster leader known' : 'no cluster leader');
     });
 
-    agent.checks = await installAgentChecks({ config, dataDir, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
+    // This agent's own services and checks, built as on a client (local/install.ts); the catalog
+    // view is this server's store. Anti-entropy runs on a server too (Consul's agent runs it
+    // whatever its role): a catalog row of this node that the agent does not hold — a service
+    // deregistered through the catalog, a definition set aside at start because it no longer loads
+    // — is repaired at the next pass. It starts once the agent's own definitions are restored, so a
+    // first pass never removes what is about to be registered again.
+    const { local, syncer, maintenance } = await installLocalState({
+      config, dataDir, store,
+      view: async () => ({ node: store.catalogNode(config.nodeName).value, checks: store.healthNode(config.nodeName).value }),
+      apply: (cmd: Command) => rpc.apply(cmd, { internal: true }),
+      nodeChecks: (node, minIndex, signal) => connect.nodeChecks(node, minIndex, signal),
+      keepService: (id) => id === SERVER_SERVICE_ID,
+      logger: logger.child({ module: 'agent.checks' }),
+      syncLogger: logger.child({ module: 'agent.anti_entropy' }),
+      failures,
+    });
+    agent.local = local;
+    agent.syncer = syncer;
+    // Managed proxies follow the local state; they start once the HTTP API they are given listens.
+    const proxies = new ManagedProxies(() => agent.httpAddress, logger.child({ module: 'agent.connect' }), failures);
+    proxies.hold();
+    agent.proxies = proxies;
+    agent.stopFollowing = followManagedProxies(local, proxies);
     new AutopilotHealth({ self: { id: nodeId, node: config.nodeName, address }, version: VERSION, raft, store, transport, leaderCalls: rpc.leader });
     const tokens = new AgentTokens(config.acl.tokens, config.acl.enableTokenPersistence ? dataDir : undefined);
     await tokens.load();
-    const maintenance = new Maintenance({
-      node: config.nodeName, mesh, store, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }),
-      files: new LocalStateFiles(dataDir, logger.child({ module: 'agent.checks' })), logger: logger.child({ module: 'agent.checks' }),
-    });
-    void maintenance.restore(agent.checks.restored);
-    // Anti-entropy on a server too (Consul's agent runs it whatever its role): a catalog row of this
-    // node that the agent does not hold — a service deregistered through the catalog, a definition
-    // set aside at start because it no longer loads — is repaired at the next pass. It starts once
-    // the agent's own definitions are restored, so a first pass never removes what is about to be
-    // registered again.
-    const checks = agent.checks;
-    agent.antiEntropy = new AntiEntropy({
-      node: config.nodeName,
-      services: () => mesh.localServices(),
-      checks: () => checks.catalogChecks(),
-      view: async () => ({ node: store.catalogNode(config.nodeName).value, checks: store.healthNode(config.nodeName).value }),
-      apply: (cmd: Command) => rpc.apply(cmd, { internal: true }),
-      logger: logger.child({ module: 'agent.anti_entropy' }),
-      failures,
-      keepService: (id) => id === SERVER_SERVICE_ID,
-    });
-    void checks.restored.then(() => {
-      if (!agent.stopping) agent.antiEntropy?.start(config.clients.antiEntropyIntervalMs);
+    void local.restored.then(() => {
+      if (!agent.stopping) syncer.start(config.clients.antiEntropyIntervalMs);
     });
     agent.lifecycle = agentLifecycle({
       datacenter: config.datacenter, dataDir, raft, store, rpc, areas: agent.areas, tokens, maintenance, logTap,
       nodeNameOf: (id) => agent.nodeNameOf(id),
     });
     await agent.listenHttp();
-    agent.checks.listening();
+    proxies.release();
     // Watches query this agent's HTTP API, so they start once it listens.
     agent.watches = installWatches({ config, httpAddress: () => agent.httpAddress, failures, logger: logger.child({ module: 'agent.watches' }) });
     agent.dns = await installDns({
@@ -443,12 +448,13 @@ export class Agent {
     }
     this.joiner.stop();
     this.watches?.stop();
-    this.antiEntropy?.stop();
+    this.syncer?.stop();
     this.leaderDuties.stop();
     this.metrics?.stop();
-    this.checks?.stop();
+    this.stopFollowing?.();
+    this.local?.stop();
     this.lifecycle?.maintenance.stop();
-    this.mesh?.stop();
+    this.connect?.stop();
     this.areas?.stop();
     this.snapshots?.stop();
     await this.dns?.close();
@@ -476,9 +482,9 @@ export class Agent {
         consulCompat: this.config.consulCompat,
       },
       cluster: this.clusterOps(),
-      mesh: this.mesh,
+      connect: this.connect!,
+      local: this.local!,
       sessions: this.sessions,
-      checks: this.checks,
       metrics: this.metrics,
       lifecycle: this.lifecycle,
       reload: () => this.reload(),
@@ -630,7 +636,8 @@ export class Agent {
         Member: this.memberOf({ id: this.nodeId, address: this.self.address }, true),
         Coord: this.areas?.coordinate() ?? null,
         DebugConfig: debugConfig(this.config, this.nodeId, hostOf(this.self.address), portOf(this.self.address)),
-        Stats: { raft: raft.stats() },
+        // As on a client: the anti-entropy passes this agent ran, the writes they made, and those the ACLs refused.
+        Stats: { raft: raft.stats(), antiEntropy: this.syncer?.stats ?? { passes: 0, writes: 0, blocked: 0 } },
       }),
     };
   }

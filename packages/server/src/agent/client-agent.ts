@@ -1,9 +1,10 @@
 // A client agent (Consul's agent without -server): no Raft and no replicated store. It reaches the
 // datacenter through a server's RPC port, heartbeats so the servers keep its node and serfHealth
 // check, owns its services and checks (agent endpoints, config definitions, the check runners) and
-// keeps them in the catalog by anti-entropy; every other request is forwarded to a live server
-// through ForwardingRpc, the same RpcApi the HTTP routes use on a server. `?cached` and the agent
-// cache are served here (connect/agent-cache.ts, through the mesh). docs/cluster.md "Client agents".
+// keeps them in the catalog by anti-entropy (local/, built as on a server, over the node mirror);
+// every other request is forwarded to a live server through ForwardingRpc, the same RpcApi the HTTP
+// routes use on a server. `?cached` and the agent cache are served here (connect/agent-cache.ts,
+// through AgentConnect). docs/cluster.md "Client agents".
 import { mkdtemp, rm } from 'node:fs/promises';
 import { makeDirDurably } from '../runtime/durable-file';
 import type { Server } from 'node:http';
@@ -22,11 +23,14 @@ import { badRequest } from '../errors';
 import { allowAllResolver, type AclResolver } from '../acl/authorization';
 import { CachedAclResolver } from '../acl/cached-resolver';
 import { withAgentMaster } from '../acl/agent-master';
-import { Mesh } from '../connect/mesh';
-import type { AgentChecks } from '../checks/agent-checks';
-import { installAgentChecks } from '../checks/install';
-import { Maintenance } from '../checks/maintenance';
-import { LocalStateFiles } from '../checks/local-state-files';
+import { AgentConnect } from '../connect/agent-connect';
+import { initialCa } from '../config/connect-config';
+import { ManagedProxies } from '../connect/managed-proxies';
+import { followManagedProxies } from '../connect/managed-proxy-follower';
+import type { LocalState } from '../local/local-state';
+import type { Maintenance } from '../local/maintenance';
+import type { Syncer } from '../local/syncer';
+import { installLocalState } from '../local/install';
 import { AgentTokens } from '../acl/agent-tokens';
 import { installDns } from '../dns/install';
 import type { DnsServer } from '../dns/server';
@@ -37,9 +41,7 @@ import { ForwardingRpc } from '../client/forwarding-rpc';
 import { ServerLink } from '../client/server-link';
 import { Heartbeats } from '../client/heartbeats';
 import { NodeMirror } from '../client/node-mirror';
-import { AntiEntropy } from '../client/anti-entropy';
 import { tokenFetcher } from '../client/token-fetch';
-import type { LeaderCallsApi } from '../rpc/rpc-api';
 import { clientClusterOps, clientForceLeave } from './client-cluster-ops';
 import { addLogSecret, createLogger, type Logger } from '../runtime/logger';
 import { loadOrCreateNodeId } from './node-id';
@@ -69,10 +71,16 @@ export class ClientAgent {
   /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
   exitCode = 0;
   private markStopped!: () => void;
-  checks: AgentChecks | undefined;
-  mesh: Mesh | undefined;
+  /** This agent's own services and checks (local/local-state.ts). */
+  local: LocalState | undefined;
+  /** The Connect side: agent cache, leaves (connect/agent-connect.ts). */
+  connect: AgentConnect | undefined;
+  /** Managed proxies' processes, following the local state. */
+  proxies: ManagedProxies | undefined;
   maintenance: Maintenance | undefined;
-  antiEntropy: AntiEntropy | undefined;
+  /** Keeps this node's services and checks in the catalog: check results and anti-entropy (local/syncer.ts). */
+  syncer: Syncer | undefined;
+  private stopFollowing: (() => void) | undefined;
   metrics: Metrics | undefined;
   watches: AgentWatches | undefined;
 
@@ -144,46 +152,50 @@ export class ClientAgent {
     agent.metrics.start();
     const failures = runnerFailures(logger.child({ module: 'agent.runners' }), (runner) => metrics.runnerFailed(runner));
 
-    // The agent's own writes (service and check sync) go with its authority; the mirror follows them.
-    // `internal` still counts with servers that have ACLs off (nothing is checked there anyway).
-    const ownWrite = (cmd: Command) => rpc.apply(cmd, { internal: true, token: agentToken() });
+    // The agent's own writes (its services, checks, their results, maintenance, anti-entropy) go
+    // with its authority; the mirror follows them. `internal` still counts with servers that have
+    // ACLs off (nothing is checked there anyway).
     const apply = async (cmd: Command) => {
-      const result = await ownWrite(cmd);
+      const result = await rpc.apply(cmd, { internal: true, token: agentToken() });
       agent.mirrorSoon();
       return result;
     };
-    // The mesh's leader call (Connect.Sign of a leaf for a service of this agent, refreshed in the
-    // background, not per request) is the agent's own: its agent token, which the servers check.
-    const meshLeader: LeaderCallsApi = { call: (method, args, timeoutMs) => rpc.leader.call(method, args, timeoutMs, agentToken()), handle: rpc.leader.handle };
-    const mesh = new Mesh({ config, rpc: { ...rpcFacade(rpc), leader: meshLeader, apply: (cmd, o) => (o?.internal ? apply(cmd) : rpc.apply(cmd, o)) }, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), httpAddress: () => agent.httpAddress, failures, lostContactSince: () => agent.heartbeats?.lostSince });
-    agent.mesh = mesh;
-    agent.checks = await installAgentChecks({ config, dataDir, mesh, store: mirror.store, apply, aclsEnabled: config.acl.enabled, logger: logger.child({ module: 'agent.checks' }), failures });
-    agent.maintenance = new Maintenance({ node: config.nodeName, mesh, store: mirror.store, apply, files: new LocalStateFiles(dataDir, logger.child({ module: 'agent.checks' })), logger: logger.child({ module: 'agent.checks' }) });
-    void agent.maintenance.restore(agent.checks.restored);
-    const checks = agent.checks;
-    agent.antiEntropy = new AntiEntropy({
-      node: config.nodeName,
-      services: () => mesh.localServices(),
-      checks: () => checks.catalogChecks(),
+    // Its leader calls (Connect.Sign of a leaf for a service of this agent, refreshed in the
+    // background, not per request) are the agent's own too: its agent token, which the servers check.
+    const connect = new AgentConnect({ config, initialCa: initialCa(config), rpc, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), agentToken, lostContactSince: () => agent.heartbeats?.lostSince });
+    agent.connect = connect;
+    // Built as on a server (local/install.ts); the catalog view is the node mirror.
+    const { local, syncer, maintenance } = await installLocalState({
+      config, dataDir, store: mirror.store,
       view: () => mirror.refresh(),
-      apply: ownWrite,
-      logger: logger.child({ module: 'agent.anti_entropy' }),
+      apply,
+      nodeChecks: (node, minIndex, signal) => connect.nodeChecks(node, minIndex, signal),
+      logger: logger.child({ module: 'agent.checks' }),
+      syncLogger: logger.child({ module: 'agent.anti_entropy' }),
       failures,
     });
+    agent.local = local;
+    agent.syncer = syncer;
+    agent.maintenance = maintenance;
+    // Managed proxies follow the local state; they start once the HTTP API they are given listens.
+    const proxies = new ManagedProxies(() => agent.httpAddress, logger.child({ module: 'agent.connect' }), failures);
+    proxies.hold();
+    agent.proxies = proxies;
+    agent.stopFollowing = followManagedProxies(local, proxies);
 
     agent.heartbeats = new Heartbeats(link, { id: nodeId, node: config.nodeName, address: advertise, port: config.httpPort, nodeMeta: config.nodeMeta }, logger.child({ module: 'agent.client' }), () => {
       void mirror.refresh().catch(() => undefined);
       // As on a server: the first pass waits until the loaded services and checks are in the
-      // catalog (checks.restored), each service written with its checks, so no pass writes a
+      // catalog (local.restored), each service written with its checks, so no pass writes a
       // service alone — for a moment a service with no checks would pass every health read.
-      void checks.restored.then(() => {
-        if (!agent.stopping) agent.antiEntropy?.start(config.clients.antiEntropyIntervalMs);
+      void local.restored.then(() => {
+        if (!agent.stopping) syncer.start(config.clients.antiEntropyIntervalMs);
       });
     });
     agent.heartbeats.start();
 
     await agent.listenHttp();
-    agent.checks.listening();
+    proxies.release();
     // Watches query this agent's HTTP API, so they start once it listens.
     agent.watches = installWatches({ config, httpAddress: () => agent.httpAddress, failures, logger: logger.child({ module: 'agent.watches' }) });
     agent.dns = await installDns({
@@ -243,11 +255,12 @@ export class ClientAgent {
   private async shutdown(): Promise<void> {
     this.watches?.stop();
     this.heartbeats?.stop();
-    this.antiEntropy?.stop();
+    this.syncer?.stop();
     if (this.mirrorTimer) clearTimeout(this.mirrorTimer);
-    this.checks?.stop();
+    this.stopFollowing?.();
+    this.local?.stop();
     this.maintenance?.stop();
-    this.mesh?.stop();
+    this.connect?.stop();
     this.metrics?.stop();
     await this.dns?.close();
     if (this.http) {
@@ -266,7 +279,7 @@ export class ClientAgent {
   /** Leave: no more heartbeats, the leader deregisters this node (listed as left), then stop. */
   private async leave(): Promise<void> {
     this.heartbeats.stop();
-    this.antiEntropy?.stop();
+    this.syncer?.stopPasses();
     // The client's own operation: its agent token, which holds node:write on its node.
     await this.rpc.leader.call('Cluster.ClientLeave', { node: this.config.nodeName }, undefined, agentTokenOf(this.config));
     setTimeout(() => void this.stop(), 50);
@@ -307,12 +320,12 @@ export class ClientAgent {
           },
           Coord: null,
           DebugConfig: debugConfig(config, this.nodeId, this.advertise, this.httpPort),
-          Stats: { agent: { server: this.link.current, servers: this.link.known.join(',') }, antiEntropy: { passes: this.antiEntropy?.passes ?? 0, writes: this.antiEntropy?.writes ?? 0, blocked: this.antiEntropy?.blocked ?? 0 } },
+          Stats: { agent: { server: this.link.current, servers: this.link.known.join(',') }, antiEntropy: this.syncer?.stats ?? { passes: 0, writes: 0, blocked: 0 } },
         }),
       }),
-      mesh: this.mesh,
+      connect: this.connect!,
+      local: this.local!,
       sessions: { ttlMinMs: config.sessionTtlMinMs, renew: (id: string, token?: string) => this.rpc.leader.call('Session.Renew', { id }, undefined, token) },
-      checks: this.checks,
       metrics: this.metrics,
       lifecycle: this.lifecycle(),
       reload: () => this.reload(),
@@ -369,13 +382,3 @@ function agentTokenOf(config: AgentConfig): string | undefined {
   return config.acl.tokens.agent || config.acl.tokens.default;
 }
 
-/** The RpcApi members of a ForwardingRpc as a plain object (to override one of them). */
-function rpcFacade(rpc: ForwardingRpc) {
-  return {
-    read: rpc.read.bind(rpc) as ForwardingRpc['read'],
-    readByName: rpc.readByName.bind(rpc) as ForwardingRpc['readByName'],
-    leader: rpc.leader,
-    aclResolver: rpc.aclResolver,
-    blocking: rpc.blocking,
-  };
-}

@@ -10,8 +10,8 @@
 import { Authorizer } from '@registry/acl';
 import { AgentTokens } from '../acl/agent-tokens';
 import type { AgentConfig } from '../config/config';
-import type { AgentChecks } from '../checks/agent-checks';
-import type { ServiceDefinition } from '../connect/local-services';
+import type { LocalState } from '../local/local-state';
+import type { ServiceDefinition } from '../local/local-services';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
 import type { AgentWatches } from '../watches/agent-watches';
 import { adoptLimits, limitChanges } from './live-limits';
@@ -20,7 +20,7 @@ import { addLogSecret, setLogLevel, type Logger } from '../runtime/logger';
 export interface Reloadable {
   config: AgentConfig;
   logger: Logger;
-  checks: AgentChecks | undefined;
+  local: LocalState | undefined;
   watches?: AgentWatches | undefined;
   dataDir: string;
   /** Applies the running config's limits to the listeners (called after they were copied into it). */
@@ -165,8 +165,8 @@ function replaceContents(target: Record<string, unknown>, source: Record<string,
 async function reloadDefinitions(agent: Reloadable, next: AgentConfig): Promise<string[]> {
   const before = agent.config.definitions;
   const after = next.definitions;
-  const checks = agent.checks;
-  if (!checks || same(before, after)) return [];
+  const local = agent.local;
+  if (!local || same(before, after)) return [];
   const all = Authorizer.allowAll();
   const out: string[] = [];
   const oldServices = new Map(before.services.map((d) => [serviceId(d), d]));
@@ -175,24 +175,24 @@ async function reloadDefinitions(agent: Reloadable, next: AgentConfig): Promise<
   const newChecks = new Map(after.checks.map((d) => [checkId(d), d]));
   for (const id of oldChecks.keys()) {
     if (newChecks.has(id)) continue;
-    await checks.deregisterCheck(id, all).catch(() => undefined);
+    await local.removeCheck(id, all).catch(() => undefined);
     out.push(`checks: -${id}`);
   }
   for (const id of oldServices.keys()) {
     if (newServices.has(id)) continue;
-    await checks.deregisterService(id, all);
+    await local.removeService(id, all);
     out.push(`services: -${id}`);
   }
   for (const [id, def] of newServices) {
     const was = oldServices.get(id);
     if (was && same(was, def)) continue;
-    await checks.registerService(def, all, false);
+    await local.addService(def, all, false);
     out.push(`services: ${was ? '~' : '+'}${id}`);
   }
   for (const [id, def] of newChecks) {
     const was = oldChecks.get(id);
     if (was && same(was, def)) continue;
-    await checks.registerCheck(def, all, false);
+    await local.addCheck(def, all, false);
     out.push(`checks: ${was ? '~' : '+'}${id}`);
   }
   agent.config.definitions = after;

@@ -1,6 +1,6 @@
 // Alias checks (Consul 1.3+'s agent/checks/alias.go): a check whose status is the worst among
 // another node's and/or service's checks. With no AliasNode it follows this agent's own checks as
-// they change (AgentChecks tells it); with one, it follows that node's checks in the catalog by
+// they change (LocalState tells it); with one, it follows that node's checks in the catalog by
 // blocking reads (through the agent cache), turning critical when they cannot be read.
 import type { ProbeResult } from './check-output';
 import type { CheckStatus } from './check-spec';

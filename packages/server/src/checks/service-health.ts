@@ -2,6 +2,8 @@
 // /v1/agent/health/service/*): the checks of the service and of its node, folded into one status
 // (api.HealthChecks.AggregatedStatus) and an HTTP code a balancer can act on without parsing.
 export const NODE_MAINT_CHECK_ID = '_node_maintenance';
+/** The node check the servers keep for every agent (cluster/server-health.ts, client-liveness.ts): never the agent's own. */
+export const SERF_CHECK_ID = 'serfHealth';
 export const SERVICE_MAINT_PREFIX = '_service_maintenance:';
 
 export type AggregatedStatus = 'passing' | 'warning' | 'critical' | 'maintenance';

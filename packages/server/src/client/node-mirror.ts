@@ -1,15 +1,11 @@
-// A client agent keeps no replicated state, but its agent-side parts (agent checks, maintenance,
-// the mesh's service listing) read their own node's catalog rows from a Store, as they do on a
-// server. The mirror is a local, unreplicated Store holding only this node, copied from the
+// A client agent keeps no replicated state, but its local state (local/: the services' and checks'
+// listings, maintenance, anti-entropy's catalog view) reads its own node's catalog rows from a
+// Store, as it does on a server. The mirror is a local, unreplicated Store holding only this node, copied from the
 // servers' answer at each anti-entropy pass and after each write the agent makes through it.
-import { Store, type CatalogNodeOut, type Command, type HealthCheckOut, type RegisterRequest } from '@registry/store';
+import { Store, type Command, type RegisterRequest } from '@registry/store';
+import type { NodeView } from '../local/anti-entropy';
 import type { QueryOptions } from '../rpc/query-options';
 import type { RpcApi } from '../rpc/rpc-api';
-
-export interface NodeView {
-  node: CatalogNodeOut | null;
-  checks: HealthCheckOut[];
-}
 
 export class NodeMirror {
   readonly store: Store;

@@ -11,6 +11,7 @@ import type { Logger } from '../runtime/logger';
 import { hostOf, portOf, type InfoReply, type ServerFacts } from './server-info';
 import { ClockOffsets } from './clock-offsets';
 import { monotonicMs } from '../time';
+import { SERF_CHECK_ID } from '../checks/service-health';
 import type { Membership, RemovalNotice } from './membership';
 import { Readmission } from './readmission';
 import { DeadServerCleanup } from './dead-servers';
@@ -27,7 +28,7 @@ const PING_TIMEOUT_MS = 800;
 /** Consecutive failed pings before a server is reported critical. */
 const FAILURES_BEFORE_CRITICAL = 2;
 
-export const SERF_CHECK_ID = 'serfHealth';
+export { SERF_CHECK_ID };
 /** The service the leader registers on every server's node (Consul's `consul` service). */
 export const SERVER_SERVICE_ID = 'registry';
 export const SERF_CHECK_NAME = 'Serf Health Status';

@@ -1,7 +1,7 @@
 // Config keys of client agents and of the servers' view of them (docs/cluster.md "Client agents"):
 // `client_heartbeat_timeout` (servers: a client not heard from this long gets a critical
 // serfHealth; default 9 s, so with the sweep (a tenth of it) a dead client is critical within 10 s) and
-// `anti_entropy_interval` (clients: how often their services and checks are compared with the
+// `anti_entropy_interval` (every agent, client or server: how often its services and checks are compared with the
 // catalog; default 30 s, Consul's scales from 1 min with the cluster size).
 import { parseDurationMs as parseDuration } from '@registry/store';
 

@@ -19,7 +19,7 @@ function section(properties: Record<string, SchemaNode>): SchemaNode {
   return { type: 'object', properties, additionalProperties: false };
 }
 
-/** Service and check definitions keep their own validation (checks/config-definitions.ts: the HTTP API's schemas). */
+/** Service and check definitions keep their own validation (local/config-definitions.ts: the HTTP API's schemas). */
 const definition = { type: 'object' } as const;
 
 export const configFileSchema: SchemaNode = section({

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { parseDurationMs as parseDuration } from '@registry/store';
 import { applyClientsConfig, defaultClientsConfig, type ClientsConfig } from './client-config';
 import { applySnapshotConfig, defaultSnapshotConfig, type SnapshotConfig } from './snapshot-config';
-import { agentDefinitionsOf, type AgentDefinitions } from '../checks/config-definitions';
+import { agentDefinitionsOf, type AgentDefinitions } from '../local/config-definitions';
 import { watchesOf, type WatchDefinition } from '../watches/watch-definition';
 import { scriptChecksRefusal } from '../checks/script-gate';
 import { applyDnsConfig, defaultDnsConfig, DEFAULT_DNS_PORT, type DnsConfig } from '../dns/config';
@@ -131,7 +131,7 @@ export interface AgentConfig {
   ui?: boolean;
   /** `ui_dir`: serve this folder at /ui/ instead of the built-in UI (implies `ui`). */
   uiDir?: string;
-  /** Client agents: the servers' heartbeat timeout, the clients' anti-entropy interval (config/client-config.ts). */
+  /** Client agents: the servers' heartbeat timeout; every agent's anti-entropy interval (config/client-config.ts). */
   clients: ClientsConfig;
   /** Backups: the largest archive a restore takes (config/snapshot-config.ts). */
   snapshot: SnapshotConfig;

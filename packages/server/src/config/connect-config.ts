@@ -103,3 +103,8 @@ export function initialCaSettings(c: CaBootstrapConfig | undefined, source = 'co
     throw new Error(`${source}: connect.ca_config: ${(err as Error).message.replace(/^error configuring provider: /, '')}`);
   }
 }
+
+/** What a first leader makes the CA with: the settings and (optionally) the cluster id of `connect.ca_config` (connect/ca-leader.ts). */
+export function initialCa(config: { connect: { caConfig?: CaBootstrapConfig } }): { settings: CaSettings; clusterId?: string } {
+  return { settings: initialCaSettings(config.connect.caConfig), clusterId: config.connect.caConfig?.clusterId };
+}

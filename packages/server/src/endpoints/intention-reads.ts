@@ -29,7 +29,7 @@ export const intentionReads = {
   /**
    * The destination's intentions for a check/authorize decision; needs only `service:read` on it.
    * Blocking (the ordinary read), unlike the HTTP check: the agent cache keeps authorize's answers
-   * fresh with blocking fetches of it (connect/mesh.ts), as Consul's cache does with Intention.Match.
+   * fresh with blocking fetches of it (connect/agent-connect.ts), as Consul's cache does with Intention.Match.
    */
   'intention.check': read({
     run: ({ store, authz }, a: { destination: MatchEntry }) => {

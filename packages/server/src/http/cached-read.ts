@@ -26,11 +26,11 @@ export function cacheWait(ctx: RouteContext<any, any, any>): GetOptions {
 
 /** readInto, or the agent cache when the request says `?cached`. Not itself async: an uncached read takes no extra promise. */
 export function readMaybeCached<K extends ReadName>(deps: RouteDeps, ctx: RouteContext<any, any, any>, endpoint: K, args: ReadArgs<K>): Promise<ReadValue<K>> {
-  if (!ctx.opts.cached || !deps.mesh) return readInto(deps, ctx, endpoint, args);
-  return readCached(deps.mesh, ctx, endpoint, args);
+  if (!ctx.opts.cached) return readInto(deps, ctx, endpoint, args);
+  return readCached(deps.connect, ctx, endpoint, args);
 }
 
-async function readCached<K extends ReadName>(mesh: NonNullable<RouteDeps['mesh']>, ctx: RouteContext<any, any, any>, endpoint: K, args: ReadArgs<K>): Promise<ReadValue<K>> {
+async function readCached<K extends ReadName>(mesh: RouteDeps['connect'], ctx: RouteContext<any, any, any>, endpoint: K, args: ReadArgs<K>): Promise<ReadValue<K>> {
   const answer = await mesh.cachedRead<ReadValue<K>>(endpoint, args, ctx.opts, cacheWait(ctx));
   ctx.meta.index = answer.index;
   setCacheHeaders(ctx, answer);

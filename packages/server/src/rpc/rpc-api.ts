@@ -1,4 +1,4 @@
-// What the layers above rpc/ may call (the HTTP routes, DNS, the agent's mesh and checks): one
+// What the layers above rpc/ may call (the HTTP routes, DNS, the agent's Connect side and local state): one
 // interface with two implementations. On a server it is `Rpc` (rpc.ts: Raft, forwarding to the
 // leader, consistency modes); on a client agent it is `ForwardingRpc` (client/forwarding-rpc.ts:
 // every request sent to a live server, which then takes the server path). The edge never knows

@@ -12,9 +12,9 @@ export type RunnerKind =
   | 'timer'
   /** The leader's session TTL timers (sessions/session-ttl.ts). */
   | 'session-ttl'
-  /** Writing check results to the catalog, and its retries (checks/catalog-sync.ts). */
+  /** Writing check results to the catalog, and its retries (local/catalog-sync.ts). */
   | 'catalog-sync'
-  /** A client agent's anti-entropy passes (client/anti-entropy.ts). */
+  /** An agent's anti-entropy passes (local/anti-entropy.ts). */
   | 'anti-entropy'
   | 'restore'
   | 'unhandled-rejection'

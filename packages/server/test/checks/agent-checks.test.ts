@@ -135,9 +135,9 @@ describe('TTL checks: pass, warn, fail, update', () => {
     await put('/v1/agent/check/register', { Name: 'steady', TTL: '30s' });
     await put('/v1/agent/check/pass/steady?note=ok');
     const index = (await catalogCheck('steady')).ModifyIndex;
-    const writes = a.agent.checks!.resultWrites;
+    const writes = a.agent.local!.resultWrites;
     for (let i = 0; i < 5; i++) expect((await put('/v1/agent/check/pass/steady?note=ok')).status).toBe(200);
-    expect(a.agent.checks!.resultWrites).toBe(writes);
+    expect(a.agent.local!.resultWrites).toBe(writes);
     expect((await catalogCheck('steady')).ModifyIndex).toBe(index);
   });
 

@@ -2,7 +2,7 @@
 // status mapping, the probe concurrency limit, and the catalog sync's write-only-on-change rule.
 import type { Command } from '@registry/store';
 import { createLogger } from '@registry/server';
-import { CatalogSync } from '../../src/checks/catalog-sync';
+import { CatalogSync } from '../../src/local/catalog-sync';
 import { capOutput, statusOfHttpCode } from '../../src/checks/check-output';
 import { catalogCheckOf, checkSpecOf, standaloneCheckSpec } from '../../src/checks/check-spec';
 import { ConcurrencyLimit } from '../../src/checks/concurrency-limit';

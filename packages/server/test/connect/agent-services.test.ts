@@ -161,19 +161,19 @@ describe('managed proxies', () => {
     expect(same.json.ContentHash).toBe(changed.json.ContentHash);
 
     // Kill the proxy: the agent starts it again.
-    const pid = a.agent.mesh!.proxies.pid('shop-proxy')!;
+    const pid = a.agent.proxies!.pid('shop-proxy')!;
     expect(pid).toBe(seen().pid);
     process.kill(pid, 'SIGKILL');
     await waitFor(() => {
-      const now = a.agent.mesh!.proxies.pid('shop-proxy');
+      const now = a.agent.proxies!.pid('shop-proxy');
       return now !== undefined && now !== pid && seen().pid === now;
     }, 10_000);
-    expect(a.agent.mesh!.proxies.restarts('shop-proxy')).toBeGreaterThanOrEqual(1);
+    expect(a.agent.proxies!.restarts('shop-proxy')).toBeGreaterThanOrEqual(1);
 
     // Deregistering the service stops the proxy and removes the proxy service.
-    const last = a.agent.mesh!.proxies.pid('shop-proxy')!;
+    const last = a.agent.proxies!.pid('shop-proxy')!;
     expect((await http(a.url, 'PUT', '/v1/agent/service/deregister/shop')).status).toBe(200);
-    expect(a.agent.mesh!.proxies.pid('shop-proxy')).toBeUndefined();
+    expect(a.agent.proxies!.pid('shop-proxy')).toBeUndefined();
     expect((await services())['shop-proxy']).toBeUndefined();
     await waitFor(() => {
       try {

@@ -42,7 +42,7 @@ test('ExecMode "script" runs the command with /bin/sh -c, with the proxy identit
       return false;
     }
   }, 10_000);
-  const pid = a.agent.mesh!.proxies.pid('billing-proxy')!;
+  const pid = a.agent.proxies!.pid('billing-proxy')!;
   expect(alive(pid)).toBe(true);
 
   const cfg = await http(a.url, 'GET', '/v1/agent/connect/proxy/billing-proxy');
@@ -55,7 +55,7 @@ test('ExecMode "script" runs the command with /bin/sh -c, with the proxy identit
 
   expect((await http(a.url, 'PUT', '/v1/agent/service/deregister/billing')).status).toBe(200);
   await waitFor(() => !alive(pid), 10_000);
-  expect(a.agent.mesh!.proxies.pid('billing-proxy')).toBeUndefined();
+  expect(a.agent.proxies!.pid('billing-proxy')).toBeUndefined();
 });
 
 test('a daemon proxy\'s upstreams get DestinationType "service" too', async () => {

@@ -3,7 +3,9 @@
 // the HTTP edge imports from http/ (only the agent, which wires everything, and the package index).
 // agent/ is the roof only (issue #26 item 1): nothing but the package's entry point imports it, and
 // what every folder shares — the logger, leader duties, the log tap, runner failures, durable
-// files — is runtime/, the foundation, which imports nothing of the server but itself.
+// files — is runtime/, the foundation, which imports nothing of the server but itself. The agent's
+// own services and checks are local/ (issue #26 item 2), on the check runners (checks/), built by
+// agent/ and used by the agent routes; connect/ follows it and is not imported by it.
 import { join, resolve } from 'node:path';
 import { circles, importGraph } from './import-graph';
 
@@ -65,11 +67,56 @@ describe('import graph', () => {
     expect(edges).toContain('proxy/run-proxy -> runtime/logger');
   });
 
+  // local/ (issue #26 item 2): this agent's own services and checks, Consul's agent/local + agent/ae.
+  // It sits on the check runners (checks/), the body schemas, runtime/ and the error and time
+  // modules, and reaches the catalog only through what it is given (a view and a write): no rpc/,
+  // no cluster/, no config/ (which imports its definitions' validation), no connect/ (which
+  // follows it: managed proxies).
+  const LOCAL_IMPORTS = new Set(['local', 'checks', 'schemas', 'runtime', 'errors', 'time']);
+  test('local/ imports only the check runners, schemas, runtime/, errors and time', () => {
+    expect(edges.filter((e) => {
+      const [from, to] = e.split(' -> ');
+      return layer(from) === 'local' && !LOCAL_IMPORTS.has(layer(to));
+    })).toEqual([]);
+  });
+
+  // Who builds or uses it: the wiring (agent/), the agent routes (http/), managed proxies following
+  // it (connect/), the client's node mirror (its catalog view, client/), the config's definitions
+  // (config/). Nothing below it — checks/, rpc/, endpoints/, the store — knows it exists.
+  test('local/ is imported only by agent/, http/, connect/, client/ and config/', () => {
+    const allowed = new Set(['local', 'agent', 'http', 'connect', 'client', 'config']);
+    expect(edges.filter((e) => {
+      const [from, to] = e.split(' -> ');
+      return layer(to) === 'local' && !allowed.has(layer(from));
+    })).toEqual([]);
+  });
+
+  test('checks/ holds the check runners only: it imports neither local/ nor connect/, and connect/ does not import it', () => {
+    expect(edges.filter((e) => {
+      const [from, to] = e.split(' -> ');
+      return (layer(from) === 'checks' && !['checks', 'schemas', 'errors', 'time'].includes(layer(to))) || (layer(from) === 'connect' && layer(to) === 'checks');
+    })).toEqual([]);
+  });
+
+  // No two folders import each other, for the folders of the agent's own state and those around it
+  // (a pair that does is one concern in two places, or a layer that points both ways).
+  test('no folder pair among local/, checks/, connect/, client/, config/, watches/ imports each other', () => {
+    const watched = new Set(['local', 'checks', 'connect', 'client', 'config', 'watches']);
+    const pairs = new Set(edges.map((e) => e.split(' -> ').map(layer).join(' -> ')));
+    const twoWay = [...pairs].filter((p) => {
+      const [a, b] = p.split(' -> ') as [string, string];
+      return a !== b && (watched.has(a) || watched.has(b)) && pairs.has(`${b} -> ${a}`);
+    });
+    expect(twoWay).toEqual([]);
+  });
+
   test('the checker sees real edges (it would notice a violation)', () => {
     expect(edges).toContain('rpc/rpc -> rpc/blocking');
     expect(edges).toContain('index -> agent/agent');
     expect(edges).toContain('agent/agent -> runtime/logger');
     expect(edges).toContain('runtime/leader-duties -> runtime/logger');
+    expect(edges).toContain('local/local-state -> checks/check-runner');
+    expect(edges).toContain('http/routes/agent-services -> local/local-services');
     expect(edges.length).toBeGreaterThan(200);
     const g = { edges: new Map([['a', new Set(['b'])], ['b', new Set(['a'])], ['c', new Set<string>()]]) };
     expect(circles(g)).toEqual([['a', 'b']]);

@@ -54,7 +54,7 @@ test('managed proxies with no Command carry traffic; a killed one is restarted a
   const reg = (body: unknown) => http(a.url, 'PUT', '/v1/agent/service/register', body);
   expect((await reg({ Name: 'db', Port: dbPort, Connect: { Proxy: {} } })).status).toBe(200);
   expect((await reg({ Name: 'web', Port: 1, Connect: { Proxy: { Upstreams: [{ DestinationName: 'db', LocalBindPort: up }] } } })).status).toBe(200);
-  const proxies = a.agent.mesh!.proxies;
+  const proxies = a.agent.proxies!;
   await waitFor(() => proxies.pid('db-proxy') !== undefined && proxies.pid('web-proxy') !== undefined, 10_000);
   await waitFor(async () => (await roundTrip(up, 'hi', 1000)) === 'db:hi', 30_000, 200);
 

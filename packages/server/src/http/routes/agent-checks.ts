@@ -1,7 +1,7 @@
 // This agent's checks (consul-behaviour Appendix A): register, deregister, TTL pass/warn/fail and
-// update, list. The caller's token is checked here (node:write for node checks, service:write for
-// service checks); the catalog is written with the agent's authority.
-import type { AgentChecks } from '../../checks/agent-checks';
+// update, list, through the agent's local state (local/local-state.ts). The caller's token is
+// resolved here and checked there (node:write for node checks, service:write for service checks);
+// the catalog is written with the agent's authority.
 import { isCheckStatus, type CheckStatus } from '../../checks/check-spec';
 import { checkRegisterSchema, checkUpdateSchema, type AgentCheckDefinition, type CheckUpdateBody } from '../../schemas/agent-check';
 import { compileBody } from '../../schemas/validator';
@@ -22,10 +22,6 @@ const TTL_VERBS: [string, CheckStatus][] = [
 ];
 
 export function agentCheckRoutes(deps: RouteDeps): Route<any>[] {
-  const checks = (): AgentChecks => {
-    if (!deps.checks) throw new Error('agent checks are not wired into this agent');
-    return deps.checks;
-  };
   const authz = (token: string | undefined) => deps.rpc.aclResolver.resolve(token);
   return [
     route<AgentCheckDefinition>({
@@ -33,7 +29,7 @@ export function agentCheckRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/agent/check/register',
       body: compileBody<AgentCheckDefinition>(checkRegisterSchema),
       async handle({ body, opts }) {
-        await checks().registerCheck(body, authz(opts.token));
+        await deps.local.addCheck(body, authz(opts.token));
         return undefined;
       },
     }),
@@ -42,7 +38,7 @@ export function agentCheckRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/agent/check/deregister{/:id}',
       params: ID_PARAMS,
       async handle({ params, opts }) {
-        await checks().deregisterCheck(params.id, authz(opts.token));
+        await deps.local.removeCheck(params.id, authz(opts.token));
         return undefined;
       },
     }),
@@ -53,7 +49,7 @@ export function agentCheckRoutes(deps: RouteDeps): Route<any>[] {
         query: TTL_QUERY,
         params: ID_PARAMS,
         async handle({ params, query, opts }) {
-          await checks().updateTtl(params.id, status, query.note ?? '', authz(opts.token));
+          await deps.local.updateTtl(params.id, status, query.note ?? '', authz(opts.token));
           return undefined;
         },
       }),
@@ -67,7 +63,7 @@ export function agentCheckRoutes(deps: RouteDeps): Route<any>[] {
         const id = params.id;
         const status = body.Status ?? '';
         if (!isCheckStatus(status)) throw badRequest(`Invalid check status: '${status}'`);
-        await checks().updateTtl(id, status, body.Output ?? '', authz(opts.token));
+        await deps.local.updateTtl(id, status, body.Output ?? '', authz(opts.token));
         return undefined;
       },
     }),
@@ -75,7 +71,7 @@ export function agentCheckRoutes(deps: RouteDeps): Route<any>[] {
       method: 'GET',
       path: '/v1/agent/checks',
       handle({ opts }) {
-        return checks().list(authz(opts.token));
+        return deps.local.listChecks(authz(opts.token));
       },
     }),
   ];

@@ -5,12 +5,11 @@ import type { IntentionOut } from '@registry/store';
 import { cacheWait as blockingGet, setCacheHeaders } from '../cached-read';
 import { decideIntention } from '../../connect/intention-decision';
 import { blockOnHash, HASH_QUERY } from '../hash-blocking';
-import { contentHash, proxyConfigOf } from '../../connect/local-services';
+import { contentHash, proxyConfigOf } from '../../local/local-services';
 import { compileBody } from '../../schemas/validator';
 import { authorizeSchema } from '../../schemas/connect';
 import { badRequest, forbidden, notFound } from '../../errors';
 import { route, type Route } from '../route';
-import { meshOf } from './connect';
 import type { RouteDeps } from './deps';
 
 interface AuthorizeBody {
@@ -26,7 +25,7 @@ export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/agent/connect/authorize',
       body: compileBody<AuthorizeBody>(authorizeSchema),
       async handle(ctx) {
-        const mesh = meshOf(deps);
+        const mesh = deps.connect;
         mesh.requireEnabled();
         const { Target, ClientCertURI, ClientCertSerial } = ctx.body;
         if (!Target) throw badRequest('Target service must be specified');
@@ -61,7 +60,7 @@ export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
       method: 'GET',
       path: '/v1/agent/connect/ca/roots',
       async handle(ctx) {
-        const mesh = meshOf(deps);
+        const mesh = deps.connect;
         mesh.requireEnabled();
         const answer = await mesh.roots(blockingGet(ctx));
         setCacheHeaders(ctx, answer);
@@ -73,12 +72,12 @@ export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
       method: 'GET',
       path: '/v1/agent/connect/ca/leaf{/:service}',
       async handle(ctx) {
-        const mesh = meshOf(deps);
+        const mesh = deps.connect;
         mesh.requireEnabled();
         const service = ctx.params.service;
         if (!service) throw badRequest('Missing service name');
         // A managed proxy's own token stands for service:write on the service it fronts.
-        const proxy = mesh.proxyByToken(ctx.opts.token);
+        const proxy = deps.local.proxyByToken(ctx.opts.token);
         const viaProxy = proxy?.service.Proxy?.DestinationServiceName === service;
         if (!viaProxy && !mesh.authorizer(ctx.opts.token).serviceWrite(service)) throw forbidden();
         const answer = await mesh.leaf(service, blockingGet(ctx));
@@ -92,12 +91,12 @@ export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/agent/connect/proxy{/:id}',
       query: HASH_QUERY,
       async handle(ctx) {
-        const mesh = meshOf(deps);
+        const mesh = deps.connect;
         const id = ctx.params.id ?? '';
         const current = () => {
-          const proxy = mesh.localService(id);
+          const proxy = deps.local.service(id);
           if (!proxy?.managed) throw notFound(`unknown proxy service ID: ${id}`);
-          const target = mesh.localService(proxy.managed.targetId);
+          const target = deps.local.service(proxy.managed.targetId);
           if (!target) throw notFound(`unknown target service ID: ${proxy.managed.targetId}`);
           const config = proxyConfigOf(proxy, target, mesh.bindAddress);
           return { proxy, target, value: { ...config, ContentHash: contentHash(config) } };
@@ -105,7 +104,7 @@ export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
         const first = current();
         const isProxyToken = !!ctx.opts.token && ctx.opts.token === first.proxy.managed!.token;
         if (!isProxyToken && !mesh.authorizer(ctx.opts.token).serviceWrite(first.target.service.Service)) throw forbidden();
-        return blockOnHash(mesh, ctx, () => current().value);
+        return blockOnHash(deps.local, ctx, () => current().value);
       },
     }),
   ];

@@ -9,7 +9,6 @@ import { route, type Route, type RouteContext } from '../route';
 import { readQuery } from '../../schemas/query-options';
 import { Type } from '@sinclair/typebox';
 import { RequiredText, Text } from '../../schemas/query-fields';
-import { meshOf } from './connect';
 import type { RouteDeps } from './deps';
 import { requestAuthorizer } from '../request-authorizer';
 
@@ -25,14 +24,14 @@ const ID_PARAMS = Type.Object({ id: RequiredText('Missing serviceID') });
 const NAME_PARAMS = Type.Object({ name: RequiredText('Missing service Name') });
 
 export function agentHealthRoutes(deps: RouteDeps): Route<any>[] {
-  /** Every local service by ID (what /v1/agent/services shows), unfiltered: callers check ACLs. A null-prototype object (mesh.ts). */
-  const services = () => meshOf(deps).listServices(Authorizer.allowAll()) as Record<string, Record<string, unknown>>;
+  /** Every local service by ID (what /v1/agent/services shows), unfiltered: callers check ACLs. A null-prototype object (local/local-state.ts). */
+  const services = () => deps.local.listServices(Authorizer.allowAll()) as Record<string, Record<string, unknown>>;
 
   /** One instance: its checks and the node's (maintenance included), and their fold. */
   const infoOf = (service: Record<string, unknown>): ServiceChecksInfo => {
     const id = service.ID as string;
-    // The agent's checks include its maintenance checks (checks/agent-checks.ts list()).
-    const agentChecks = Object.values(deps.checks?.list(Authorizer.allowAll()) ?? {}) as Record<string, unknown>[];
+    // The agent's checks include its maintenance checks (local/local-state.ts listChecks()).
+    const agentChecks = Object.values(deps.local.listChecks(Authorizer.allowAll())) as Record<string, unknown>[];
     const checks = agentChecks.filter((c) => c.ServiceID === '' || c.ServiceID === id);
     const status = aggregatedStatus(checks as { CheckID: string; Status: string }[]);
     return { AggregatedStatus: status, Service: service, Checks: checks };

@@ -1,7 +1,8 @@
 // This agent's services (consul-behaviour Appendix A): register (with Connect proxies, sidecars and
-// managed proxies), deregister, list. Only server agents exist, so services live on the agent's own
-// node; the caller's token is checked here and the catalog is written with the agent's authority.
-import { contentHash, type ServiceDefinition } from '../../connect/local-services';
+// managed proxies), deregister, list — all through the agent's local state (local/local-state.ts),
+// on either agent kind. The caller's token is resolved here and checked by the local state; the
+// catalog is written with the agent's authority.
+import { contentHash, type ServiceDefinition } from '../../local/local-services';
 import { Type } from '@sinclair/typebox';
 import { blockOnHash, HASH_QUERY } from '../hash-blocking';
 import { RequiredText } from '../../schemas/query-fields';
@@ -11,20 +12,17 @@ import { compileBody } from '../../schemas/validator';
 import { agentServiceSchema } from '../../schemas/agent-service';
 import { badRequest, notFound } from '../../errors';
 import { route, type Route } from '../route';
-import { meshOf } from './connect';
 import type { RouteDeps } from './deps';
 
 export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
+  const authz = (token: string | undefined) => deps.rpc.aclResolver.resolve(token);
   return [
     route<ServiceDefinition>({
       method: 'PUT',
       path: '/v1/agent/service/register',
       body: compileBody<ServiceDefinition>(agentServiceSchema),
       async handle({ body, opts }) {
-        const mesh = meshOf(deps);
-        // Through the agent's checks when wired: they run the service's checks and persist it.
-        if (deps.checks) await deps.checks.registerService(body, mesh.authorizer(opts.token));
-        else await mesh.registerService(body, mesh.authorizer(opts.token));
+        await deps.local.addService(body, authz(opts.token));
         return undefined;
       },
     }),
@@ -34,11 +32,9 @@ export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
       params: ID_PARAMS,
       async handle({ params, opts }) {
         const id = params.id;
-        const mesh = meshOf(deps);
-        const authz = mesh.authorizer(opts.token);
-        const found = deps.checks ? await deps.checks.deregisterService(id, authz) : await mesh.deregisterService(id, authz);
+        const found = await deps.local.removeService(id, authz(opts.token));
         // Consul: unknown IDs are fine with ACLs off, an error with them on.
-        if (!found && mesh.intentionDefaults().aclsEnabled) throw badRequest(`Unknown service ${JSON.stringify(id)}`);
+        if (!found && deps.local.aclsEnabled) throw badRequest(`Unknown service ${JSON.stringify(id)}`);
         return undefined;
       },
     }),
@@ -46,8 +42,7 @@ export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
       method: 'GET',
       path: '/v1/agent/services',
       handle({ opts }) {
-        const mesh = meshOf(deps);
-        return mesh.listServices(mesh.authorizer(opts.token));
+        return deps.local.listServices(authz(opts.token));
       },
     }),
     route({
@@ -55,16 +50,15 @@ export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/agent/service/:id',
       query: HASH_QUERY,
       handle(ctx) {
-        const mesh = meshOf(deps);
-        const authz = mesh.authorizer(ctx.opts.token);
+        const reader = authz(ctx.opts.token);
         const current = () => {
-          const out = mesh.listServices(authz)[ctx.params.id!] as Record<string, unknown> | undefined;
+          const out = deps.local.listServices(reader)[ctx.params.id!] as Record<string, unknown> | undefined;
           // Consul's text for this endpoint, "proxy" and all.
           if (!out) throw notFound(`unknown proxy service ID: ${ctx.params.id}`);
           const { CreateIndex: _c, ModifyIndex: _m, ...hashed } = out;
           return { ...out, ContentHash: contentHash(hashed) };
         };
-        return blockOnHash(mesh, ctx, current);
+        return blockOnHash(deps.local, ctx, current);
       },
     }),
   ];

@@ -1,17 +1,11 @@
 // /v1/connect/ca/* (consul-behaviour §7.2, §7.4): the roots (any server, no ACL) and the CA
 // configuration (operator:read / operator:write; a key change rotates the root).
 import { updateCaConfig, type CaConfigBody } from '../../connect/ca-config';
-import type { Mesh } from '../../connect/mesh';
 import { compileBody } from '../../schemas/validator';
 import { caConfigSchema } from '../../schemas/connect';
-import { forbidden, serverError } from '../../errors';
+import { forbidden } from '../../errors';
 import { route, type Route } from '../route';
 import { readInto, type RouteDeps } from './deps';
-
-export function meshOf(deps: RouteDeps): Mesh {
-  if (!deps.mesh) throw serverError('connect is not wired into this agent');
-  return deps.mesh;
-}
 
 export function connectRoutes(deps: RouteDeps): Route<any>[] {
   return [
@@ -19,7 +13,7 @@ export function connectRoutes(deps: RouteDeps): Route<any>[] {
       method: 'GET',
       path: '/v1/connect/ca/roots',
       handle(ctx) {
-        meshOf(deps).requireEnabled();
+        deps.connect.requireEnabled();
         return readInto(deps, ctx, 'connect.roots', {});
       },
     }),
@@ -27,7 +21,7 @@ export function connectRoutes(deps: RouteDeps): Route<any>[] {
       method: 'GET',
       path: '/v1/connect/ca/configuration',
       handle(ctx) {
-        meshOf(deps).requireEnabled();
+        deps.connect.requireEnabled();
         return readInto(deps, ctx, 'connect.ca-config', {});
       },
     }),
@@ -36,7 +30,7 @@ export function connectRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/connect/ca/configuration',
       body: compileBody<CaConfigBody>(caConfigSchema),
       async handle({ body, opts }) {
-        const mesh = meshOf(deps);
+        const mesh = deps.connect;
         mesh.requireEnabled();
         // Checked here too, before serials are spent on a root the leader would refuse.
         if (!mesh.authorizer(opts.token).operatorWrite()) throw forbidden();

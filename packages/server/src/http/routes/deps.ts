@@ -3,12 +3,12 @@
 import type { ReadArgs, ReadName, ReadValue } from '../../rpc/contract';
 import type { RpcApi } from '../../rpc/rpc-api';
 import type { RouteContext } from '../route';
-import type { Mesh } from '../../connect/mesh';
+import type { AgentConnect } from '../../connect/agent-connect';
 import type { SessionRenewer } from '../../sessions/session-ttl';
-import type { AgentChecks } from '../../checks/agent-checks';
+import type { LocalState } from '../../local/local-state';
 import type { Metrics } from '../../metrics/metrics';
 import type { AgentTokens } from '../../acl/agent-tokens';
-import type { Maintenance } from '../../checks/maintenance';
+import type { Maintenance } from '../../local/maintenance';
 import type { Snapshots } from '../../snapshot/snapshots';
 
 export interface AgentFacts {
@@ -67,12 +67,12 @@ export interface RouteDeps {
   rpc: RpcApi;
   agent: AgentFacts;
   cluster: ClusterOps;
-  /** The service-mesh side (intention defaults, CA, agent cache, local services). */
-  mesh?: Mesh;
+  /** The Connect side (intention defaults, CA, leaves, the agent cache). */
+  connect: AgentConnect;
+  /** This agent's own services and checks (local/local-state.ts), on both agent kinds. */
+  local: LocalState;
   /** Session TTL renewals (restarted on the leader) and the TTL floor. */
   sessions?: SessionRenewer;
-  /** This agent's checks (runners, TTL updates) and the persistence of its services and checks. */
-  checks?: AgentChecks;
   /** This agent's metrics (GET /v1/agent/metrics). */
   metrics?: Metrics;
   /** Tokens, maintenance, monitor, host, force-leave and the WAN view (set by the agent). */

@@ -18,8 +18,7 @@ const LIST_QUERY = readQuery({ name: Text() });
 
 export function eventRoutes(deps: RouteDeps): Route<any>[] {
   const localServices = (): LocalServiceFacts[] => {
-    if (!deps.mesh) return [];
-    const all = deps.mesh.listServices(Authorizer.allowAll()) as Record<string, { ID: string; Service: string; Tags?: string[] | null }>;
+    const all = deps.local.listServices(Authorizer.allowAll()) as Record<string, { ID: string; Service: string; Tags?: string[] | null }>;
     return Object.values(all).map((s) => ({ ID: s.ID, Service: s.Service, Tags: s.Tags ?? [] }));
   };
   return [

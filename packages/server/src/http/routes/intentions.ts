@@ -6,7 +6,7 @@ import { decideIntention } from '../../connect/intention-decision';
 import { parseMatchEntry } from '../../connect/match-entry';
 import { compileBody } from '../../schemas/validator';
 import { intentionSchema } from '../../schemas/intention';
-import { badRequest, notFound, serverError, methodNotAllowed } from '../../errors';
+import { badRequest, notFound, methodNotAllowed } from '../../errors';
 import { Type } from '@sinclair/typebox';
 import { route, type Route } from '../route';
 import { readQuery } from '../../schemas/query-options';
@@ -40,10 +40,6 @@ const CHECK_QUERY = readQuery({ source: RequiredText(notSet('source')), destinat
 
 export function intentionRoutes(deps: RouteDeps): Route<any>[] {
   const body = compileBody<IntentionInput>(intentionSchema);
-  const mesh = () => {
-    if (!deps.mesh) throw serverError('connect is not wired into this agent');
-    return deps.mesh;
-  };
   // consul_compat: SourceType `consul` is accepted and answered as the caller sent it.
   const consulSourceType = deps.agent.consulCompat ? { consulSourceType: true } : {};
 
@@ -78,7 +74,7 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
         const sourceType = ctx.query['source-type'];
         if (sourceType && sourceType !== 'registry' && !(deps.agent.consulCompat && sourceType === 'consul')) throw badRequest(`unsupported SourceType: ${JSON.stringify(sourceType)}`);
         const reply = await deps.rpc.read('intention.check', { destination }, ctx.opts, waitSignal(ctx));
-        return { Allowed: decideIntention(reply.result.value, source, mesh().intentionDefaults()).allowed };
+        return { Allowed: decideIntention(reply.result.value, source, deps.connect.intentionDefaults()).allowed };
       },
     }),
     route({

@@ -10,10 +10,10 @@ import { readdir, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeDirDurably, removeFileDurably, syncDir, writeFileDurably } from '../runtime/durable-file';
 import type { Logger } from '../runtime/logger';
-import type { ServiceDefinition } from '../connect/local-services';
+import type { ServiceDefinition } from './local-services';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
 
-/** A maintenance check as kept under <data-dir>/maintenance (checks/maintenance.ts). */
+/** A maintenance check as kept under <data-dir>/maintenance (maintenance.ts). */
 export interface PersistedMaintenance {
   CheckID: string;
   Name: string;

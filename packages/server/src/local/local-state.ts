@@ -1,30 +1,33 @@
-// The agent's own checks (Consul's agent/local state for checks): registered through
-// /v1/agent/check/register or inside a service definition, run here (TTL, HTTP, TCP, script,
-// Docker, gRPC, alias), their
-// results written to the catalog only when they change, and — with the agent's services — kept on
-// disk so a restart brings them back. Services are registered through the mesh (which owns the
-// service side); this class wraps those calls to start, stop and persist the services' checks.
+// This agent's own services and checks (Consul's agent/local/state.go): the one writer of them.
+// Services come through /v1/agent/service/register (with their sidecars and managed proxies:
+// local-services.ts), the config files or the data dir; checks through /v1/agent/check/register or
+// inside a service definition, and run here (TTL, HTTP, TCP, script, Docker, gRPC, alias: the
+// runners are checks/). A registration is written to the catalog before it answers (the caller
+// reads its own write); check results follow through the check sync (catalog-sync.ts) only when
+// they change; anti-entropy (anti-entropy.ts) repairs the catalog from services() and checks().
+// Both are kept on disk (local-state-files.ts) so a restart brings them back. Whoever follows this
+// state — managed proxies, hash-blocking reads — subscribes with onChange().
 import { Authorizer } from '@registry/acl';
 import type { CheckRequest, Command, Store } from '@registry/store';
 import type { Logger } from '../runtime/logger';
 import type { RunnerFailures } from '../runtime/runner-failures';
-import type { Mesh } from '../connect/mesh';
-import { registerRequestOf, servicesFromDefinition, type LocalService, type ServiceDefinition } from '../connect/local-services';
+import { agentServiceOut, CONNECT_PROXY, registerRequestOf, servicesFromDefinition, type LocalService, type RegisterPolicy, type ServiceDefinition } from './local-services';
 import { badRequest, forbidden, isClientError } from '../errors';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
-import { aliasResult, startRemoteAlias, type AliasInput } from './alias-check';
-import { CatalogSync, type CheckState } from './catalog-sync';
-import { capOutput } from './check-output';
-import { startIntervalRunner, startTtlTimer, type Runner, type TtlTimer } from './check-runner';
-import { catalogCheckOf, isCheckStatus, standaloneCheckSpec, type CheckSpec, type CheckStatus } from './check-spec';
-import { ConcurrencyLimit } from './concurrency-limit';
+import { startRemoteAlias, type AliasInput, type NodeChecksRead } from '../checks/alias-check';
+import { LocalAliases } from './local-aliases';
+import { agentChecksOut } from './agent-checks-out';
+import type { CatalogSync, CheckState } from './catalog-sync';
+import { capOutput } from '../checks/check-output';
+import { startTtlTimer, type Runner, type TtlTimer } from '../checks/check-runner';
+import { startProbeRunner } from '../checks/probe-runner';
+import { restoredStates, withStatuses, type StartState } from './restored-states';
+import { catalogCheckOf, isCheckStatus, standaloneCheckSpec, type CheckSpec, type CheckStatus } from '../checks/check-spec';
+import { ConcurrencyLimit } from '../checks/concurrency-limit';
 import { validCheckDefinition, validServiceDefinition } from './config-definitions';
-import { setLongTimeout, type LongTimer } from './long-timer';
+import { setLongTimeout, type LongTimer } from '../checks/long-timer';
 import type { LocalStateFiles, Persisted } from './local-state-files';
-import { grpcProbe } from './grpc-probe';
-import { httpProbe, tcpProbe } from './probes';
-import { scriptChecksRefusal, type ScriptCheckSettings } from './script-gate';
-import { dockerProbe, scriptProbe } from './script-probe';
+import { scriptChecksRefusal, type ScriptCheckSettings } from '../checks/script-gate';
 import { isMaintenanceCheckId, serviceMaintenanceId } from './maintenance';
 
 export const TTL_EXPIRED = 'TTL expired';
@@ -36,18 +39,25 @@ export interface CheckFloors {
   deregisterMinMs: number;
 }
 
-export interface AgentChecksDeps {
+export interface LocalStateDeps {
   node: string;
-  mesh: Mesh;
+  /**
+   * The catalog as this agent sees it (its own node's rows): the replicated store on a server, the
+   * node mirror on a client (client/node-mirror.ts). Read for the rows' indexes and maintenance checks.
+   */
   store: Store;
+  /** Sidecar and managed-proxy ports, and whether managed proxies may be registered by API (read per registration: reload may change them). */
+  registerPolicy: () => RegisterPolicy;
+  /** Another node's checks, blocking past `minIndex` (alias checks with an AliasNode; through the agent cache). */
+  nodeChecks: NodeChecksRead;
   /** Writes with the agent's own authority (the caller's token has been checked here). */
   apply: (cmd: Command) => Promise<unknown>;
+  /** The check results' sync (catalog-sync.ts), the change half of the agent's syncer (syncer.ts). */
+  results: CatalogSync;
   aclsEnabled: boolean;
   /** Where definitions are kept across restarts (undefined: nowhere). */
   files: LocalStateFiles | undefined;
   floors: CheckFloors;
-  /** Output-only changes reach the catalog at most this often (Consul's check_update_interval). */
-  outputIntervalMs: number;
   /** Probes in flight at once. */
   maxConcurrentProbes: number;
   logger: Logger;
@@ -73,24 +83,18 @@ interface Tracked {
   reported: boolean;
 }
 
-/** A state to start from instead of the definition's (on restart), with the TTL left. */
-interface StartState extends CheckState {
-  status: CheckStatus;
-  ttlLeftMs?: number;
-}
 
 const RETRY_MS = 1_000;
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-export class AgentChecks {
-  private readonly checks = new Map<string, Tracked>();
+export class LocalState {
+  private readonly services_ = new Map<string, LocalService>();
+  private readonly checks_ = new Map<string, Tracked>();
+  private readonly listeners = new Set<() => void>();
   private readonly sync: CatalogSync;
   private readonly limiter: ConcurrencyLimit;
-  /** Alias checks that follow this agent's own checks: re-judged when any local check changes. */
-  private readonly localAliases = new Map<string, Tracked>();
-  private aliasPass: NodeJS.Immediate | undefined;
-  /** The service IDs ("" : node-level) whose checks changed since the last pass; null: judge every alias. */
-  private aliasDirty: Set<string> | null = new Set();
+  /** Alias checks that follow this agent's own checks: re-judged when a local check changes. */
+  private readonly localAliases: LocalAliases<Tracked>;
   private stopped = false;
   /**
    * Settles once what load() restored is in the catalog (at once when it restored nothing);
@@ -98,9 +102,21 @@ export class AgentChecks {
    */
   restored: Promise<void> = Promise.resolve();
 
-  constructor(private readonly deps: AgentChecksDeps) {
-    this.sync = new CatalogSync({ node: deps.node, apply: deps.apply, outputIntervalMs: deps.outputIntervalMs, retryMs: RETRY_MS, logger: deps.logger, failures: deps.failures });
+  constructor(private readonly deps: LocalStateDeps) {
+    this.sync = deps.results;
     this.limiter = new ConcurrencyLimit(deps.maxConcurrentProbes);
+    this.localAliases = new LocalAliases<Tracked>({
+      inputs: () => {
+        const rows: AliasInput[] = [...this.checks_.values()]
+          .filter((c) => c.spec.kind.type !== 'alias')
+          .map((c) => ({ CheckID: c.spec.CheckID, Name: c.spec.Name, ServiceID: c.spec.ServiceID, Status: c.status, Output: c.output }));
+        // Maintenance checks are local checks too (Consul's local state holds them); the catalog has them.
+        for (const row of this.deps.store.healthNode(this.deps.node).value) if (isMaintenanceCheckId(row.CheckID)) rows.push(row);
+        return rows;
+      },
+      target: (t) => ({ serviceId: t.spec.kind.type === 'alias' ? t.spec.kind.serviceId : '', selfId: t.spec.CheckID, status: t.status, output: t.output }),
+      judged: (t, r) => this.runnerResult(t, r.status, r.output),
+    });
   }
 
   /** Catalog writes made for check results since start (a steady check makes none). */
@@ -108,13 +124,66 @@ export class AgentChecks {
     return this.sync.writes;
   }
 
-  // ---- services (through the mesh) ----
+  /** Whether ACLs are on (an unknown service or check is then a 400, as in Consul). */
+  get aclsEnabled(): boolean {
+    return this.deps.aclsEnabled;
+  }
+
+  // ---- reading ----
+
+  /** This agent's service `id`. */
+  service(id: string): LocalService | undefined {
+    return this.services_.get(id);
+  }
+
+  /** Every service this agent owns (anti-entropy compares them with the catalog: anti-entropy.ts). */
+  services(): LocalService[] {
+    return [...this.services_.values()];
+  }
+
+  /**
+   * The catalog rows this agent's checks should have, with their latest results (anti-entropy
+   * compares them with the catalog).
+   */
+  checks(): CheckRequest[] {
+    return [...this.checks_.values()].map((t) => catalogCheckOf(t.spec, this.deps.node, t.status, t.output));
+  }
+
+  /** The managed proxy whose token this is, if any. */
+  proxyByToken(token: string | undefined): LocalService | undefined {
+    if (!token) return undefined;
+    for (const s of this.services_.values()) if (s.managed?.token === token) return s;
+    return undefined;
+  }
+
+  /** `GET /v1/agent/services`: AgentService objects by ID, filtered by `service:read`. */
+  listServices(authz: Authorizer): Record<string, unknown> {
+    // Keyed by the IDs users chose, and looked up by request paths: no prototype (issue 33 finding 8).
+    const out: Record<string, unknown> = Object.create(null);
+    const node = this.deps.store.catalogNode(this.deps.node).value;
+    for (const [id, s] of [...this.services_].sort(([a], [b]) => byId(a, b))) {
+      if (!authz.serviceRead(s.service.Service)) continue;
+      out[id] = agentServiceOut(s, node?.Services[id]);
+    }
+    return out;
+  }
+
+  /**
+   * Call `fn` after each change to this agent's services or to the set of its checks (not their
+   * results); returns cancel(). Consul's local.Notify: managed proxies and hash-blocking reads follow it.
+   */
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  // ---- services ----
 
   /**
    * `persist` is true for a registration through the HTTP API (Consul's remote source) and false
    * for one from the config files or the data dir (its local source); script checks are judged so.
    */
-  async registerService(def: ServiceDefinition, authz: Authorizer, persist = true, start: Map<string, StartState> = new Map(), local = false): Promise<void> {
+  async addService(def: ServiceDefinition, authz: Authorizer, persist = true, start: Map<string, StartState> = new Map(), local = false): Promise<void> {
     const mainId = def.ID || def.Name || '';
     const refusal = scriptChecksRefusal(this.serviceCheckDefinitions(def), persist ? 'remote' : 'local', this.deps.scripts);
     if (refusal) throw badRequest(refusal);
@@ -122,16 +191,16 @@ export class AgentChecks {
     const paused = await this.pause((t) => t.origin === 'service' && before.has(t.spec.ServiceID));
     let ok = false;
     try {
-      await this.deps.mesh.registerService(def, authz, { catalog: !local });
+      await this.putServices(def, authz, { catalog: !local });
       ok = true;
     } finally {
       for (const id of this.family(mainId)) {
-        const s = this.deps.mesh.localService(id)!;
+        const s = this.services_.get(id)!;
         for (const spec of s.checks) {
           const initial: StartState = { status: spec.Status, output: '' };
           if (ok) {
             const from = start.get(spec.CheckID);
-            // The mesh wrote the definition's status; a restored output still has to follow.
+            // putServices wrote the definition's status; a restored output still has to follow.
             // (Loaded locally, the row is written by publish(), which tells the sync what it wrote.)
             this.track(spec, 'service', from ?? initial, from && from.output !== '' ? undefined : initial, local);
           } else {
@@ -142,38 +211,40 @@ export class AgentChecks {
       }
       await this.dropOrphans();
       // A check the new definition no longer has leaves no saved TTL state behind.
-      for (const checkId of paused.keys()) if (!this.checks.has(checkId)) await this.deps.files?.removeCheckState(checkId);
+      for (const checkId of paused.keys()) if (!this.checks_.has(checkId)) await this.deps.files?.removeCheckState(checkId);
     }
     if (persist && this.deps.files) await this.deps.files.saveService(mainId, def);
   }
 
   /** false when the agent has no such service. */
-  async deregisterService(id: string, authz: Authorizer): Promise<boolean> {
-    const s = this.deps.mesh.localService(id);
+  async removeService(id: string, authz: Authorizer): Promise<boolean> {
+    const s = this.services_.get(id);
     if (!s) return false;
     if (!authz.serviceWrite(s.service.Service)) throw forbidden();
     const family = this.family(id);
     const gone = await this.pause((t) => family.has(t.spec.ServiceID));
-    const found = await this.deps.mesh.deregisterService(id, authz);
+    for (const child of [...this.services_.values()]) if (child.parentId === id) await this.dropService(child.service.ID);
+    await this.dropService(id);
+    this.changed();
     await this.dropOrphans();
     await this.deps.files?.removeService(id);
     // The catalog dropped the service's checks with it: so do the files (definitions, TTL states).
     for (const checkId of gone.keys()) await this.deps.files?.removeCheck(checkId);
     // Its maintenance check went from the catalog with it; a restart must not bring it back.
     for (const sid of family) await this.deps.files?.removeMaintenance(serviceMaintenanceId(sid));
-    return found;
+    return true;
   }
 
   // ---- checks ----
 
-  /** `persist`: as for registerService (true: the HTTP API, false: config files and the data dir). */
-  async registerCheck(def: AgentCheckDefinition, authz: Authorizer, persist = true, start?: StartState, local = false): Promise<void> {
+  /** `persist`: as for addService (true: the HTTP API, false: config files and the data dir). */
+  async addCheck(def: AgentCheckDefinition, authz: Authorizer, persist = true, start?: StartState, local = false): Promise<void> {
     const spec = this.checkOf(def);
     const refusal = scriptChecksRefusal([def], persist ? 'remote' : 'local', this.deps.scripts);
-    const service = spec.ServiceID ? this.deps.mesh.localService(spec.ServiceID) : undefined;
+    const service = spec.ServiceID ? this.services_.get(spec.ServiceID) : undefined;
     // As Consul: a check on an unknown service needs node:write, then fails on the missing service.
     this.authorize(authz, service?.service.Service ?? '');
-    const existing = this.checks.get(spec.CheckID);
+    const existing = this.checks_.get(spec.CheckID);
     if (existing) this.authorize(authz, this.serviceNameOf(existing.spec));
     if (spec.ServiceID && !service) throw badRequest(`ServiceID ${JSON.stringify(spec.ServiceID)} does not exist`);
     // After the ACL and service checks, as Consul (its addCheck judges scripts last).
@@ -190,15 +261,17 @@ export class AgentChecks {
       });
       this.track(spec, 'check', state, state);
     }
+    this.changed();
     if (persist && this.deps.files) await this.deps.files.saveCheck(spec.CheckID, def);
   }
 
-  async deregisterCheck(id: string, authz: Authorizer): Promise<void> {
+  async removeCheck(id: string, authz: Authorizer): Promise<void> {
     const t = this.known(id);
     if (!t) return;
     this.authorize(authz, this.serviceNameOf(t.spec));
     await this.pause((c) => c.spec.CheckID === id);
     await this.deps.apply({ type: 'catalog.deregister', req: { Node: this.deps.node, CheckID: id } });
+    this.changed();
     await this.deps.files?.removeCheck(id);
   }
 
@@ -218,63 +291,19 @@ export class AgentChecks {
 
   /**
    * `GET /v1/agent/checks`: CheckID → HealthCheck, only what the token may read. Maintenance checks
-   * (checks/maintenance.ts) are part of the agent's local state in Consul, so they are listed too,
+   * (maintenance.ts) are part of the agent's local state in Consul, so they are listed too,
    * as the catalog holds them.
    */
-  list(authz: Authorizer): Record<string, unknown> {
-    const node = this.deps.node;
-    const rows = new Map(this.deps.store.healthNode(node).value.map((c) => [c.CheckID, c]));
-    const out: Record<string, unknown> = Object.create(null); // keyed by users' check IDs
-    const maintenance = [...rows.keys()].filter((id) => isMaintenanceCheckId(id) && !this.checks.has(id));
-    for (const id of [...this.checks.keys(), ...maintenance].sort(byId)) {
-      const t = this.checks.get(id);
-      if (!t) {
-        const row = rows.get(id)!;
-        if (row.ServiceID ? !authz.serviceRead(row.ServiceName) : !authz.nodeRead(node)) continue;
-        out[id] = {
-          Node: node,
-          CheckID: id,
-          Name: row.Name,
-          Status: row.Status,
-          Notes: row.Notes,
-          Output: row.Output,
-          ServiceID: row.ServiceID,
-          ServiceName: row.ServiceName,
-          ServiceTags: row.ServiceTags ?? [],
-          Definition: row.Definition ?? {},
-          CreateIndex: row.CreateIndex,
-          ModifyIndex: row.ModifyIndex,
-        };
-        continue;
-      }
-      const service = t.spec.ServiceID ? this.deps.mesh.localService(t.spec.ServiceID) : undefined;
-      if (service ? !authz.serviceRead(service.service.Service) : !authz.nodeRead(node)) continue;
-      const row = rows.get(id);
-      out[id] = {
-        Node: node,
-        CheckID: id,
-        Name: t.spec.Name,
-        Status: t.status,
-        Notes: t.spec.Notes,
-        Output: t.output,
-        ServiceID: t.spec.ServiceID,
-        ServiceName: service?.service.Service ?? '',
-        ServiceTags: service?.service.Tags ?? [],
-        Definition: row?.Definition ?? catalogCheckOf(t.spec, node, t.status, t.output).Definition,
-        CreateIndex: row?.CreateIndex ?? 0,
-        ModifyIndex: row?.ModifyIndex ?? 0,
-      };
-    }
-    return out;
+  listChecks(authz: Authorizer): Record<string, unknown> {
+    return agentChecksOut({
+      node: this.deps.node,
+      tracked: this.checks_,
+      rows: this.deps.store.healthNode(this.deps.node).value,
+      service: (id) => this.services_.get(id),
+      authz,
+    });
   }
 
-  /**
-   * The catalog rows this agent's checks should have, with their latest results (anti-entropy
-   * compares them with the catalog: client/anti-entropy.ts).
-   */
-  catalogChecks(): CheckRequest[] {
-    return [...this.checks.values()].map((t) => catalogCheckOf(t.spec, this.deps.node, t.status, t.output));
-  }
 
   // ---- start and stop ----
 
@@ -290,9 +319,8 @@ export class AgentChecks {
     const persistedServices = files ? await files.loadServices() : [];
     const persistedChecks = files ? await files.loadChecks() : [];
     if (config.services.length + config.checks.length + persistedServices.length + persistedChecks.length === 0) return;
-    // Results of the loaded checks wait for publish(); so do their managed proxies, for the HTTP API.
+    // Results of the loaded checks wait for publish().
     this.sync.hold();
-    this.deps.mesh.proxies.hold();
     const all = Authorizer.allowAll();
     const serviceId = (d: ServiceDefinition) => d.ID || d.Name || '';
     const checkId = (d: AgentCheckDefinition) => d.CheckID || d.ID || d.Name || '';
@@ -314,24 +342,19 @@ export class AgentChecks {
     const ownServices = await loadable('service', persistedServices.filter((p) => !configServiceIds.has(serviceId(p.def))), serviceId, validServiceDefinition);
     for (const { def, file } of [...config.services.map((def) => ({ def, file: undefined })), ...ownServices]) {
       await this.loading(`service ${serviceId(def)}`, async () => {
-        const start = await this.restoredStates(this.serviceCheckSpecs(def));
-        await this.registerService(withStatuses(def, start), all, false, start, true);
+        const start = await restoredStates(this.restoreSources, this.serviceCheckSpecs(def));
+        await this.addService(withStatuses(def, start), all, false, start, true);
       }, file === undefined ? undefined : (err) => setAside({ file, def }, `service ${JSON.stringify(serviceId(def))}`, err));
     }
     const configCheckIds = new Set(config.checks.map(checkId));
     const ownChecks = await loadable('check', persistedChecks.filter((p) => !configCheckIds.has(checkId(p.def))), checkId, validCheckDefinition);
     for (const { def, file } of [...config.checks.map((def) => ({ def, file: undefined })), ...ownChecks]) {
       await this.loading(`check ${checkId(def)}`, async () => {
-        const start = (await this.restoredStates([this.checkOf(def)])).values().next().value;
-        await this.registerCheck(def, all, false, start, true);
+        const start = (await restoredStates(this.restoreSources, [this.checkOf(def)])).values().next().value;
+        await this.addCheck(def, all, false, start, true);
       }, file === undefined ? undefined : (err) => setAside({ file, def }, `check ${JSON.stringify(checkId(def))}`, err));
     }
     this.restored = this.publish().catch((err: Error) => this.deps.logger.error({ err: err.message }, 'restoring agent services and checks failed'));
-  }
-
-  /** The agent's HTTP API listens: managed proxies of loaded services may start (they are given its address). */
-  listening(): void {
-    this.deps.mesh.proxies.release();
   }
 
   /**
@@ -354,19 +377,19 @@ export class AgentChecks {
     // An HTTP/TCP check resumes with the catalog's last result until its first probe answers
     // (a client's view of the catalog only now has the rows).
     const rows = new Map(this.deps.store.healthNode(this.deps.node).value.map((c) => [c.CheckID, c]));
-    for (const t of this.checks.values()) {
+    for (const t of this.checks_.values()) {
       if (!t.restored || t.reported || t.spec.kind.type === 'ttl') continue;
       const row = rows.get(t.spec.CheckID);
       if (row && isCheckStatus(row.Status)) this.setResult(t, row.Status, row.Output).catch(() => undefined);
     }
     const node = this.deps.node;
-    for (const s of this.deps.mesh.localServices()) {
+    for (const s of this.services()) {
       const id = s.service.ID;
       await this.retrying(`service ${id}`, async () => {
-        const now = this.deps.mesh.localService(id);
+        const now = this.services_.get(id);
         if (!now) return; // deregistered meanwhile
         const checks = now.checks.map((spec) => {
-          const t = this.checks.get(spec.CheckID);
+          const t = this.checks_.get(spec.CheckID);
           return { spec, state: t ? { status: t.status, output: t.output } : { status: spec.Status, output: '' } };
         });
         await this.deps.apply({ type: 'catalog.register', req: { ...registerRequestOf(now, node), Checks: checks.map((c) => catalogCheckOf(c.spec, node, c.state.status, c.state.output)) } });
@@ -377,13 +400,58 @@ export class AgentChecks {
 
   stop(): void {
     this.stopped = true;
-    if (this.aliasPass) clearImmediate(this.aliasPass);
-    for (const t of this.checks.values()) this.halt(t);
-    this.checks.clear();
+    this.localAliases.stop();
+    for (const t of this.checks_.values()) this.halt(t);
+    this.checks_.clear();
     this.sync.stop();
   }
 
   // ---- inside ----
+
+  /**
+   * The services one registration makes (the service, its sidecar or managed proxy), checked
+   * against the caller's rights, written to the catalog (unless `catalog` is false: a restart's
+   * restore, before the node is in the catalog; publish() writes them later), and then held here;
+   * a sidecar or managed proxy the new definition no longer has goes.
+   */
+  private async putServices(def: ServiceDefinition, authz: Authorizer, opts: { catalog: boolean }): Promise<void> {
+    const made = servicesFromDefinition(def, this.services_, this.deps.registerPolicy());
+    for (const s of made) {
+      if (!authz.serviceWrite(s.service.Service)) throw forbidden();
+      const dest = s.service.Proxy?.DestinationServiceName;
+      if (s.service.Kind === CONNECT_PROXY && dest && !authz.serviceWrite(dest)) throw forbidden();
+    }
+    const mainId = made[0]!.service.ID;
+    // The agent syncs with its own authority (Consul's agent token), once the caller's rights are checked.
+    if (opts.catalog) for (const s of made) await this.deps.apply({ type: 'catalog.register', req: registerRequestOf(s, this.deps.node) });
+    const keep = new Set(made.map((s) => s.service.ID));
+    for (const old of [...this.services_.values()]) {
+      if (old.parentId === mainId && !keep.has(old.service.ID)) await this.dropService(old.service.ID);
+    }
+    for (const s of made) this.services_.set(s.service.ID, s);
+    this.changed();
+  }
+
+  private async dropService(id: string): Promise<void> {
+    await this.deps.apply({ type: 'catalog.deregister', req: { Node: this.deps.node, ServiceID: id } });
+    this.services_.delete(id);
+  }
+
+  /** Tell the followers (onChange); one that throws is logged and does not stop the others. */
+  private changed(): void {
+    for (const fn of [...this.listeners]) {
+      try {
+        fn();
+      } catch (err) {
+        this.deps.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'a follower of the local state failed on a change');
+      }
+    }
+  }
+
+  /** Where a restarted check's state comes from (restored-states.ts). */
+  private get restoreSources() {
+    return { files: this.deps.files, rows: () => this.deps.store.healthNode(this.deps.node).value };
+  }
 
   private checkOf(def: AgentCheckDefinition): CheckSpec {
     return standaloneCheckSpec(def);
@@ -402,26 +470,6 @@ export class AgentChecks {
     } catch {
       return []; // registration will report the problem
     }
-  }
-
-  /** What each check resumes with after a restart: a TTL check's unexpired saved state; for HTTP/TCP, the catalog's row. */
-  private async restoredStates(specs: CheckSpec[]): Promise<Map<string, StartState>> {
-    const out = new Map<string, StartState>();
-    const rows = new Map(this.deps.store.healthNode(this.deps.node).value.map((c) => [c.CheckID, c]));
-    for (const spec of specs) {
-      if (spec.kind.type === 'ttl') {
-        const saved = await this.deps.files?.loadCheckState(spec.CheckID);
-        // Expires is a wall-clock time (Consul's persisted check state): a clock stepped back since
-        // it was written would otherwise keep the check passing for the step's length. No TTL
-        // resumes with more than the TTL itself (issue #36).
-        const left = saved ? Math.min(saved.Expires - Date.now(), spec.kind.ttlMs) : 0;
-        if (saved && left > 0 && isCheckStatus(saved.Status)) out.set(spec.CheckID, { status: saved.Status, output: saved.Output, ttlLeftMs: left });
-      } else {
-        const row = rows.get(spec.CheckID);
-        if (row && isCheckStatus(row.Status)) out.set(spec.CheckID, { status: row.Status, output: row.Output });
-      }
-    }
-    return out;
   }
 
   /** One definition of load(): a refused one is logged and handed to `refused`; the start goes on. */
@@ -465,12 +513,12 @@ export class AgentChecks {
   }
 
   private serviceNameOf(spec: CheckSpec): string {
-    return spec.ServiceID ? (this.deps.mesh.localService(spec.ServiceID)?.service.Service ?? '') : '';
+    return spec.ServiceID ? (this.services_.get(spec.ServiceID)?.service.Service ?? '') : '';
   }
 
   /** A check this agent runs; unknown → undefined, or 400 `Unknown check` with ACLs on (Consul). */
   private known(id: string): Tracked | undefined {
-    const t = this.checks.get(id);
+    const t = this.checks_.get(id);
     if (!t && this.deps.aclsEnabled) throw badRequest(`Unknown check ${JSON.stringify(id)}`);
     return t;
   }
@@ -478,57 +526,40 @@ export class AgentChecks {
   /** The local service `id` and those derived from it (sidecar, managed proxy). */
   private family(id: string): Set<string> {
     const out = new Set<string>();
-    for (const sid of Object.keys(this.deps.mesh.listServices(Authorizer.allowAll()))) {
-      const s: LocalService | undefined = this.deps.mesh.localService(sid);
-      if (sid === id || s?.parentId === id) out.add(sid);
+    for (const [sid, s] of [...this.services_].sort(([a], [b]) => byId(a, b))) {
+      if (sid === id || s.parentId === id) out.add(sid);
     }
     return out;
   }
 
   private track(spec: CheckSpec, origin: Origin, state: StartState, synced: CheckState | undefined, restored = false): void {
-    const old = this.checks.get(spec.CheckID);
+    const old = this.checks_.get(spec.CheckID);
     if (old) this.halt(old);
     const t: Tracked = { spec, origin, status: state.status, output: state.output, runner: { stop() {} }, criticalTimer: undefined, restored, reported: false };
-    this.checks.set(spec.CheckID, t);
+    this.checks_.set(spec.CheckID, t);
     this.sync.track(spec, { status: state.status, output: state.output }, synced);
     const kind = spec.kind;
     const failed = (err: unknown) => this.deps.failures.failed('check', spec.CheckID, err);
     if (kind.type === 'alias') {
       const alias = { node: kind.node, serviceId: kind.serviceId, selfId: spec.CheckID };
       if (kind.node === '') {
-        this.localAliases.set(spec.CheckID, t);
-        t.runner = { stop: () => this.localAliases.get(spec.CheckID) === t && this.localAliases.delete(spec.CheckID) };
+        t.runner = this.localAliases.add(spec.CheckID, t);
       } else {
-        t.runner = startRemoteAlias(alias, (node, minIndex, signal) => this.deps.mesh.nodeChecks(node, minIndex, signal), (r) => this.runnerResult(t, r.status, r.output));
+        t.runner = startRemoteAlias(alias, this.deps.nodeChecks, (r) => this.runnerResult(t, r.status, r.output));
+        this.localAliases.changed(null);
       }
-      this.localChanged(null);
     } else if (kind.type === 'ttl') {
       t.runner = startTtlTimer(kind.ttlMs, () => this.runnerResult(t, 'critical', TTL_EXPIRED), failed, state.ttlLeftMs ?? kind.ttlMs);
     } else {
-      // Stopping the check also ends a command it is running (and what that command started).
-      const stopped = new AbortController();
-      const probe =
-        kind.type === 'http' ? () => httpProbe(kind)
-        : kind.type === 'tcp' ? () => tcpProbe(kind)
-        : kind.type === 'grpc' ? () => grpcProbe(kind)
-        : kind.type === 'docker' ? () => dockerProbe(kind, stopped.signal)
-        : () => scriptProbe(kind, stopped.signal);
-      const interval = Math.max(kind.intervalMs, this.deps.floors.intervalMinMs);
-      const runner = startIntervalRunner(interval, probe, (r) => this.runnerResult(t, r.status, r.output), this.limiter, failed);
-      t.runner = {
-        stop() {
-          runner.stop();
-          stopped.abort();
-        },
-      };
+      t.runner = startProbeRunner(kind, { intervalMinMs: this.deps.floors.intervalMinMs, limiter: this.limiter, failed }, (r) => this.runnerResult(t, r.status, r.output));
     }
     this.watchCritical(t);
   }
 
   /** Record a result; resolves when the catalog has it (see CatalogSync.set). */
   private setResult(t: Tracked, status: CheckStatus, output: string): Promise<void> {
-    if (this.checks.get(t.spec.CheckID) !== t) return Promise.resolve(); // replaced or removed meanwhile
-    if (t.status !== status || t.output !== output) this.localChanged(t.spec.ServiceID);
+    if (this.checks_.get(t.spec.CheckID) !== t) return Promise.resolve(); // replaced or removed meanwhile
+    if (t.status !== status || t.output !== output) this.localAliases.changed(t.spec.ServiceID);
     t.status = status;
     t.output = output;
     const written = this.sync.set(t.spec.CheckID, { status, output });
@@ -554,9 +585,9 @@ export class AgentChecks {
     if (t.criticalTimer) return;
     // A long timer: a DeregisterCriticalServiceAfter of "1000h" must not fire after 1 ms.
     t.criticalTimer = setLongTimeout(() => {
-      if (this.checks.get(t.spec.CheckID) !== t || t.status !== 'critical') return;
+      if (this.checks_.get(t.spec.CheckID) !== t || t.status !== 'critical') return;
       this.deps.logger.info({ check: t.spec.CheckID, service: t.spec.ServiceID }, 'check critical too long; deregistering its service');
-      this.deregisterService(t.spec.ServiceID, Authorizer.allowAll()).catch((err: Error) => {
+      this.removeService(t.spec.ServiceID, Authorizer.allowAll()).catch((err: Error) => {
         this.deps.logger.warn({ service: t.spec.ServiceID, err: err.message }, 'deregistering a critical service failed');
         t.criticalTimer = undefined;
         this.watchCritical(t);
@@ -567,45 +598,16 @@ export class AgentChecks {
   private halt(t: Tracked): void {
     t.runner.stop();
     t.criticalTimer?.clear();
-    this.localChanged(t.spec.ServiceID);
-  }
-
-  /**
-   * A local check of `serviceId` ("" : a node check; null: a new alias) came, went or changed: the
-   * local alias checks of that service are judged again, once per turn — as Consul notifies an alias
-   * only of its service's checks. Alias checks are not counted by other aliases (Consul counts a
-   * node-level one, so two node-level aliases would feed each other's output without end).
-   */
-  private localChanged(serviceId: string | null): void {
-    if (this.localAliases.size === 0 || this.stopped) return;
-    if (serviceId === null) this.aliasDirty = null;
-    else this.aliasDirty?.add(serviceId);
-    if (this.aliasPass) return;
-    this.aliasPass = setImmediate(() => {
-      this.aliasPass = undefined;
-      const dirty = this.aliasDirty;
-      this.aliasDirty = new Set();
-      const rows: AliasInput[] = [...this.checks.values()]
-        .filter((c) => c.spec.kind.type !== 'alias')
-        .map((c) => ({ CheckID: c.spec.CheckID, Name: c.spec.Name, ServiceID: c.spec.ServiceID, Status: c.status, Output: c.output }));
-      // Maintenance checks are local checks too (Consul's local state holds them); the catalog has them.
-      for (const row of this.deps.store.healthNode(this.deps.node).value) if (isMaintenanceCheckId(row.CheckID)) rows.push(row);
-      for (const t of this.localAliases.values()) {
-        if (t.spec.kind.type !== 'alias') continue;
-        if (dirty && !dirty.has(t.spec.kind.serviceId)) continue;
-        const r = aliasResult(rows, { node: '', serviceId: t.spec.kind.serviceId, selfId: t.spec.CheckID });
-        if (r.status !== t.status || r.output !== t.output) this.runnerResult(t, r.status, r.output);
-      }
-    });
+    this.localAliases.changed(t.spec.ServiceID);
   }
 
   /** Stop and forget the checks matching `which`, once none of their writes is in flight; returns their last states. */
   private async pause(which: (t: Tracked) => boolean): Promise<Map<string, StartState>> {
     const out = new Map<string, StartState>();
-    for (const [id, t] of [...this.checks]) {
+    for (const [id, t] of [...this.checks_]) {
       if (!which(t)) continue;
       this.halt(t);
-      this.checks.delete(id);
+      this.checks_.delete(id);
       out.set(id, { status: t.status, output: t.output });
       await this.sync.untrack(id);
     }
@@ -614,21 +616,9 @@ export class AgentChecks {
 
   /** Checks whose service is gone (the catalog dropped them with it) are forgotten here too. */
   private async dropOrphans(): Promise<void> {
-    const orphans = await this.pause((t) => t.spec.ServiceID !== '' && !this.deps.mesh.localService(t.spec.ServiceID));
+    const orphans = await this.pause((t) => t.spec.ServiceID !== '' && !this.services_.has(t.spec.ServiceID));
     for (const id of orphans.keys()) await this.deps.files?.removeCheck(id);
   }
-}
-
-/** A service definition whose checks start from the given statuses (by the IDs they will get). */
-function withStatuses(def: ServiceDefinition, start: Map<string, StartState>): ServiceDefinition {
-  if (start.size === 0) return def;
-  const defs = [...(def.Check ? [def.Check] : []), ...(def.Checks ?? [])];
-  const specs = servicesFromDefinition(def, new Map(), { allowManagedApiRegistration: true })[0]!.checks;
-  const patched = defs.map((c, i) => {
-    const s = start.get(specs[i]!.CheckID);
-    return s ? { ...c, Status: s.status } : c;
-  });
-  return def.Check ? { ...def, Check: patched[0], Checks: def.Checks ? patched.slice(1) : def.Checks } : { ...def, Checks: patched };
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());

@@ -9,7 +9,7 @@
 import type { Command } from '@registry/store';
 import type { Logger } from '../runtime/logger';
 import { logOnlyFailures, type RunnerFailures } from '../runtime/runner-failures';
-import { catalogCheckOf, type CheckSpec } from './check-spec';
+import { catalogCheckOf, type CheckSpec } from '../checks/check-spec';
 import { monotonicMs } from '../time';
 
 export interface CheckState {
@@ -55,7 +55,7 @@ export class CatalogSync {
   private readonly now: () => number;
   /**
    * While held, results are recorded but nothing is written: the agent's restored checks are
-   * known before its node is in the catalog (checks/agent-checks.ts load), and a check row needs it.
+   * known before its node is in the catalog (local-state.ts load), and a check row needs it.
    */
   private held = false;
   /** Writes made (for tests and stats). */

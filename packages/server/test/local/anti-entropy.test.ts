@@ -1,8 +1,8 @@
-// Anti-entropy's comparisons (client/anti-entropy.ts), against an in-memory catalog for one node:
+// Anti-entropy's comparisons (local/anti-entropy.ts), against an in-memory catalog for one node:
 // what differs is written, what matches is not, the servers' and maintenance rows are left alone.
 import type { CheckRequest, Command, HealthCheckOut, NodeServiceOut } from '@registry/store';
-import { AntiEntropy } from '../../src/client/anti-entropy';
-import type { LocalService } from '../../src/connect/local-services';
+import { AntiEntropy } from '../../src/local/anti-entropy';
+import type { LocalService } from '../../src/local/local-services';
 import { createLogger } from '../../src/runtime/logger';
 
 function row(id: string, tags: string[], enableTagOverride = false): NodeServiceOut {

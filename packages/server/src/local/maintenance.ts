@@ -2,15 +2,15 @@
 // check `_node_maintenance` on the agent's node, or `_service_maintenance:<id>` on one of its
 // services, so that health queries and DNS stop returning it until maintenance is disabled. The
 // check is written to the catalog with the agent's authority; the caller's token is checked here.
-// As in Consul it is part of the agent's local state: listed by /v1/agent/checks (agent-checks.ts)
+// As in Consul it is part of the agent's local state: listed by /v1/agent/checks (local-state.ts listChecks)
 // and kept under <data-dir>/maintenance, so a restarted agent puts it back (restore()).
 import type { Authorizer } from '@registry/acl';
 import type { Command, Store } from '@registry/store';
 import type { Logger } from '../runtime/logger';
-import type { Mesh } from '../connect/mesh';
+import type { LocalService } from './local-services';
 import { forbidden, isClientError, notFound } from '../errors';
 import type { LocalStateFiles, PersistedMaintenance } from './local-state-files';
-import { NODE_MAINT_CHECK_ID, SERVICE_MAINT_PREFIX } from './service-health';
+import { NODE_MAINT_CHECK_ID, SERVICE_MAINT_PREFIX } from '../checks/service-health';
 
 const NODE_NAME = 'Node Maintenance Mode';
 const SERVICE_NAME = 'Service Maintenance Mode';
@@ -20,7 +20,8 @@ const RETRY_MS = 1_000;
 
 export interface MaintenanceDeps {
   node: string;
-  mesh: Mesh;
+  /** This agent's service `id` (local-state.ts). */
+  service: (id: string) => LocalService | undefined;
   store: Store;
   apply: (cmd: Command) => Promise<unknown>;
   /** Where maintenance checks are kept across restarts (undefined: nowhere). */
@@ -65,7 +66,7 @@ export class Maintenance {
 
   /** 404 when this agent has no service `id`. */
   async setService(id: string, enable: boolean, reason: string, authz: Authorizer): Promise<void> {
-    const service = this.deps.mesh.localService(id);
+    const service = this.deps.service(id);
     if (!service) throw notFound(`No service registered with ID ${JSON.stringify(id)}`);
     if (!authz.serviceWrite(service.service.Service)) throw forbidden();
     const checkId = SERVICE_MAINT_PREFIX + id;
@@ -115,7 +116,7 @@ export class Maintenance {
     while (!this.stopped && !this.deps.store.catalogNode(this.deps.node).value) await sleep(100);
     for (const check of saved) {
       if (this.stopped) return;
-      if (check.ServiceID !== '' && !this.deps.mesh.localService(check.ServiceID)) {
+      if (check.ServiceID !== '' && !this.deps.service(check.ServiceID)) {
         await files.removeMaintenance(check.CheckID);
         continue;
       }
@@ -165,7 +166,7 @@ export class Maintenance {
   }
 }
 
-/** For agent-checks.ts: the files of a deregistered service's maintenance check go with it. */
+/** For local-state.ts: the files of a deregistered service's maintenance check go with it. */
 export function serviceMaintenanceId(serviceId: string): string {
   return SERVICE_MAINT_PREFIX + serviceId;
 }

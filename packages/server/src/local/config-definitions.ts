@@ -1,13 +1,13 @@
 // Services and checks defined in a config file, as Consul allows: `service` (one) or `services`
 // (a list), `check` or `checks`, with the same fields and key spellings as the HTTP API. They are
 // validated when the config is read, so a bad definition stops the agent from starting.
-import { servicesFromDefinition, type ServiceDefinition } from '../connect/local-services';
+import { servicesFromDefinition, type ServiceDefinition } from './local-services';
 import { RegistryError } from '../errors';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
 import { checkRegisterSchema } from '../schemas/agent-check';
 import { agentServiceSchema } from '../schemas/agent-service';
 import { compileBody } from '../schemas/validator';
-import { standaloneCheckSpec } from './check-spec';
+import { standaloneCheckSpec } from '../checks/check-spec';
 
 export interface AgentDefinitions {
   services: ServiceDefinition[];

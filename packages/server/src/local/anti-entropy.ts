@@ -3,12 +3,12 @@
 // the catalog's rows for its node equal to them — a service or check missing or changed there is
 // written again, one the agent does not have is removed. The node itself and its serfHealth check
 // are the servers' (cluster/client-liveness.ts), and maintenance checks live in the catalog only
-// (checks/maintenance.ts): both are left alone. A pass that finds nothing different writes nothing.
+// (maintenance.ts): both are left alone. A pass that finds nothing different writes nothing.
 //
 // EnableTagOverride: the catalog's tags win for such a service (a catalog client may retag it),
 // so tags are not compared and a repair keeps the catalog's.
 //
-// Check results: their status is compared (the check runners' own sync, checks/catalog-sync.ts,
+// Check results: their status is compared (the check results' sync, catalog-sync.ts,
 // writes changes at once); an output-only difference is not, since that sync defers output-only
 // updates on purpose (check_update_interval).
 //
@@ -16,18 +16,24 @@
 // fails or throws (no server reachable, a write refused for another reason than ACLs, a bug) is
 // reported — logged by `agent.runners`, counted as registry_runner_failures_total{runner="anti-entropy"}
 // — and the next pass runs at the usual interval; nothing of it reaches the process's last-resort handler.
-import type { CheckRequest, Command, HealthCheckOut, NodeServiceOut, ServiceRequest } from '@registry/store';
+import type { CatalogNodeOut, CheckRequest, Command, HealthCheckOut, NodeServiceOut, ServiceRequest } from '@registry/store';
 import type { Logger } from '../runtime/logger';
 import { logOnlyFailures, type RunnerFailures } from '../runtime/runner-failures';
-import type { LocalService } from '../connect/local-services';
-import { SERF_CHECK_ID } from '../cluster/server-health';
-import { isMaintenanceCheckId } from '../checks/maintenance';
-import type { NodeView } from './node-mirror';
+import type { LocalService } from './local-services';
+import { isMaintenanceCheckId } from './maintenance';
+import { SERF_CHECK_ID } from '../checks/service-health';
+
 import { RegistryError } from '../errors';
+
+/** The catalog's rows for this agent's node: the store on a server, the node mirror on a client. */
+export interface NodeView {
+  node: CatalogNodeOut | null;
+  checks: HealthCheckOut[];
+}
 
 export interface AntiEntropyDeps {
   node: string;
-  /** The agent's services (connect/mesh.ts) and its checks' wanted rows (checks/agent-checks.ts). */
+  /** The agent's services and its checks' wanted rows (local-state.ts). */
   services(): LocalService[];
   checks(): CheckRequest[];
   /** The servers' rows for this node, freshly read. */
@@ -76,8 +82,6 @@ export function checkInSync(want: CheckRequest, have: HealthCheckOut): boolean {
   );
 }
 
-/** The check rows the servers own or that live only in the catalog: never removed by a sync. */
-const notOurs = (checkId: string) => checkId === SERF_CHECK_ID || isMaintenanceCheckId(checkId);
 
 export class AntiEntropy {
   private timer: NodeJS.Timeout | null = null;
@@ -165,7 +169,8 @@ export class AntiEntropy {
       await write({ type: 'catalog.register', req: { Node: node, SkipNodeUpdate: true, Check: c } }, { check: c.CheckID, reason: have ? 'changed' : 'missing' });
     }
     for (const row of view.checks) {
-      if (notOurs(row.CheckID) || checkIds.has(row.CheckID)) continue;
+      // The servers' serfHealth and maintenance checks (which live only in the catalog) are never removed.
+      if (row.CheckID === SERF_CHECK_ID || isMaintenanceCheckId(row.CheckID) || checkIds.has(row.CheckID)) continue;
       // A service's check goes with the service (deregistered above) when the service was not ours,
       // and a kept service's checks are not ours to judge.
       if (row.ServiceID && !mineIds.has(row.ServiceID)) continue;
