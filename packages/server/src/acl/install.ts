@@ -12,6 +12,7 @@ import { PrimaryFallbackResolver } from './primary-fallback-resolver';
 import type { TokenGrant } from './token-grant';
 import { StoreAclResolver } from './store-resolver';
 import { withAgentMaster } from './agent-master';
+import { defaultQueryOptions } from '../rpc/query-options';
 
 /** With `acl.enabled`, install the real resolver and the leader duty; otherwise leave ACLs off. */
 export function installAcl(
@@ -60,7 +61,7 @@ export function installAcl(
                 await parts.rpc.read(
                   'acl.token-resolve',
                   {},
-                  { datacenter: primary, token: secret, consistency: 'stale', cached: false, minIndex: 0, waitMs: undefined, cacheControl: { mustRevalidate: false } },
+                  defaultQueryOptions(primary, secret, { consistency: 'stale' }),
                 )
               ).result.value as TokenGrant,
             onDown: (err, policy) => parts.logger.warn({ err: err.message, downPolicy: policy, primary }, 'the primary datacenter could not resolve a token; the down policy applies'),

@@ -4,7 +4,7 @@
 // servers' answer at each anti-entropy pass and after each write the agent makes through it.
 import { Store, type Command, type RegisterRequest } from '@registry/store';
 import type { NodeView } from '../local/anti-entropy';
-import type { QueryOptions } from '../rpc/query-options';
+import { defaultQueryOptions } from '../rpc/query-options';
 import type { RpcApi } from '../rpc/rpc-api';
 
 export class NodeMirror {
@@ -24,7 +24,7 @@ export class NodeMirror {
 
   /** Read this node from the servers (the leader's view) and copy it here when it changed. */
   async refresh(): Promise<NodeView> {
-    const opts: QueryOptions = { datacenter: this.datacenter, token: this.token(), consistency: 'default', cached: false, minIndex: 0, waitMs: undefined, cacheControl: { mustRevalidate: false } };
+    const opts = defaultQueryOptions(this.datacenter, this.token());
     const [node, checks] = await Promise.all([
       this.rpc.read('catalog.node', { node: this.node }, opts),
       this.rpc.read('health.node', { node: this.node }, opts),

@@ -11,7 +11,7 @@
 // refusal cached for acl.token_ttl. Only unknown tokens pay the extra round, and when it cannot
 // be had (no leader) the server's own answer stands.
 import { fromEnvelope } from '../rpc/envelope';
-import type { Consistency, QueryOptions } from '../rpc/query-options';
+import { defaultQueryOptions, type Consistency } from '../rpc/query-options';
 import type { ClientRead } from '../cluster/client-facts';
 import { isAclNotFound } from '../acl/store-resolver';
 import type { TokenGrant } from '../acl/token-grant';
@@ -27,7 +27,7 @@ const BUDGET_MS = 5_000;
  */
 export function tokenFetcher(link: ServerLink, datacenter: string, primary: string = datacenter): (secret: string | undefined) => Promise<TokenGrant> {
   const ask = async (secret: string | undefined, consistency: Consistency, dc = datacenter): Promise<TokenGrant> => {
-    const opts: QueryOptions = { datacenter: dc, token: secret, consistency, cached: false, minIndex: 0, waitMs: undefined, cacheControl: { mustRevalidate: false } };
+    const opts = defaultQueryOptions(dc, secret, { consistency });
     const req: ClientRead = { endpoint: 'acl.token-resolve', args: {}, opts };
     const reply = fromEnvelope(await link.call<{ result: { value: TokenGrant } }>('client.read', req, ATTEMPT_MS, BUDGET_MS));
     return reply.result.value;

@@ -8,7 +8,7 @@ import type { CaRootsOut, CaSettings, Command, Store } from '@registry/store';
 import type { Logger } from '../runtime/logger';
 import { MAX_WAIT_MS } from '../rpc/blocking';
 import { serverError } from '../errors';
-import type { QueryOptions } from '../rpc/query-options';
+import { defaultQueryOptions, type QueryOptions } from '../rpc/query-options';
 import type { RpcApi } from '../rpc/rpc-api';
 import { AgentCache, type CacheAnswer, type GetOptions } from './agent-cache';
 import { CaLeaderDuty } from './ca-leader';
@@ -158,13 +158,5 @@ export class AgentConnect {
 }
 
 function blockingOptions(opts: Pick<QueryOptions, 'datacenter' | 'token'>, minIndex: number): QueryOptions {
-  return {
-    datacenter: opts.datacenter,
-    token: opts.token,
-    consistency: 'default',
-    cached: false,
-    minIndex,
-    waitMs: MAX_WAIT_MS,
-    cacheControl: { mustRevalidate: false },
-  };
+  return defaultQueryOptions(opts.datacenter, opts.token, { minIndex, waitMs: MAX_WAIT_MS });
 }
