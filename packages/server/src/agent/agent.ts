@@ -39,6 +39,7 @@ import { Rpc } from '../rpc/rpc';
 import { installAcl } from '../acl/install';
 import { LeaderDuties } from '../runtime/leader-duties';
 import { Mesh } from '../connect/mesh';
+import { proxyTokensOf } from '../connect/proxy-tokens';
 import { installSessions } from '../sessions/install';
 import type { SessionRenewer } from '../sessions/session-ttl';
 import type { AgentChecks } from '../checks/agent-checks';
@@ -489,6 +490,7 @@ export class Agent {
       datacenter: this.config.datacenter,
       defaultToken: () => this.config.acl.tokens.default,
       acl: this.rpc.aclResolver,
+      proxyTokens: proxyTokensOf(() => this.mesh, () => this.config.acl.tokens.default),
       logger: this.logger.child({ module: 'agent.http' }),
       consulCompat: this.config.consulCompat,
       translateAddresses: this.config.translateWanAddrs,

@@ -23,6 +23,7 @@ import { allowAllResolver, type AclResolver } from '../acl/authorization';
 import { CachedAclResolver } from '../acl/cached-resolver';
 import { withAgentMaster } from '../acl/agent-master';
 import { Mesh } from '../connect/mesh';
+import { proxyTokensOf } from '../connect/proxy-tokens';
 import type { AgentChecks } from '../checks/agent-checks';
 import { installAgentChecks } from '../checks/install';
 import { Maintenance } from '../checks/maintenance';
@@ -318,7 +319,7 @@ export class ClientAgent {
       reload: () => this.reload(),
     };
     const logger = this.logger.child({ module: 'agent.http' });
-    const app = createApp(allRoutes(deps), { datacenter: config.datacenter, defaultToken: () => config.acl.tokens.default, acl: this.rpc.aclResolver, logger, consulCompat: config.consulCompat, translateAddresses: config.translateWanAddrs, metrics: this.metrics });
+    const app = createApp(allRoutes(deps), { datacenter: config.datacenter, defaultToken: () => config.acl.tokens.default, acl: this.rpc.aclResolver, proxyTokens: proxyTokensOf(() => this.mesh, () => config.acl.tokens.default), logger, consulCompat: config.consulCompat, translateAddresses: config.translateWanAddrs, metrics: this.metrics });
     const { server, limiter } = createHttpServer(withRequestLog(app, logger), config.http, logger, undefined, (reason) => this.metrics?.httpRefused(reason));
     await listenHttp(server, config);
     this.http = server;

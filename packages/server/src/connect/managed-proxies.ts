@@ -119,6 +119,10 @@ export class ManagedProxies {
           REGISTRY_PROXY_ID: run.spec.proxyServiceId,
           REGISTRY_PROXY_TOKEN: run.spec.token,
           REGISTRY_HTTP_ADDR: this.httpAddress(),
+          // Consul 1.4's names, so that `consul connect proxy` can be a given Command (docs/connect.md).
+          CONNECT_PROXY_ID: run.spec.proxyServiceId,
+          CONNECT_PROXY_TOKEN: run.spec.token,
+          CONSUL_HTTP_ADDR: this.httpAddress(),
         },
         // The built-in proxy logs as the agent does; its lines join the agent's stderr. A given command's stay its own.
         stdio: builtIn ? ['ignore', 'ignore', 'inherit'] : 'ignore',

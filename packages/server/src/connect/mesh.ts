@@ -20,6 +20,7 @@ import { ManagedProxies } from './managed-proxies';
 import type { RunnerFailures } from '../runtime/runner-failures';
 import { agentServiceOut, registerRequestOf, servicesFromDefinition, type LocalService, type ServiceDefinition } from './local-services';
 import { SignLimiter } from './sign-limiter';
+import { ServiceTokens } from './proxy-tokens';
 
 declare module '../rpc/leader-calls' {
   interface LeaderMethods {
@@ -51,6 +52,8 @@ export class Mesh {
   readonly signer: LeafSigner;
   readonly caDuty: CaLeaderDuty;
   readonly proxies: ManagedProxies;
+  /** The tokens services were registered with, for their managed proxies (connect/proxy-tokens.ts). */
+  readonly serviceTokens = new ServiceTokens();
   private readonly services = new Map<string, LocalService>();
   private readonly serviceListeners = new Set<() => void>();
   private readonly rpc: RpcApi;

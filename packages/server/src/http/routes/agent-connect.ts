@@ -72,6 +72,7 @@ export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/agent/connect/ca/leaf{/:service}',
+      proxyToken: 'raw',
       async handle(ctx) {
         const mesh = meshOf(deps);
         mesh.requireEnabled();
@@ -90,6 +91,7 @@ export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/agent/connect/proxy{/:id}',
+      proxyToken: 'raw',
       query: HASH_QUERY,
       async handle(ctx) {
         const mesh = meshOf(deps);

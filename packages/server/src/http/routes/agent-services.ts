@@ -25,6 +25,8 @@ export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
         // Through the agent's checks when wired: they run the service's checks and persist it.
         if (deps.checks) await deps.checks.registerService(body, mesh.authorizer(opts.token));
         else await mesh.registerService(body, mesh.authorizer(opts.token));
+        // What its managed proxy, if any, will act with (connect/proxy-tokens.ts).
+        mesh.serviceTokens.remember(body.ID || body.Name!, opts.token);
         return undefined;
       },
     }),
@@ -37,6 +39,7 @@ export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
         const mesh = meshOf(deps);
         const authz = mesh.authorizer(opts.token);
         const found = deps.checks ? await deps.checks.deregisterService(id, authz) : await mesh.deregisterService(id, authz);
+        if (found) mesh.serviceTokens.forget(id);
         // Consul: unknown IDs are fine with ACLs off, an error with them on.
         if (!found && mesh.intentionDefaults().aclsEnabled) throw badRequest(`Unknown service ${JSON.stringify(id)}`);
         return undefined;
