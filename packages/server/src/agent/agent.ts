@@ -318,6 +318,7 @@ export class Agent {
       raftConfiguration: () => agent.clusterOps().raftConfiguration(),
     });
     agent.mesh = mesh;
+    mesh.proxies.reportTo(metrics);
     agent.sessions = installSessions({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }), failures });
     agent.tls = tls;
     // An archive a crash left half-checked is nobody's (snapshot/archive-upload.ts).

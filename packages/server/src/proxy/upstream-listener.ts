@@ -73,7 +73,7 @@ export class UpstreamListener {
         // The TLS handshake is most of a new connection's cost (docs/benchmarks.md, Connect proxy).
         this.log.debug('upstream connection dialled', { destination: this.cfg.destinationName, ms: Math.round((performance.now() - t0) * 100) / 100 });
         if (local.destroyed) return remote.destroy();
-        this.stats.outbound++;
+        this.stats.accepted++;
         splice(local, remote, this.stats);
         local.resume();
       },
