@@ -13,6 +13,7 @@ import { splice } from './splice';
 import { colonSerial, spiffeUriOf } from './spiffe-peer';
 import type { TlsIdentity } from './tls-material';
 import { OpenSockets } from './open-sockets';
+import { PROXY_CIPHERS } from './tls-material';
 
 interface AuthorizeAnswer {
   Authorized: boolean;
@@ -116,8 +117,8 @@ export class PublicListener {
   }
 }
 
-export function contextOf(id: TlsIdentity): { ca: string[]; cert: string; key: string } {
-  return { ca: id.ca, cert: id.cert, key: id.key };
+export function contextOf(id: TlsIdentity): { ca: string[]; cert: string; key: string; ciphers: string; honorCipherOrder: boolean } {
+  return { ca: id.ca, cert: id.cert, key: id.key, ciphers: PROXY_CIPHERS, honorCipherOrder: true };
 }
 
 export function splitHostPort(addr: string): [string, number] {
