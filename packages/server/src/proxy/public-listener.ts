@@ -39,6 +39,10 @@ export class PublicListener {
       rejectUnauthorized: true,
       handshakeTimeout: this.cfg.handshakeTimeoutMs,
     });
+    // Nagle off on the raw socket from the accept, not only once the handshake is done: the
+    // handshake's later flights (Finished, session tickets) and the first bytes would otherwise wait
+    // for the peer's delayed ACK (Go, Consul's proxy, sets TCP_NODELAY on every connection).
+    server.on('connection', (raw: Socket) => raw.setNoDelay(true));
     server.on('secureConnection', (s) => this.accepted(s));
     // A failed handshake (no certificate, another CA's) is the client's problem, not the listener's.
     server.on('tlsClientError', (err) => {

@@ -55,7 +55,8 @@ export class UpstreamListener {
   ) {}
 
   async start(): Promise<number> {
-    const server = createServer((s) => this.accepted(s));
+    // Nagle off from the accept (OpenSockets.take sets it again; Go's net sets it on every TCP conn).
+    const server = createServer({ noDelay: true }, (s) => this.accepted(s));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
