@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // bench/connect/proxy: TCP through two registry proxies vs direct (issue #27).
 //   npx tsc -b packages/cli first, then:
-//   node bench/connect/proxy.js [--duration 5] [--keep-logs]
+//   node bench/connect/proxy.js [--duration 5] [--rounds 1] [--consul] [--proxy-main <file>] [--keep-logs]
 // Starts `registry agent -dev` on free loopback ports, an echo server (its own process) registered
 // as `db` with a sidecar, `web` with a sidecar whose upstream is db, and two `registry connect proxy
 // -sidecar-for` processes. Then, for each of: direct (client → echo) and proxied (client → web's
@@ -10,11 +10,18 @@
 //   bulk:  64 KiB writes kept 1 MiB ahead of the echo — MB/s echoed;
 // at c=1 and c=64, and
 //   connect: a new connection per 64-byte request (TLS handshake, authorize, health lookup) at c=8.
-// Prints one line per case and the proxied/direct ratio. Bounded: each case runs --duration s;
-// the agent, proxies and echo server are killed by their own PIDs.
+// Prints one line per case and target with its ratio to direct. Targets besides direct:
+//   relay:    two plain TCP relays (relay.js) in a row — the same processes and hops, none of the work;
+//   registry: the two registry proxies (--proxy-main <dist/proxy/proxy-main.js>: run that build's
+//             proxy instead of the CLI's, e.g. a copy of an older build, for A/B);
+//   consul:   with --consul and a `consul` on PATH, two `consul connect proxy -sidecar-for` processes
+//             (Consul 1.4) for a second pair of registrations (db2, web2) on the same agent and echo.
+// --rounds N measures every case N times, the proxied targets in a rotated order each round (the
+// machine is shared: alternating keeps slow spells from landing on one target only).
+// Bounded: each case runs --duration s; the agent, proxies and echo server are killed by their own PIDs.
 'use strict';
 const { fork, spawn } = require('node:child_process');
-const { closeSync, mkdtempSync, openSync, rmSync } = require('node:fs');
+const { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } = require('node:fs');
 const net = require('node:net');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
@@ -22,17 +29,41 @@ const { CLI, REPO, argOf, freePort, sleep } = require('../support');
 
 const DURATION_MS = Number(argOf('--duration', '5')) * 1000;
 const KEEP = process.argv.includes('--keep-logs');
+const ROUNDS = Number(argOf('--rounds', '1'));
+const CONSUL = process.argv.includes('--consul');
+const PROXY_MAIN = argOf('--proxy-main', '');
 
 const children = [];
-function start(args, dir, name) {
+function start(args, dir, name, opts = {}) {
   const log = openSync(join(dir, `${name}.log`), 'a');
   // PROF_DIR=<dir>: each process writes a V8 CPU profile there when it exits.
   const prof = process.env.PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.PROF_DIR] : [];
-  const child = spawn(process.execPath, [...prof, CLI, ...args], { stdio: ['ignore', log, log] });
+  const [cmd, argv] = opts.command ? [opts.command, args] : [process.execPath, [...prof, opts.script ?? CLI, ...args]];
+  const child = spawn(cmd, argv, { stdio: ['ignore', log, log], env: { ...process.env, ...opts.env } });
   closeSync(log);
   children.push(child);
   return child;
 }
+
+/** A child Node script that says 'ready' over IPC once it listens. */
+async function forkReady(script, args) {
+  const child = fork(script, args, { stdio: 'ignore' });
+  children.push(child);
+  await new Promise((r) => child.once('message', r));
+  return child;
+}
+
+/** Until one echo through `port` comes back (a sidecar is offered once its TCP check passes, up to its 10 s interval). */
+const flowing = (port, what) =>
+  until(what, async () => {
+    const s = await connect(port);
+    try {
+      await Promise.race([echo(s, Buffer.from('ping')), sleep(1000).then(() => Promise.reject(new Error('timeout')))]);
+      return true;
+    } finally {
+      s.destroy();
+    }
+  }, 60_000);
 
 async function api(base, method, path, body) {
   const res = await fetch(base + path, { method, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -82,8 +113,18 @@ function echo(s, msg) {
 
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 
-async function small(port, c) {
+/**
+ * c connections, each through one echo first: through the proxies a connection is whole only once
+ * the upstream has dialled (TLS handshake, authorize) — measured by the connect case, not here.
+ */
+async function opened(port, c) {
   const socks = await Promise.all(Array.from({ length: c }, () => connect(port)));
+  await Promise.all(socks.map((s) => echo(s, Buffer.from('warm'))));
+  return socks;
+}
+
+async function small(port, c) {
+  const socks = await opened(port, c);
   const msg = Buffer.alloc(64, 'a');
   const lat = [];
   const end = Date.now() + DURATION_MS;
@@ -102,7 +143,7 @@ async function small(port, c) {
 }
 
 async function bulk(port, c) {
-  const socks = await Promise.all(Array.from({ length: c }, () => connect(port)));
+  const socks = await opened(port, c);
   const chunk = Buffer.alloc(64 * 1024, 'b');
   const AHEAD = 1024 * 1024;
   let received = 0;
@@ -165,39 +206,50 @@ const ALL = [['small', small, [1, 64]], ['bulk', bulk, [1, 64]], ['connect', con
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'bench-connect-'));
   try {
-    const [http, dns, server, echoPort, dbProxy, webProxy, up] = await Promise.all(Array.from({ length: 7 }, freePort));
-    start(['agent', '-dev', '-node', 'bench-dev', '-bind', '127.0.0.1', '-client', '127.0.0.1', '-http-port', String(http), '-dns-port', String(dns), '-server-port', String(server), '-log-level', 'warn'], dir, 'agent');
+    const [http, dns, server, echoPort, dbProxy, webProxy, up, relayA, relayB, db2Proxy, web2Proxy, up2] = await Promise.all(Array.from({ length: 12 }, freePort));
+    // Consul's proxy reads X-Consul-Index and sends X-Consul-Token: the agent speaks its dialect too.
+    const cfg = join(dir, 'agent.json');
+    writeFileSync(cfg, JSON.stringify({ http_config: { consul_compat: true } }));
+    start(['agent', '-dev', '-node', 'bench-dev', '-bind', '127.0.0.1', '-client', '127.0.0.1', '-http-port', String(http), '-dns-port', String(dns), '-server-port', String(server), '-log-level', 'warn', '-config-file', cfg], dir, 'agent');
     const base = `http://127.0.0.1:${http}`;
     await until('agent', async () => (await api(base, 'GET', '/v1/status/leader')) !== '', 30_000);
-    const echoChild = fork(join(__dirname, 'echo-server.js'), [String(echoPort)], { stdio: 'ignore' });
-    children.push(echoChild);
-    await new Promise((r) => echoChild.once('message', r));
+    await forkReady(join(__dirname, 'echo-server.js'), [String(echoPort)]);
+    await forkReady(join(__dirname, 'relay.js'), [String(relayB), String(echoPort)]);
+    await forkReady(join(__dirname, 'relay.js'), [String(relayA), String(relayB)]);
     await until('CA', async () => (await api(base, 'GET', '/v1/agent/connect/ca/roots')).ActiveRootID !== '', 30_000);
-    await api(base, 'PUT', '/v1/agent/service/register', { Name: 'db', Port: echoPort, Connect: { SidecarService: { Port: dbProxy } } });
-    await api(base, 'PUT', '/v1/agent/service/register', { Name: 'web', Port: 1, Connect: { SidecarService: { Port: webProxy, Proxy: { Upstreams: [{ DestinationName: 'db', LocalBindPort: up }] } } } });
-    const addr = ['-http-addr', `127.0.0.1:${http}`, '-log-level', process.env.PROXY_LOG_LEVEL || 'warn'];
-    start(['connect', 'proxy', '-sidecar-for', 'db', ...addr], dir, 'db-proxy');
-    start(['connect', 'proxy', '-sidecar-for', 'web', ...addr], dir, 'web-proxy');
-    // The db sidecar is offered once its TCP check passes (up to its 10 s interval).
-    await until('traffic through the proxies', async () => {
-      const s = await connect(up);
-      try {
-        await Promise.race([echo(s, Buffer.from('ping')), sleep(1000).then(() => Promise.reject(new Error('timeout')))]);
-        return true;
-      } finally {
-        s.destroy();
-      }
-    }, 60_000);
+    const register = async (db, web, dbPort, webPort, upPort) => {
+      await api(base, 'PUT', '/v1/agent/service/register', { Name: db, Port: echoPort, Connect: { SidecarService: { Port: dbPort } } });
+      await api(base, 'PUT', '/v1/agent/service/register', { Name: web, Port: 1, Connect: { SidecarService: { Port: webPort, Proxy: { Upstreams: [{ DestinationName: db, LocalBindPort: upPort }] } } } });
+    };
+    await register('db', 'web', dbProxy, webProxy, up);
+    const logLevel = ['-log-level', process.env.PROXY_LOG_LEVEL || 'warn'];
+    const addr = ['-http-addr', `127.0.0.1:${http}`];
+    for (const svc of ['db', 'web']) {
+      if (PROXY_MAIN) start([], dir, `${svc}-proxy`, { script: PROXY_MAIN, env: { REGISTRY_PROXY_ID: `${svc}-sidecar-proxy`, REGISTRY_HTTP_ADDR: `127.0.0.1:${http}`, REGISTRY_PROXY_LOG_LEVEL: process.env.PROXY_LOG_LEVEL || 'warn' } });
+      else start(['connect', 'proxy', '-sidecar-for', svc, ...addr, ...logLevel], dir, `${svc}-proxy`);
+    }
+    const targets = [['relay', relayA], ['registry', up]];
+    await flowing(up, 'traffic through the registry proxies');
+    if (CONSUL) {
+      await register('db2', 'web2', db2Proxy, web2Proxy, up2);
+      for (const svc of ['db2', 'web2']) start(['connect', 'proxy', '-sidecar-for', svc, ...addr, ...logLevel], dir, `consul-${svc}-proxy`, { command: 'consul' });
+      await flowing(up2, 'traffic through the Consul proxies');
+      targets.push(['consul', up2]);
+    }
 
-    const rows = [];
-    for (const [name, fn, cs] of ALL.filter(([name]) => !process.env.ONLY || process.env.ONLY.split(',').includes(name))) {
-      for (const c of cs) {
-        const direct = await fn(echoPort, c);
-        const proxied = await fn(up, c);
-        rows.push({ name, c, direct, proxied });
-        const f = (r) => Object.entries(r).map(([k, v]) => `${k}=${typeof v === 'number' ? (Number.isInteger(v) ? v : v.toFixed(2)) : v}`).join(' ');
-        const key = name === 'bulk' ? 'mbps' : 'rps';
-        console.log(`${name.padEnd(7)} c=${String(c).padEnd(2)}  direct: ${f(direct)}  |  proxied: ${f(proxied)}  |  ratio ${(proxied[key] / direct[key]).toFixed(2)}`);
+    const f = (r) => Object.entries(r).map(([k, v]) => `${k}=${typeof v === 'number' ? (Number.isInteger(v) ? v : v.toFixed(2)) : v}`).join(' ');
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = targets.map((_, i) => targets[(i + round) % targets.length]);
+      for (const [name, fn, cs] of ALL.filter(([name]) => !process.env.ONLY || process.env.ONLY.split(',').includes(name))) {
+        for (const c of cs) {
+          const key = name === 'bulk' ? 'mbps' : 'rps';
+          const direct = await fn(echoPort, c);
+          console.log(`${name.padEnd(7)} c=${String(c).padEnd(2)} ${'direct'.padEnd(8)}  ${f(direct)}`);
+          for (const [target, port] of order) {
+            const r = await fn(port, c);
+            console.log(`${name.padEnd(7)} c=${String(c).padEnd(2)} ${target.padEnd(8)}  ${f(r)}  ratio ${(r[key] / direct[key]).toFixed(2)}`);
+          }
+        }
       }
     }
   } finally {

@@ -29,6 +29,7 @@ function proxyCommand(): Command {
     .option('--upstream <name:port>', "upstream service: 'db:8181' makes db available on 127.0.0.1:8181 (repeatable)", collect)
     .option('--register', 'register the proxy with the local agent (with -service and -listen)')
     .option('--register-id <suffix>', "ID suffix for the proxy's registration")
+    .option('--prometheus-bind-addr <addr>', "serve the proxy's connection metrics in Prometheus text at http://<addr>/metrics")
     .option('--log-level <level>', 'log level', 'INFO')
     .option('--log-json', 'log lines as JSON');
   return c.argument('[extra...]').action(async (extra: string[]) => {
@@ -52,6 +53,7 @@ function proxyCommand(): Command {
         registerId: o.registerId,
         logLevel: String(o.logLevel).toLowerCase(),
         logJson: o.logJson ?? false,
+        metrics: { prometheusBindAddr: o.prometheusBindAddr },
         say: (line) => out(line),
       });
     } catch (err) {

@@ -41,6 +41,7 @@ import { AgentConnect } from '../connect/agent-connect';
 import { initialCa } from '../config/connect-config';
 import { ManagedProxies } from '../connect/managed-proxies';
 import { followManagedProxies } from '../connect/managed-proxy-follower';
+import { proxyTokensOf } from '../connect/proxy-tokens';
 import { installSessions } from '../sessions/install';
 import type { SessionRenewer } from '../sessions/session-ttl';
 import type { LocalState } from '../local/local-state';
@@ -359,6 +360,7 @@ export class Agent {
     // Managed proxies follow the local state; they start once the HTTP API they are given listens.
     const proxies = new ManagedProxies(() => agent.httpAddress, logger.child({ module: 'agent.connect' }), failures);
     proxies.hold();
+    proxies.reportTo(metrics);
     agent.proxies = proxies;
     agent.stopFollowing = followManagedProxies(local, proxies);
     new AutopilotHealth({ self: { id: nodeId, node: config.nodeName, address }, version: VERSION, raft, store, transport, leaderCalls: rpc.leader });
@@ -495,6 +497,7 @@ export class Agent {
       datacenter: this.config.datacenter,
       defaultToken: () => this.config.acl.tokens.default,
       acl: this.rpc.aclResolver,
+      proxyTokens: proxyTokensOf(() => this.local, () => this.config.acl.tokens.default),
       logger: this.logger.child({ module: 'agent.http' }),
       consulCompat: this.config.consulCompat,
       translateAddresses: this.config.translateWanAddrs,

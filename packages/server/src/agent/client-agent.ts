@@ -31,6 +31,7 @@ import type { LocalState } from '../local/local-state';
 import type { Maintenance } from '../local/maintenance';
 import type { Syncer } from '../local/syncer';
 import { installLocalState } from '../local/install';
+import { proxyTokensOf } from '../connect/proxy-tokens';
 import { AgentTokens } from '../acl/agent-tokens';
 import { installDns } from '../dns/install';
 import type { DnsServer } from '../dns/server';
@@ -180,6 +181,7 @@ export class ClientAgent {
     // Managed proxies follow the local state; they start once the HTTP API they are given listens.
     const proxies = new ManagedProxies(() => agent.httpAddress, logger.child({ module: 'agent.connect' }), failures);
     proxies.hold();
+    proxies.reportTo(metrics);
     agent.proxies = proxies;
     agent.stopFollowing = followManagedProxies(local, proxies);
 
@@ -331,7 +333,7 @@ export class ClientAgent {
       reload: () => this.reload(),
     };
     const logger = this.logger.child({ module: 'agent.http' });
-    const app = createApp(allRoutes(deps), { datacenter: config.datacenter, defaultToken: () => config.acl.tokens.default, acl: this.rpc.aclResolver, logger, consulCompat: config.consulCompat, translateAddresses: config.translateWanAddrs, metrics: this.metrics });
+    const app = createApp(allRoutes(deps), { datacenter: config.datacenter, defaultToken: () => config.acl.tokens.default, acl: this.rpc.aclResolver, proxyTokens: proxyTokensOf(() => this.local, () => config.acl.tokens.default), logger, consulCompat: config.consulCompat, translateAddresses: config.translateWanAddrs, metrics: this.metrics });
     const { server, limiter } = createHttpServer(withRequestLog(app, logger), config.http, logger, undefined, (reason) => this.metrics?.httpRefused(reason));
     await listenHttp(server, config);
     this.http = server;

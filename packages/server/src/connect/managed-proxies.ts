@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import type { Logger } from '../runtime/logger';
 import { describeError, logOnlyFailures, type RunnerFailures } from '../runtime/runner-failures';
 import { monotonicMs } from '../time';
+import type { ListenerCounts } from '../proxy/connection-stats';
+import { ReportDeltas, reportOf, type ProxyMetricsSink } from '../proxy/proxy-metrics';
 
 export interface ManagedProxySpec {
   proxyServiceId: string;
@@ -26,6 +28,8 @@ interface Running {
   backoffMs: number;
   startedAt: number;
   restarts: number;
+  /** The running built-in proxy's counts (each process reports from zero). */
+  counts: ReportDeltas;
 }
 
 /**
@@ -77,7 +81,7 @@ export class ManagedProxies {
     const cur = this.procs.get(spec.proxyServiceId);
     if (cur && JSON.stringify(cur.spec) === JSON.stringify(spec)) return;
     if (cur) this.remove(spec.proxyServiceId);
-    const run: Running = { spec, child: null, timer: null, backoffMs: MIN_BACKOFF_MS, startedAt: 0, restarts: 0 };
+    const run: Running = { spec, child: null, timer: null, backoffMs: MIN_BACKOFF_MS, startedAt: 0, restarts: 0, counts: new ReportDeltas() };
     this.procs.set(spec.proxyServiceId, run);
     if (!this.held) this.launch(run);
   }
@@ -100,6 +104,32 @@ export class ManagedProxies {
     return run?.child && run.child.exitCode === null ? run.child.pid : undefined;
   }
 
+  private metrics: ProxyMetricsSink | undefined;
+
+  /**
+   * The built-in proxies report their connection counts over an IPC channel (proxy/proxy-metrics.ts);
+   * they go to `sink` (the agent's metrics), and their open connections are read from here.
+   */
+  reportTo(sink: ProxyMetricsSink): void {
+    this.metrics = sink;
+    sink.watchProxyConns(() => this.openConns());
+  }
+
+  /** Open connections of the running built-in proxies, summed per listener. */
+  private openConns(): ListenerCounts[] {
+    const sum = new Map<string, ListenerCounts>();
+    for (const run of this.procs.values()) {
+      if (!run.child) continue;
+      for (const l of run.counts.latest) {
+        const key = `${l.kind}\u0001${Object.values(l.labels).join('\u0001')}`;
+        const cur = sum.get(key);
+        if (cur) cur.conns += l.conns;
+        else sum.set(key, { ...l });
+      }
+    }
+    return [...sum.values()];
+  }
+
   restarts(proxyServiceId: string): number {
     return this.procs.get(proxyServiceId)?.restarts ?? 0;
   }
@@ -119,15 +149,30 @@ export class ManagedProxies {
           REGISTRY_PROXY_ID: run.spec.proxyServiceId,
           REGISTRY_PROXY_TOKEN: run.spec.token,
           REGISTRY_HTTP_ADDR: this.httpAddress(),
+          // Consul 1.4's names, so that `consul connect proxy` can be a given Command (docs/connect.md).
+          CONNECT_PROXY_ID: run.spec.proxyServiceId,
+          CONNECT_PROXY_TOKEN: run.spec.token,
+          CONSUL_HTTP_ADDR: this.httpAddress(),
         },
-        // The built-in proxy logs as the agent does; its lines join the agent's stderr. A given command's stay its own.
-        stdio: builtIn ? ['ignore', 'ignore', 'inherit'] : 'ignore',
+        // The built-in proxy logs as the agent does; its lines join the agent's stderr, and it reports
+        // its counts over the IPC channel. A given command's output stays its own.
+        stdio: builtIn ? ['ignore', 'ignore', 'inherit', 'ipc'] : 'ignore',
       });
     } catch (err) {
       this.down(run, null, `could not be started: ${describeError(err)}`);
       return;
     }
     run.child = child;
+    const counts = new ReportDeltas();
+    run.counts = counts;
+    if (builtIn) {
+      // The channel must not keep the agent alive. A last report may come after the exit: still this process's counts.
+      child.channel?.unref();
+      child.on('message', (msg) => {
+        const report = reportOf(msg);
+        if (report && this.metrics) counts.apply(report.listeners, this.metrics);
+      });
+    }
     // A command that does not exist is an 'error' (ENOENT) with no 'exit'; either way it is down once.
     child.on('error', (err) => this.down(run, child, `failed to start: ${err.message}`));
     child.on('exit', (code, signal) => this.down(run, child, signal ? `exited on ${signal}` : `exited with code ${code}`));

@@ -56,6 +56,11 @@ export interface AppOptions {
   translateAddresses?: boolean;
   /** Times every request of a known route, by route pattern and status (the agent's metrics). */
   metrics?: HttpObserver;
+  /**
+   * A managed proxy's token → the token it acts with (connect/proxy-tokens.ts); undefined for any
+   * other token. Applied to every route but those marked `proxyToken: 'raw'`.
+   */
+  proxyTokens?: (token: string) => string | undefined;
   /** The web UI (`ui`, `-ui`; docs/ui.md): folders served at /ui/, first match wins (ui/ui-assets.ts). */
   ui?: { dirs: string[] };
 }
@@ -241,6 +246,10 @@ async function serve(
   // built from it once. Writes read only dc and token of them (Consul's parseDC + parseToken).
   const typed = (r.readQuery ?? (r.method === 'GET' ? readOptionsOnly : writeOptionsOnly))(query);
   const opts: QueryOptions = queryOptions(typed, req.headers, agent);
+  if (opts.token && options.proxyTokens && r.proxyToken !== 'raw') {
+    const acting = options.proxyTokens(opts.token);
+    if (acting !== undefined) opts.token = acting || undefined;
+  }
   const pretty = typed.pretty === true;
   const params = decodeParams(rawParams);
   let body: unknown = undefined;

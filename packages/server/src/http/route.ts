@@ -83,6 +83,12 @@ export interface Route<B = unknown, Q = any, P = any> {
    * go to a file, not memory). After a refusal the rest of the body is read and dropped, never kept.
    */
   streamBody?: boolean;
+  /**
+   * 'raw': a managed proxy's token reaches the handler as itself (the leaf and proxy-configuration
+   * routes check it against the proxy they serve). Elsewhere app.ts replaces it with the token the
+   * proxy's service was registered with (connect/proxy-tokens.ts).
+   */
+  proxyToken?: 'raw';
   handle(ctx: RouteContext<B, Q, P>): Promise<unknown> | unknown;
 }
 
@@ -99,6 +105,7 @@ export interface RouteSpec<B, QS extends TObject | undefined, PS extends TObject
   bodyOptional?: boolean;
   bodyLimit?: number;
   streamBody?: boolean;
+  proxyToken?: 'raw';
   handle(ctx: RouteContext<B, QueryOf<QS>, ParamsOf<PS>>): Promise<unknown> | unknown;
 }
 

@@ -16,6 +16,7 @@ import { badRequest, forbidden, isClientError } from '../errors';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
 import { startRemoteAlias, type AliasInput, type NodeChecksRead } from '../checks/alias-check';
 import { LocalAliases } from './local-aliases';
+import { ServiceTokens } from './service-tokens';
 import { agentChecksOut } from './agent-checks-out';
 import type { CatalogSync, CheckState } from './catalog-sync';
 import { capOutput } from '../checks/check-output';
@@ -88,6 +89,8 @@ const RETRY_MS = 1_000;
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export class LocalState {
+  /** The tokens services were registered with, for their managed proxies (connect/proxy-tokens.ts). */
+  readonly serviceTokens = new ServiceTokens();
   private readonly services_ = new Map<string, LocalService>();
   private readonly checks_ = new Map<string, Tracked>();
   private readonly listeners = new Set<() => void>();

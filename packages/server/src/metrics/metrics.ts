@@ -14,6 +14,8 @@ import type { TelemetryConfig } from './config';
 import { consulSummary, type MetricsSummary } from './consul-json';
 import { IntervalClock } from './interval-aggregate';
 import { EventLoopDelay } from './runtime';
+import type { ListenerCounts, ListenerKind } from '../proxy/connection-stats';
+import type { ProxyMetricsSink } from '../proxy/proxy-metrics';
 import { CounterSeries, one, scrapeGauge, TimerSeries, type CounterCell, type JsonCatalog, type SeriesContext, type Timer } from './series';
 
 /** What the metrics read at scrape time. */
@@ -30,7 +32,18 @@ export interface RouteTimer {
   done(status: number, ms: number): void;
 }
 
-export class Metrics {
+/** A Connect proxy's counters (proxy/connection-stats.ts), by listener kind, with Consul 1.4's labels. */
+const PROXY_LABELS: Record<ListenerKind, string[]> = { inbound: ['dst'], upstream: ['src', 'dst_type', 'dst'] };
+const PROXY_COUNTERS = [
+  ['accepted', 'accepted', 'connections accepted and joined to their other side'],
+  ['refused', 'refused', 'connections refused by an intention (or whose authorization failed)'],
+  ['errors', 'errors', 'connections that failed: TLS handshake, dial, local connect'],
+  ['rx_bytes', 'rx_bytes', "bytes read from the listener's clients"],
+  ['tx_bytes', 'tx_bytes', "bytes written to the listener's clients"],
+] as const;
+type ProxyCounter = (typeof PROXY_COUNTERS)[number][0];
+
+export class Metrics implements ProxyMetricsSink {
   readonly registry = new Registry();
   private readonly clock = new IntervalClock();
   private readonly json: JsonCatalog = { samples: [], counters: [], gauges: [] };
@@ -81,6 +94,20 @@ export class Metrics {
   private readonly httpRefusedSeries = new CounterSeries(this.ctx, 'registry.http.refused', { name: 'registry_http_refused_total', help: 'HTTP connections refused at accept: limits.http_max_conns (max_conns, 503) or limits.http_max_conns_per_client (max_conns_per_client, 429)', labelNames: ['reason'] });
   // Background runners (runtime/runner-failures.ts): a failure each, by kind of runner.
   private readonly runnerFailureSeries = new CounterSeries(this.ctx, 'registry.runner.failures', { name: 'registry_runner_failures_total', help: 'Failures of background runners (check, managed-proxy, watch, session-ttl, catalog-sync, anti-entropy, timer, restore) and of unawaited promises or uncaught exceptions, by runner', labelNames: ['runner'] });
+
+  // Connect proxies the agent runs (reported over IPC: connect/managed-proxies.ts), or the proxy's
+  // own endpoint (proxy/metrics-server.ts). Consul's names: <prefix>.inbound.* {dst}, .upstream.* {src, dst_type, dst}.
+  private readonly proxySeries = Object.fromEntries(
+    (['inbound', 'upstream'] as const).map((kind) => [
+      kind,
+      Object.fromEntries(
+        PROXY_COUNTERS.filter(([field]) => kind === 'inbound' || field !== 'refused').map(([field, name, help]) => [
+          field,
+          new CounterSeries(this.ctx, `registry.proxy.${kind}.${name}`, { name: `registry_proxy_${kind}_${name}_total`, help: `Connect proxies, ${kind === 'inbound' ? 'public (mTLS) listener' : 'upstream listeners'}: ${help}`, labelNames: PROXY_LABELS[kind] }),
+        ]),
+      ),
+    ]),
+  ) as Record<ListenerKind, Partial<Record<ProxyCounter, CounterSeries>>>;
 
   readonly raftObserver: RaftObserver;
   readonly rpcObserver: RpcObserver;
@@ -217,6 +244,24 @@ export class Metrics {
   /** Connections the server port counts against its caps (members' links not included), read at each scrape. */
   watchServerPort(open: () => number): void {
     scrapeGauge(this.ctx, 'registry.rpc.connections', { name: 'registry_rpc_connections', help: 'Server port: open connections counted against limits.rpc_max_conns (members\' links not included)' }, () => one(open()));
+  }
+
+  /** A Connect proxy's counts grew by `delta` (proxy/proxy-metrics.ts ReportDeltas). */
+  proxyCounted(delta: ListenerCounts): void {
+    const series = this.proxySeries[delta.kind];
+    for (const [field] of PROXY_COUNTERS) series[field]?.bind(delta.labels).inc(delta[field]);
+  }
+
+  /** The Connect proxies' open connections, read at each scrape (registered once). */
+  watchProxyConns(read: () => ListenerCounts[]): void {
+    for (const kind of ['inbound', 'upstream'] as const) {
+      scrapeGauge(
+        this.ctx,
+        `registry.proxy.${kind}.conns`,
+        { name: `registry_proxy_${kind}_conns`, help: `Connect proxies, ${kind === 'inbound' ? 'public (mTLS) listener' : 'upstream listeners'}: connections open now`, labelNames: PROXY_LABELS[kind] },
+        () => read().filter((l) => l.kind === kind).map((l) => ({ labels: l.labels, value: l.conns })),
+      );
+    }
   }
 
   /** A token was resolved in `ms`, from the cache or not. */

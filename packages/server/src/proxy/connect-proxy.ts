@@ -4,7 +4,9 @@
 // and leaves open ones to finish. The identity's changes reach the public listener at once.
 import type { AgentApi } from './agent-api';
 import type { ConfigSource } from './config-source';
-import { ConnectionStats } from './connection-stats';
+import { ProxyStats } from './connection-stats';
+import { MetricsServer } from './metrics-server';
+import { MetricsReporter, type ProxyMetricsReport } from './proxy-metrics';
 import type { ProxyConfig } from './proxy-config';
 import type { ProxyLog } from './proxy-log';
 import { PublicListener } from './public-listener';
@@ -13,8 +15,17 @@ import { UpstreamListener } from './upstream-listener';
 
 const STATS_EVERY_MS = 60_000;
 
+export interface ProxyMetricsOptions {
+  /** Where the counts are reported (a managed proxy: its agent, over IPC). */
+  report?: (r: ProxyMetricsReport) => Promise<void>;
+  /** host:port for the proxy's own /metrics; overrides the configuration's `prometheus_bind_addr`. */
+  prometheusBindAddr?: string;
+}
+
 export class ConnectProxy {
-  readonly stats = new ConnectionStats();
+  readonly stats = new ProxyStats();
+  private readonly reporter: MetricsReporter | undefined;
+  private metricsServer: { addr: string; server: MetricsServer } | undefined;
   private material: TlsMaterial | undefined;
   private service = '';
   private publicListener: { key: string; l: PublicListener } | undefined;
@@ -28,7 +39,10 @@ export class ConnectProxy {
     private readonly api: AgentApi,
     private readonly source: ConfigSource,
     private readonly log: ProxyLog,
-  ) {}
+    private readonly metricsOptions: ProxyMetricsOptions = {},
+  ) {
+    if (metricsOptions.report) this.reporter = new MetricsReporter(this.stats, metricsOptions.report);
+  }
 
   async start(): Promise<void> {
     let first: Promise<void> | undefined;
@@ -38,25 +52,33 @@ export class ConnectProxy {
       first ??= next;
     });
     await first;
+    this.reporter?.start();
     let last = '';
     this.statsTimer = setInterval(() => {
-      const now = JSON.stringify(this.stats.snapshot());
-      if (now !== last) this.log.info('connection counts', this.stats.snapshot());
+      const now = JSON.stringify(this.stats.totals());
+      if (now !== last) this.log.info('connection counts', this.stats.totals());
       last = now;
     }, STATS_EVERY_MS);
     this.statsTimer.unref();
+  }
+
+  /** Stop, after a last report of the counts. */
+  async stop(): Promise<void> {
+    this.close();
+    await this.reporter?.stop();
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.statsTimer);
+    this.metricsServer?.server.close();
     this.source.stop();
     this.material?.stop();
     this.publicListener?.l.close(true);
     for (const u of this.upstreams.values()) u.close(true);
     this.api.close();
-    this.log.info('proxy stopped', this.stats.snapshot());
+    this.log.info('proxy stopped', this.stats.totals());
   }
 
   private async apply(cfg: ProxyConfig): Promise<void> {
@@ -83,7 +105,7 @@ export class ConnectProxy {
       this.publicListener?.l.close(false);
       this.publicListener = undefined;
       if (cfg.publicListener) {
-        const l = new PublicListener(cfg.publicListener, cfg.service, this.api, this.stats, this.log);
+        const l = new PublicListener(cfg.publicListener, cfg.service, this.api, this.stats.inbound(cfg.service), this.log);
         await l.start(material.current());
         this.publicListener = { key: pubKey, l };
       }
@@ -97,9 +119,21 @@ export class ConnectProxy {
     }
     for (const [key, u] of wanted) {
       if (this.upstreams.has(key)) continue;
-      const l = new UpstreamListener(u, this.api, () => this.material!.current(), this.stats, this.log);
+      const l = new UpstreamListener(u, this.api, () => this.material!.current(), this.stats.upstream(cfg.service, u.destinationType, u.destinationName), this.log);
       await l.start();
       this.upstreams.set(key, l);
     }
+    await this.exposeMetrics(this.metricsOptions.prometheusBindAddr || cfg.prometheusBindAddr || '');
+  }
+
+  /** Serve the counts at `addr` (none: ''), moving the listener when the address changes. */
+  private async exposeMetrics(addr: string): Promise<void> {
+    if ((this.metricsServer?.addr ?? '') === addr) return;
+    this.metricsServer?.server.close();
+    this.metricsServer = undefined;
+    if (!addr) return;
+    const server = new MetricsServer(this.stats, this.log);
+    await server.start(addr);
+    this.metricsServer = { addr, server };
   }
 }

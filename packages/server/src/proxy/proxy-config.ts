@@ -27,6 +27,8 @@ export interface ProxyConfig {
   service: string;
   publicListener: PublicListenerConfig | null;
   upstreams: UpstreamConfig[];
+  /** host:port where the proxy serves its own metrics (Config `prometheus_bind_addr`); '' for none. */
+  prometheusBindAddr?: string;
 }
 
 /** Two configurations that need the same listeners (compared before listeners are rebuilt). */
@@ -95,6 +97,7 @@ export function configFromAgentService(svc: Record<string, any>): ProxyConfig {
     service: p.DestinationServiceName,
     publicListener: publicListenerOf(str(svc.Address), svc.Port, `${p.LocalServiceAddress || '127.0.0.1'}:${p.LocalServicePort ?? 0}`, config),
     upstreams: ((p.Upstreams ?? []) as unknown[]).map(upstreamOf).filter((u): u is UpstreamConfig => u !== null),
+    prometheusBindAddr: str(config.prometheus_bind_addr),
   };
 }
 
@@ -105,5 +108,6 @@ export function configFromManagedProxy(m: Record<string, any>): ProxyConfig {
     service: m.TargetServiceName,
     publicListener: publicListenerOf(str(config.bind_address), num(config.bind_port, 0), str(config.local_service_address), config),
     upstreams: ((m.Upstreams ?? []) as unknown[]).map(upstreamOf).filter((u): u is UpstreamConfig => u !== null),
+    prometheusBindAddr: str(config.prometheus_bind_addr),
   };
 }

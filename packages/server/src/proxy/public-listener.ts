@@ -13,6 +13,7 @@ import { splice } from './splice';
 import { colonSerial, spiffeUriOf } from './spiffe-peer';
 import type { TlsIdentity } from './tls-material';
 import { OpenSockets } from './open-sockets';
+import { PROXY_CIPHERS } from './tls-material';
 
 interface AuthorizeAnswer {
   Authorized: boolean;
@@ -38,6 +39,10 @@ export class PublicListener {
       rejectUnauthorized: true,
       handshakeTimeout: this.cfg.handshakeTimeoutMs,
     });
+    // Nagle off on the raw socket from the accept, not only once the handshake is done: the
+    // handshake's later flights (Finished, session tickets) and the first bytes would otherwise wait
+    // for the peer's delayed ACK (Go, Consul's proxy, sets TCP_NODELAY on every connection).
+    server.on('connection', (raw: Socket) => raw.setNoDelay(true));
     server.on('secureConnection', (s) => this.accepted(s));
     // A failed handshake (no certificate, another CA's) is the client's problem, not the listener's.
     server.on('tlsClientError', (err) => {
@@ -116,8 +121,8 @@ export class PublicListener {
   }
 }
 
-export function contextOf(id: TlsIdentity): { ca: string[]; cert: string; key: string } {
-  return { ca: id.ca, cert: id.cert, key: id.key };
+export function contextOf(id: TlsIdentity): { ca: string[]; cert: string; key: string; ciphers: string; honorCipherOrder: boolean } {
+  return { ca: id.ca, cert: id.cert, key: id.key, ciphers: PROXY_CIPHERS, honorCipherOrder: true };
 }
 
 export function splitHostPort(addr: string): [string, number] {

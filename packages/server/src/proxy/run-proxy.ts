@@ -4,7 +4,7 @@
 import { createLogger } from '../runtime/logger';
 import { AgentApi } from './agent-api';
 import { agentSource, proxyIdForSidecar, staticSource, type ConfigSource } from './config-source';
-import { ConnectProxy } from './connect-proxy';
+import { ConnectProxy, type ProxyMetricsOptions } from './connect-proxy';
 import { publicListenerOf, upstreamFlag } from './proxy-config';
 import { proxyLog } from './proxy-log';
 import { RegisterMonitor } from './register-monitor';
@@ -22,6 +22,8 @@ export interface ProxyOptions {
   registerId?: string;
   logLevel?: string;
   logJson?: boolean;
+  /** Where the connection counts go besides the log (proxy-metrics.ts). */
+  metrics?: ProxyMetricsOptions;
   /** Lines for the user (Consul's "==> " UI lines), apart from the log. */
   say?: (line: string) => void;
 }
@@ -62,7 +64,7 @@ export async function runProxy(o: ProxyOptions): Promise<RunningProxy> {
     source = staticSource({ service: o.service, publicListener, upstreams });
   }
   if (o.register && (!o.service || !listen)) throw new Error('-register may only be specified with -service and -listen');
-  const proxy = new ConnectProxy(api, source, log);
+  const proxy = new ConnectProxy(api, source, log, o.metrics);
   try {
     await proxy.start();
   } catch (err) {
@@ -80,7 +82,7 @@ export async function runProxy(o: ProxyOptions): Promise<RunningProxy> {
     proxy,
     async stop() {
       await monitor?.stop();
-      proxy.close();
+      await proxy.stop();
     },
   };
 }

@@ -8,7 +8,13 @@ import type { ConnectionStats } from './connection-stats';
 
 const LINGER_MS = 10_000;
 
+/** `a` is the side the listener accepted: its bytes are the listener's rx, those written to it tx. */
 export function splice(a: Duplex, b: Duplex, stats: ConnectionStats): void {
+  stats.conns++;
+  let open = 2;
+  const gone = () => {
+    if (--open === 0) stats.conns--;
+  };
   const destroyBoth = () => {
     a.destroy();
     b.destroy();
@@ -18,12 +24,14 @@ export function splice(a: Duplex, b: Duplex, stats: ConnectionStats): void {
     other.end();
     setTimeout(() => other.destroy(), LINGER_MS).unref();
   };
-  a.on('data', (c: Buffer) => (stats.bytesIn += c.length));
-  b.on('data', (c: Buffer) => (stats.bytesOut += c.length));
+  a.on('data', (c: Buffer) => (stats.rxBytes += c.length));
+  b.on('data', (c: Buffer) => (stats.txBytes += c.length));
   a.pipe(b);
   b.pipe(a);
   a.on('error', destroyBoth);
   b.on('error', destroyBoth);
   a.on('close', closed(b));
   b.on('close', closed(a));
+  a.once('close', gone);
+  b.once('close', gone);
 }

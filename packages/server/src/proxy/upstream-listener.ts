@@ -29,12 +29,22 @@ interface ServiceEntry {
   Service: { Address: string; Port: number };
 }
 
+/** Endpoints whose TLS sessions an upstream keeps (oldest dropped first). */
+const MAX_SESSIONS = 256;
+
 export class UpstreamListener {
   private server: Server | undefined;
   private readonly open = new OpenSockets();
   /** The destination's passing endpoints, kept current (service upstreams only). */
   private watch: BlockingLoop | undefined;
   private current: Endpoint[] = [];
+  /**
+   * TLS sessions to resume, by endpoint, for the identity they were made with: a resumed handshake
+   * skips both certificate signatures and chain checks (most of a new connection's CPU). Dropped
+   * when the leaf or the roots change, so that a rotation is followed by full handshakes.
+   */
+  private sessions = new Map<string, Buffer>();
+  private sessionsFor: TlsIdentity | undefined;
 
   constructor(
     private readonly cfg: UpstreamConfig,
@@ -45,7 +55,8 @@ export class UpstreamListener {
   ) {}
 
   async start(): Promise<number> {
-    const server = createServer((s) => this.accepted(s));
+    // Nagle off from the accept (OpenSockets.take sets it again; Go's net sets it on every TCP conn).
+    const server = createServer({ noDelay: true }, (s) => this.accepted(s));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -71,9 +82,9 @@ export class UpstreamListener {
     this.dial().then(
       (remote) => {
         // The TLS handshake is most of a new connection's cost (docs/benchmarks.md, Connect proxy).
-        this.log.debug('upstream connection dialled', { destination: this.cfg.destinationName, ms: Math.round((performance.now() - t0) * 100) / 100 });
+        this.log.debug('upstream connection dialled', { destination: this.cfg.destinationName, ms: Math.round((performance.now() - t0) * 100) / 100, resumed: remote.isSessionReused() });
         if (local.destroyed) return remote.destroy();
-        this.stats.outbound++;
+        this.stats.accepted++;
         splice(local, remote, this.stats);
         local.resume();
       },
@@ -115,18 +126,30 @@ export class UpstreamListener {
     if (all.length === 0) throw new Error(`no healthy mesh endpoint for ${this.cfg.destinationName}`);
     const ep = all[Math.floor(Math.random() * all.length)]!;
     const id = this.identity();
+    if (this.sessionsFor !== id) {
+      this.sessions = new Map();
+      this.sessionsFor = id;
+    }
+    const sessions = this.sessions;
+    const key = `${ep.host}:${ep.port}`;
     const expected = this.cfg.destinationType === 'service' ? this.cfg.destinationName : undefined;
     return new Promise((resolve, reject) => {
       const s = tlsConnect({
         host: ep.host,
         port: ep.port,
         secureContext: id.context,
+        session: sessions.get(key),
         timeout: this.cfg.connectTimeoutMs,
         // The identity is the SPIFFE URI, not a host name (Consul's verifyServerCertMatchesURI).
         checkServerIdentity: (_host: string, cert: PeerCertificate) => verifyPeer(cert, id.trustDomain, expected, ep.datacenter),
       });
       s.setNoDelay(true);
+      s.on('session', (session: Buffer) => {
+        if (sessions.size >= MAX_SESSIONS && !sessions.has(key)) sessions.delete(sessions.keys().next().value!);
+        sessions.set(key, session);
+      });
       const fail = (err: Error) => {
+        sessions.delete(key);
         s.destroy();
         reject(err);
       };

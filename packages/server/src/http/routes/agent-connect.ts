@@ -71,6 +71,7 @@ export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/agent/connect/ca/leaf{/:service}',
+      proxyToken: 'raw',
       async handle(ctx) {
         const mesh = deps.connect;
         mesh.requireEnabled();
@@ -89,6 +90,7 @@ export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'GET',
       path: '/v1/agent/connect/proxy{/:id}',
+      proxyToken: 'raw',
       query: HASH_QUERY,
       async handle(ctx) {
         const mesh = deps.connect;
