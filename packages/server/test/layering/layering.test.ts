@@ -59,10 +59,12 @@ describe('import graph', () => {
     })).toEqual([]);
   });
 
-  test('proxy/ imports only itself and the logger: it runs as its own process, a client of the HTTP API', () => {
+  // A standalone proxy serves its connection counts at prometheus_bind_addr with the agent's own
+  // metrics series (proxy/metrics-server.ts); metrics/ loads nothing of the server but prom-client.
+  test('proxy/ imports only itself, the logger and metrics/: it runs as its own process, a client of the HTTP API', () => {
     expect(edges.filter((e) => {
       const [from, to] = e.split(' -> ');
-      return layer(from) === 'proxy' && layer(to) !== 'proxy' && to !== 'runtime/logger';
+      return layer(from) === 'proxy' && layer(to) !== 'proxy' && to !== 'runtime/logger' && layer(to) !== 'metrics';
     })).toEqual([]);
     expect(edges).toContain('proxy/run-proxy -> runtime/logger');
   });
