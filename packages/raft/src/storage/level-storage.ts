@@ -155,6 +155,14 @@ export class LevelStorage implements RaftStorage {
     return state as PersistedState;
   }
 
+  /**
+   * Opens the store, which moves a snapshot still in LevelDB (data format 1) into a snapshot file
+   * (the agent's data-format migration runs this alone, then closes the store).
+   */
+  async moveSnapshotsOut(): Promise<void> {
+    await this.open();
+  }
+
   /** load() leaving the snapshot's bytes in LevelDB: readSnapshot() hands them out a piece at a time. */
   loadWithoutSnapshotData(): Promise<PersistedStateMeta> {
     return this.loadState(false);
