@@ -95,7 +95,8 @@ async function wiped() {
   console.log(`## a wiped follower (three servers, ${MIB} MiB)`);
   const cluster = await startCluster({ call, prefix: 'registry-bigstate-wiped-', warm: { path: '/v1/kv/warm', body: 'x' } });
   try {
-    const { count, seconds } = await load(() => cluster.urls[cluster.leader()]);
+    const leaderUrl = cluster.urls[cluster.leader()]; // asked once: cluster.sh is a process per call
+    const { count, seconds } = await load(() => leaderUrl);
     console.log(`loaded ${count} values (${((count * VALUE) / 2 ** 20).toFixed(0)} MiB) in ${seconds.toFixed(1)} s: ${(count / seconds).toFixed(0)} writes/s`);
     const leader = cluster.leader();
     const snapped = await until(() => snapshotsIn(cluster.logFile(leader)) > 0, 180_000, 500);
