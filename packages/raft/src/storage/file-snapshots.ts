@@ -118,7 +118,13 @@ export class FileSnapshots {
     await rename(writer.temp, join(this.dir, name)).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
-    syncDirSync(this.dir);
+    // Off the main thread: a folder's fsync waits for the file system's journal, tens of ms on a busy disk.
+    const folder = await open(this.dir, 'r');
+    try {
+      await folder.sync();
+    } finally {
+      await folder.close();
+    }
     this.current = readHeader(this.dir, name);
   }
 

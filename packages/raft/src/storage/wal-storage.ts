@@ -159,6 +159,9 @@ export class WalStorage implements RaftStorage {
 
   createSnapshot(meta: SnapshotMeta, compactTo: number): StorageSnapshotSink {
     const inner = this.snapshots.createSnapshot(meta, compactTo);
+    // A commit that failed after the file was installed (the compaction point could not be written)
+    // is retried from the compaction (RaftNode retries an installed snapshot's commit until it succeeds).
+    let installed = false;
     return {
       get size() {
         return inner.size;
@@ -166,7 +169,8 @@ export class WalStorage implements RaftStorage {
       write: (chunk) => inner.write(chunk),
       abort: () => inner.abort(),
       commit: async () => {
-        await inner.commit();
+        if (!installed) await inner.commit();
+        installed = true;
         await this.serialise(() => this.compact(meta, compactTo));
       },
     };
