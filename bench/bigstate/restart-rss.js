@@ -12,10 +12,11 @@
 // report (registry_runtime_event_loop_delay_seconds{stat="max"}, 10 s windows) meanwhile.
 // Usage:
 //   npx tsc -b packages/cli && node bench/bigstate/restart-rss.js [--mib 256] [--settle 10] [--no-wiped] [--no-restart]
+//     [--config '{"raft":{"snapshot_threshold":1024,"snapshot_interval_ms":1000}}']  (the single server's config file: many snapshots)
 'use strict';
 const { spawn, execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
-const { createWriteStream, mkdtempSync, readFileSync, rmSync } = require('node:fs');
+const { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
 const { freePort, sleep, loopbackCaller, startCluster, wipeAndRestartFollower } = require('../support');
@@ -42,9 +43,16 @@ const anonFile = (pid) => {
 const hwmMiB = (pid) => Number(/^VmHWM:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 const duMiB = (dir) => Number(execFileSync('du', ['-sk', dir], { encoding: 'utf8' }).split('\t')[0]) / 1024;
 
+const CONFIG = opt('config', '');
+
 function start(dir, dataDir, httpPort, serverPort, tag) {
   const log = join(dir, `agent-${tag}.log`);
-  const child = spawn(process.execPath, [CLI, 'agent', '-server', '-bootstrap-expect', '1', '-node', 'big', '-data-dir', dataDir, '-http-port', String(httpPort), '-server-port', String(serverPort), '-dns-port', '-1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const extra = [];
+  if (CONFIG) {
+    writeFileSync(join(dir, 'agent.json'), CONFIG);
+    extra.push('-config-file', join(dir, 'agent.json'));
+  }
+  const child = spawn(process.execPath, [CLI, 'agent', '-server', '-bootstrap-expect', '1', '-node', 'big', '-data-dir', dataDir, '-http-port', String(httpPort), '-server-port', String(serverPort), '-dns-port', '-1', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   const out = createWriteStream(log);
   child.stdout.pipe(out);
   child.stderr.pipe(out);
