@@ -106,7 +106,16 @@ async function wiped() {
     const leaderUrl = cluster.urls[cluster.leader()]; // asked once: cluster.sh is a process per call
     const { count, seconds } = await load(() => leaderUrl);
     console.log(`loaded ${count} values (${((count * VALUE) / 2 ** 20).toFixed(0)} MiB) in ${seconds.toFixed(1)} s: ${(count / seconds).toFixed(0)} writes/s`);
-    const leader = cluster.leader();
+    // cluster.sh asks every server; on a loaded machine a majority may briefly name none: ask again.
+    let leader = -1;
+    for (let i = 0; i < 30 && leader < 0; i++) {
+      try {
+        leader = cluster.leader();
+      } catch {
+        await sleep(1_000);
+      }
+    }
+    if (leader < 0) throw new Error('no leader known to a majority for 30 s');
     const snapped = await until(() => snapshotsIn(cluster.logFile(leader)) > 0, 180_000, 500);
     await sleep(5_000);
     const raw = (count * VALUE) / 2 ** 20;
@@ -118,7 +127,7 @@ async function wiped() {
     const lpid = cluster.pid(leader);
     const before = rssMiB(lpid);
     const last = `/v1/kv/big/${String(count - 1).padStart(8, '0')}?stale`;
-    const { victim, started } = wipeAndRestartFollower(cluster);
+    const { victim, started } = wipeAndRestartFollower({ ...cluster, leader: () => leader });
     let peak = before;
     let loopMax = 0;
     const sampler = setInterval(() => {
