@@ -6,6 +6,7 @@ export * from './interfaces';
 export * from './storage/level-storage';
 export * from './storage/memory-storage';
 export * from './storage/snapshot-chunks';
+export { FileSnapshots, type SnapshotFile, type SnapshotFileWriter } from './storage/file-snapshots';
 export * from './transport/frame-codec';
 export * from './transport/rpc-errors';
 export * from './transport/tcp-transport';

@@ -15,7 +15,7 @@ import {
   type ServerInfo,
   type SnapshotMeta,
 } from '../core/types';
-import { LeadershipLostError, NotCaughtUpError, NotLeaderError, type PersistedStateMeta, type SnapshotData, type SnapshotSource } from '../interfaces';
+import { LeadershipLostError, NotCaughtUpError, NotLeaderError, type PersistedStateMeta, type SnapshotData, type SnapshotSource, type StorageSnapshotSink } from '../interfaces';
 import { joinSnapshot, snapshotSize } from '../storage/snapshot-chunks';
 import { INSTALL_SNAPSHOT, SnapshotReceiver, SnapshotSender } from './snapshot-transfer';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options';
@@ -42,6 +42,13 @@ export class NodeStoppedError extends Error {
     super('raft node stopped');
     this.name = 'NodeStoppedError';
   }
+}
+
+/** A snapshot from the leader to install: its bytes, or the storage sink they were written into. */
+interface Install {
+  meta: SnapshotMeta;
+  data?: SnapshotData;
+  sink?: StorageSnapshotSink;
 }
 
 /** Retry schedule of a failed Ready write (a failed snapshot write's: snapshots.ts). */
@@ -167,6 +174,8 @@ export class RaftNode extends EventEmitter {
         if (why) this.opts.observer.strangerDropped?.(from, 'snapshot', why);
         return why;
       },
+      // Pieces go straight into a snapshot file when the storage streams and reads back (issue #34).
+      ...(opts.storage.createSnapshot && opts.storage.readSnapshot ? { createSink: (meta: SnapshotMeta) => opts.storage.createSnapshot!(meta, Infinity) } : {}),
     });
     opts.transport.handle(INSTALL_SNAPSHOT, (body) => this.snapshotReceiver.receive(body));
   }
@@ -626,7 +635,9 @@ export class RaftNode extends EventEmitter {
     // 1. Persist: the snapshot (and restore from it), then hard state and entries, synced. A
     //    failed write is retried until it succeeds; nothing below happens before it has.
     // A snapshot from the leader came in pieces (snapshot-transfer.ts), or whole from an older leader.
-    const install = ready.snapshot && { meta: ready.snapshot.meta, data: this.snapshotReceiver.take(ready.snapshot.meta) ?? ready.snapshot.data };
+    const received = ready.snapshot && this.snapshotReceiver.take(ready.snapshot.meta);
+    const install: Install | undefined =
+      ready.snapshot && (received ? ('sink' in received ? { meta: ready.snapshot.meta, sink: received.sink } : { meta: ready.snapshot.meta, data: received.pieces }) : { meta: ready.snapshot.meta, data: ready.snapshot.data ?? new Uint8Array(0) });
     if (!(await this.persist(ready, install))) return; // stopped meanwhile
     if (install) await this.restoreSnapshot(install);
     if (this.stopped) return;
@@ -667,7 +678,7 @@ export class RaftNode extends EventEmitter {
    * Retrying is safe: both writes are idempotent (a store that may hold half of a failed write, like
    * LevelDB, is reopened by the store itself before it writes again).
    */
-  private async persist(ready: Ready, install: { meta: SnapshotMeta; data: SnapshotData } | undefined): Promise<boolean> {
+  private async persist(ready: Ready, install: Install | undefined): Promise<boolean> {
     let snapshotSaved = ready.snapshot === undefined;
     let appended = ready.hardState === undefined && ready.entries.length === 0;
     for (;;) {
@@ -675,8 +686,10 @@ export class RaftNode extends EventEmitter {
         if (!snapshotSaved) {
           // A snapshot of ours still being persisted is older: it is dropped, never written after this.
           this.snapshots.installing(install!.meta.index);
-          // The core restarts its log at the snapshot (it keeps no suffix), so the stored log goes too.
-          await this.opts.storage.saveSnapshot(install!.meta, install!.data, Infinity);
+          // The core restarts its log at the snapshot (it keeps no suffix), so the stored log goes too
+          // (a sink the pieces were written into was made compacting to Infinity; its commit may be retried).
+          if (install!.sink) await install!.sink.commit();
+          else await this.opts.storage.saveSnapshot(install!.meta, install!.data!, Infinity);
           snapshotSaved = true;
         }
         if (!appended) {
@@ -828,13 +841,29 @@ export class RaftNode extends EventEmitter {
 
   /**
    * A snapshot from the leader is on disk (persist() saved it): the state machine becomes it. Its
-   * pieces are joined here, the one place the state machine needs the bytes whole.
+   * pieces are joined here only for a state machine without restoreFrom.
    */
-  private async restoreSnapshot(snapshot: { meta: SnapshotMeta; data: SnapshotData }): Promise<void> {
-    if (this.opts.fsm.restoreFrom) {
+  private async restoreSnapshot(snapshot: Install): Promise<void> {
+    if (snapshot.sink) {
+      // Written straight into the storage as the pieces came: read back from there, a piece at a time.
+      const reader = await this.opts.storage.readSnapshot!();
+      if (!reader || reader.meta.index !== snapshot.meta.index || reader.meta.term !== snapshot.meta.term) throw new Error('raft: the installed snapshot is not the stored one');
+      try {
+        if (this.opts.fsm.restoreFrom) await restoreWithProgress(this.opts, reader, snapshot.meta, reader.size, 'installed');
+        else {
+          const pieces: Uint8Array[] = [];
+          for (let i = 0; i < reader.chunks; i++) pieces.push(await reader.read(i));
+          this.opts.fsm.restore(joinSnapshot(pieces), snapshot.meta);
+        }
+      } finally {
+        reader.close();
+      }
+      snapshot.data = [];
+    } else if (this.opts.fsm.restoreFrom) {
       // Piece by piece, each let go once decoded (the pieces are on disk already): no joined copy.
-      const pieces: (Uint8Array | undefined)[] = snapshot.data instanceof Uint8Array ? [snapshot.data] : [...snapshot.data];
-      const size = snapshotSize(snapshot.data);
+      const data = snapshot.data!;
+      const pieces: (Uint8Array | undefined)[] = data instanceof Uint8Array ? [data] : [...data];
+      const size = snapshotSize(data);
       // The caller's object lets go of them too (the storage reads them back when a follower needs them).
       if (this.opts.storage.readSnapshot) snapshot.data = [];
       const source = {
@@ -848,9 +877,9 @@ export class RaftNode extends EventEmitter {
       };
       await restoreWithProgress(this.opts, source, snapshot.meta, size, 'installed');
     } else {
-      this.opts.fsm.restore(joinSnapshot(snapshot.data), snapshot.meta);
+      this.opts.fsm.restore(joinSnapshot(snapshot.data!), snapshot.meta);
     }
-    this.snapshots.installed(snapshot.meta, snapshot.data);
+    this.snapshots.installed(snapshot.meta, snapshot.data!);
     this.applied = snapshot.meta.index;
     this.learnAddresses(snapshot.meta.configuration);
     this.proposed.failThrough(snapshot.meta.index, () => new LeadershipLostError());

@@ -9,10 +9,13 @@
 // continue the follower's transfer exactly (another transfer's, a lost one before it, an old term's)
 // is refused and the leader drops its transfer; the core sends the snapshot again once its probe
 // times out, and that transfer starts over at offset 0, which discards whatever the follower held.
-// A new leader's transfer replaces an old leader's the same way. Nothing reaches the core, the
-// storage or the state machine before the last piece of a transfer is in.
+// A new leader's transfer replaces an old leader's the same way. Nothing reaches the core or the
+// state machine before the last piece of a transfer is in. A follower whose storage streams
+// (createSnapshot) writes each piece straight into a new snapshot file as it arrives — it holds
+// none of them in memory (issue #34: a wiped follower held the whole state) — and that file becomes
+// the stored snapshot only when the core installs it; a transfer dropped midway aborts it.
 import type { Message, NodeId, ServerInfo, SnapshotMeta } from '../core/types';
-import type { SnapshotData, SnapshotReader, Transport } from '../interfaces';
+import type { SnapshotData, SnapshotReader, StorageSnapshotSink, Transport } from '../interfaces';
 import { joinSnapshot } from '../storage/snapshot-chunks';
 import { RemoteError } from '../transport/rpc-errors';
 import type { RaftLogger } from './options';
@@ -173,18 +176,38 @@ interface ReceiverDeps {
   deliver(m: SnapshotMessage): void;
   /** Why pieces from `from` are not taken (a stranger, stranger-filter.ts), or null. */
   refuses?(from: string, term: number): string | null;
+  /** A storage sink for a snapshot from the leader (compacting the whole log), when the storage streams. */
+  createSink?(meta: SnapshotMeta): StorageSnapshotSink;
+}
+
+/** What a finished transfer hands the driver: the pieces, or the sink they were written into (not yet committed). */
+export type ReceivedSnapshot = { pieces: SnapshotData } | { sink: StorageSnapshotSink };
+
+interface PartialTransfer {
+  transfer: string;
+  pieces: Uint8Array[];
+  sink: StorageSnapshotSink | null;
+  received: number;
 }
 
 /** The follower's side: the pieces of the current transfer, then the assembled snapshot. */
 export class SnapshotReceiver {
-  private partial: { transfer: string; pieces: Uint8Array[]; received: number } | null = null;
-  private assembled: { meta: SnapshotMeta; pieces: Uint8Array[] } | null = null;
-  /** Drops an abandoned transfer's pieces (up to a whole snapshot's worth of memory). */
+  private partial: PartialTransfer | null = null;
+  private assembled: { meta: SnapshotMeta; received: ReceivedSnapshot } | null = null;
+  /** Drops an abandoned transfer's pieces (up to a whole snapshot's worth of memory, or a file). */
   private idle: NodeJS.Timeout | null = null;
+  /** Pieces are taken one at a time (a sink's write is asynchronous). */
+  private tail: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: ReceiverDeps) {}
 
-  receive(body: unknown): InstallSnapshotReply {
+  receive(body: unknown): Promise<InstallSnapshotReply> {
+    const run = this.tail.then(() => this.receiveOne(body));
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  private async receiveOne(body: unknown): Promise<InstallSnapshotReply> {
     const p = body as InstallSnapshotPiece;
     const term = this.deps.term();
     if (!this.deps.accepting()) return { ok: false, term, reason: 'not taking part in raft' };
@@ -195,45 +218,74 @@ export class SnapshotReceiver {
     if (p.term < term) return { ok: false, term, reason: `stale term ${p.term} < ${term}` };
     if (p.offset === 0) {
       // A new transfer (a restart, a new leader): what an earlier one brought is dropped.
-      this.partial = { transfer: p.transfer, pieces: [], received: 0 };
+      this.drop();
+      this.partial = { transfer: p.transfer, pieces: [], sink: this.deps.createSink?.(p.meta) ?? null, received: 0 };
     } else if (!this.partial || this.partial.transfer !== p.transfer || this.partial.received !== p.offset) {
-      this.partial = null;
+      this.dropPartial();
       return { ok: false, term, reason: 'piece does not continue the transfer' };
     }
-    const partial = this.partial;
-    if (p.data.length > 0) partial.pieces.push(p.data);
+    const partial = this.partial!;
+    if (p.data.length > 0) {
+      if (partial.sink) {
+        try {
+          await partial.sink.write(p.data);
+        } catch (err) {
+          if (this.partial === partial) this.dropPartial();
+          return { ok: false, term, reason: `writing the piece failed: ${err instanceof Error ? err.message : String(err)}` };
+        }
+        if (this.partial !== partial) return { ok: false, term, reason: 'transfer dropped' };
+      } else {
+        partial.pieces.push(p.data);
+      }
+    }
     partial.received += p.data.length;
     if (this.idle) clearTimeout(this.idle);
     this.idle = null;
     if (!p.done) {
       this.idle = setTimeout(() => {
-        if (this.partial === partial) this.partial = null;
+        if (this.partial === partial) this.dropPartial();
       }, IDLE_TRANSFER_MS);
       this.idle.unref?.();
       return { ok: true, term };
     }
     this.partial = null;
-    if (partial.received !== p.size) return { ok: false, term, reason: `received ${partial.received} of ${p.size} bytes` };
-    this.assembled = { meta: p.meta, pieces: partial.pieces };
+    if (partial.received !== p.size) {
+      void partial.sink?.abort().catch(() => undefined);
+      return { ok: false, term, reason: `received ${partial.received} of ${p.size} bytes` };
+    }
+    this.assembled = { meta: p.meta, received: partial.sink ? { sink: partial.sink } : { pieces: partial.pieces } };
     const m: SnapshotMessage = { type: 'snapshot', from: p.from, to: p.to, term: p.term, meta: p.meta };
     if (p.seq !== undefined) m.seq = p.seq;
     this.deps.deliver(m);
     return { ok: true, term: this.deps.term() };
   }
 
-  /** The pieces of the snapshot `meta` names, if it was the last one assembled (taken once). */
-  take(meta: SnapshotMeta): SnapshotData | undefined {
+  /** The snapshot `meta` names, if it was the last one assembled (taken once). */
+  take(meta: SnapshotMeta): ReceivedSnapshot | undefined {
     const a = this.assembled;
     if (!a || a.meta.index !== meta.index || a.meta.term !== meta.term) return undefined;
     this.assembled = null;
-    return a.pieces;
+    return a.received;
   }
 
   /** Drops a transfer under way (the node stops). */
   clear(): void {
     if (this.idle) clearTimeout(this.idle);
     this.idle = null;
-    this.partial = null;
+    this.drop();
+  }
+
+  /** Drops the transfer under way and an assembled snapshot nobody took: their files are removed. */
+  private drop(): void {
+    this.dropPartial();
+    const a = this.assembled;
     this.assembled = null;
+    if (a && 'sink' in a.received) void a.received.sink.abort().catch(() => undefined);
+  }
+
+  private dropPartial(): void {
+    const p = this.partial;
+    this.partial = null;
+    void p?.sink?.abort().catch(() => undefined);
   }
 }

@@ -265,6 +265,8 @@ export class Snapshots {
       if (sink) await sink.commit();
       else await storage.saveSnapshot(meta, data!, compactTo);
     } catch (err) {
+      // What was written of it goes (a temporary snapshot file each time would fill a full disk further).
+      await sink?.abort().catch(() => undefined);
       if (this.host.stopped()) return;
       // Nothing depends on a snapshot being written: the log it would compact is still whole.
       // Keep counting towards the next one and try again later.

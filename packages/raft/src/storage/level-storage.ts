@@ -33,24 +33,30 @@
 // Callers retry the failed write itself (RaftNode does, until it succeeds): every write here is
 // idempotent.
 //
-// Snapshots are stored in pieces (hashicorp/raft's SnapshotSink): each piece is one synced value
-// under a key of the snapshot's generation, written as it comes, and the snapshot exists only once
-// its head record (meta, generation, piece count) is written — last, in one batch that also drops
-// the previous snapshot's pieces and compacts the log. A crash between pieces leaves the previous
-// snapshot as it was; the orphaned pieces are removed when the store next opens. No write holds the
-// whole snapshot: at 100,000 catalog nodes it is ~70 MB, and one buffer that size starts a major GC
-// in V8 (docs/benchmarks/history.md, "Snapshots"). A store written when the snapshot was one value
-// (`snapshot-meta` + `snapshot-data`) still loads; the next snapshot replaces it.
+// Snapshots are files (file-snapshots.ts), not LevelDB values (issue #34): LevelDB holds the log and
+// hard state only, and the log's floor (the first index kept) under its own key. A snapshot is
+// written into its file as it comes, installed (renamed, folder synced), and only then is the log
+// compacted here, in one synced batch; a crash between the two leaves log entries the snapshot
+// covers, which the core drops when it restores (as it drops a log that disagrees with the
+// snapshot at its index). A store written when snapshots lived here — as pieces under a head, or as
+// one value (`snapshot-meta` + `snapshot-data`) — is moved out into a file when it is opened: the
+// file is installed first, then the LevelDB copy is deleted (again on the next open, if a crash
+// came between).
+import { join } from 'node:path';
 import { Level } from 'level';
 import { Packr } from 'msgpackr';
 import type { Entry, EntryType, HardState, SnapshotMeta } from '../core/types';
 import type { PersistedState, PersistedStateMeta, RaftStorage, SnapshotData, SnapshotReader, StorageSnapshotSink } from '../interfaces';
-import { joinSnapshot, snapshotPieces } from './snapshot-chunks';
+import { snapshotPieces } from './snapshot-chunks';
 import { HardStateDeferral } from './hard-state-deferral';
+import { FileSnapshots, type SnapshotFileWriter } from './file-snapshots';
 
 type Db = Level<string, Uint8Array>;
-/** Either a directory of our own, or a section (sublevel) of a database someone else opened. */
-export type LevelStorageOptions = { path: string } | { db: Level<any, any>; prefix: string };
+/**
+ * Either a directory of our own, or a section (sublevel) of a database someone else opened; and the
+ * folder the snapshot files go in (default: `<path>/snapshots`, or `<database>/<prefix>-snapshots`).
+ */
+export type LevelStorageOptions = ({ path: string } | { db: Level<any, any>; prefix: string }) & { snapshotDir?: string };
 
 const BLOCK = 'blk!';
 const BLOCK_END = 'blk~';
@@ -58,10 +64,13 @@ const BLOCK_END = 'blk~';
 const LEGACY_LOG = 'log!';
 const LEGACY_LOG_END = 'log~';
 const HARD_STATE = 'hardstate';
-/** The one-value snapshot layout: still loaded, replaced by the next snapshot. */
+/** The first log index kept: blocks starting below it are dead (removed off the main thread). */
+const LOG_FLOOR = 'floor'; // not 'log-…': that is inside the legacy log's key range
+/** Snapshots as they were kept in LevelDB (data format 1), moved into a file when the store opens: */
+/** the one-value layout, */
 const SNAPSHOT_META = 'snapshot-meta';
 const SNAPSHOT_DATA = 'snapshot-data';
-/** The snapshot's head (SnapshotHead), written last; its pieces are under PIECE keys of its generation. */
+/** and the pieces (PIECE keys of a generation) under a head (LegacyHead). */
 const SNAPSHOT_HEAD = 'snapshot-head';
 const PIECE = 'snc!';
 const PIECE_END = 'snc~';
@@ -82,11 +91,7 @@ function pieceKey(gen: number, i: number): string {
   return PIECE + gen.toString(16).padStart(8, '0') + i.toString(16).padStart(8, '0');
 }
 
-function pieceGen(key: string): number {
-  return parseInt(key.slice(PIECE.length, PIECE.length + 8), 16);
-}
-
-interface SnapshotHead {
+interface LegacyHead {
   meta: SnapshotMeta;
   gen: number;
   chunks: number;
@@ -123,22 +128,17 @@ export class LevelStorage implements RaftStorage {
   private lastVote: string | null = null;
   /** Commit-only hard states wait for the next batch (hard-state-deferral.ts). */
   private readonly hardStates = new HardStateDeferral();
-  /** The stored snapshot's head (null: none, or the one-value layout). */
-  private head: SnapshotHead | null = null;
-  /** Generation of the next snapshot written (above every generation on disk). */
-  private nextGen = 1;
-  /**
-   * Pieces of snapshots that failed or were abandoned while LevelDB could not be written (a full
-   * disk): deleted with the next snapshot's commit, so retries do not pile up copies on the disk.
-   * `pieces` counts one past the last written piece (a failed write may have landed).
-   */
-  private orphaned: { gen: number; pieces: number }[] = [];
+  /** The log's floor: blocks starting below it are dead (0: none). */
+  private floor = 0;
+  /** The snapshot files (file-snapshots.ts). */
+  readonly snapshotFiles: FileSnapshots;
 
   constructor(options: LevelStorageOptions) {
     if ('path' in options) {
       this.owned = new Level(options.path, { keyEncoding: 'utf8', valueEncoding: 'view' });
       this.db = this.owned as Db;
       this.root = this.owned;
+      this.snapshotFiles = new FileSnapshots(options.snapshotDir ?? join(options.path, 'snapshots'));
     } else {
       this.owned = null;
       this.root = ((options.db as { db?: Level<any, any> }).db ?? options.db) as Level<any, any>;
@@ -146,12 +146,21 @@ export class LevelStorage implements RaftStorage {
         keyEncoding: 'utf8',
         valueEncoding: 'view',
       }) as unknown as Db;
+      this.snapshotFiles = new FileSnapshots(options.snapshotDir ?? join(this.root.location, `${options.prefix}-snapshots`));
     }
   }
 
   async load(): Promise<PersistedState> {
     const state = await this.loadState(true);
     return state as PersistedState;
+  }
+
+  /**
+   * Opens the store, which moves a snapshot still in LevelDB (data format 1) into a snapshot file
+   * (the agent's data-format migration runs this alone, then closes the store).
+   */
+  async moveSnapshotsOut(): Promise<void> {
+    await this.open();
   }
 
   /** load() leaving the snapshot's bytes in LevelDB: readSnapshot() hands them out a piece at a time. */
@@ -161,18 +170,9 @@ export class LevelStorage implements RaftStorage {
 
   private async loadState(withData: boolean): Promise<PersistedStateMeta> {
     await this.open();
-    const [hard, meta] = await this.db.getMany([HARD_STATE, SNAPSHOT_META]);
-    const snapshot = !withData
-      ? this.head
-        ? { meta: this.head.meta }
-        : meta
-          ? { meta: this.packr.unpack(meta) as SnapshotMeta }
-          : undefined
-      : this.head
-        ? await this.loadPieces(this.head)
-        : meta
-          ? await this.loadLegacySnapshot(meta)
-          : undefined;
+    const hard = await this.db.get(HARD_STATE);
+    const file = this.snapshotFiles.latest;
+    const snapshot = !file ? undefined : withData ? await this.snapshotFiles.readAll() : { meta: file.meta };
     const entries: Entry[] = [];
     for await (const [key, value] of this.db.iterator({ gt: this.liveBlocksFrom(), lt: BLOCK_END })) {
       entries.push(...this.decodeBlock(parseBlockKey(key).first, value));
@@ -229,101 +229,67 @@ export class LevelStorage implements RaftStorage {
   }
 
   /**
-   * Pieces are written as they come, each synced (a later synced batch does not make an earlier
-   * unsynced one in a rotated-out log file durable), beside the serialised log writes: LevelDB
-   * orders concurrent writes itself, and no piece key is one the log writes touch.
+   * The pieces go into a new snapshot file as they come (file-snapshots.ts); commit() finishes and
+   * installs it, then compacts the log here, then removes the previous file. A commit that failed
+   * (a full disk) may be retried: each step is idempotent.
    */
   createSnapshot(meta: SnapshotMeta, compactTo: number): StorageSnapshotSink {
-    // Taken once the store is open (it learns the generations on disk when it opens).
-    let gen = -1;
-    let chunks = 0;
-    let size = 0;
-    let state: 'open' | 'committed' | 'aborted' = 'open';
+    let writer: SnapshotFileWriter | null = null;
+    let state: 'open' | 'committing' | 'committed' | 'aborted' = 'open';
     const storage = this;
+    const opened = async () => {
+      await storage.open();
+      writer ??= storage.snapshotFiles.create(meta);
+      return writer;
+    };
     return {
       get size() {
-        return size;
+        return writer?.size ?? 0;
       },
       async write(chunk: Uint8Array): Promise<void> {
         if (state !== 'open') throw new Error(`snapshot sink is already ${state}`);
-        await storage.open();
-        // A failed write left LevelDB to be reopened first: the serialised path does it (and fails,
-        // as this write then does, while the disk is still full).
-        if (storage.mustReopen) await storage.serialise(async () => undefined);
-        if (gen < 0) gen = storage.nextGen++;
+        const w = await opened();
         try {
-          await storage.db.put(pieceKey(gen, chunks), chunk, { sync: true });
+          await w.write(chunk);
         } catch (err) {
-          storage.mustReopen = true;
           state = 'aborted';
-          storage.orphaned.push({ gen, pieces: chunks + 1 });
+          await w.abort();
           throw err;
         }
-        chunks++;
-        size += chunk.length;
       },
-      commit(): Promise<void> {
-        if (state !== 'open') return Promise.reject(new Error(`snapshot sink is already ${state}`));
+      async commit(): Promise<void> {
+        if (state === 'committed' || state === 'aborted') throw new Error(`snapshot sink is already ${state}`);
+        state = 'committing';
+        const w = await opened();
+        // Synced outside the serialised writes: the log's appends do not wait for it.
+        await w.finish();
+        await storage.serialise(async () => {
+          await storage.snapshotFiles.install(w);
+          await storage.compactLog(meta, compactTo);
+        });
         state = 'committed';
-        return storage
-          .serialise(() => {
-            if (gen < 0) gen = storage.nextGen++; // no pieces: an empty snapshot
-            return storage.commitSnapshot({ meta, gen, chunks, size }, compactTo);
-          })
-          .catch((err: unknown) => {
-            // Deleted later unless the failed batch did land (commitSnapshot checks the head).
-            storage.orphaned.push({ gen, pieces: chunks });
-            throw err;
-          });
+        await storage.snapshotFiles.removeOlder();
       },
       async abort(): Promise<void> {
-        if (state !== 'open') return;
+        if (state === 'committed' || state === 'aborted') return;
         state = 'aborted';
-        // Best effort: pieces left behind (a failed delete, a crash) are removed at the next open.
-        if (gen < 0) return;
-        const ops: Op[] = [];
-        for (let i = 0; i < chunks; i++) ops.push({ type: 'del', key: pieceKey(gen, i) });
-        const deleted = !storage.mustReopen && (await storage.db.batch(ops).then(() => true, () => false));
-        if (!deleted) storage.orphaned.push({ gen, pieces: chunks });
+        await writer?.abort();
       },
     };
   }
 
   async readSnapshot(): Promise<SnapshotReader | undefined> {
     await this.open();
-    const head = this.head;
-    if (!head) {
-      const meta = await this.db.get(SNAPSHOT_META);
-      if (!meta) return undefined;
-      const data = await this.db.get(SNAPSHOT_DATA);
-      if (!data) throw new Error('raft snapshot data is missing');
-      return { meta: this.packr.unpack(meta) as SnapshotMeta, size: data.length, chunks: 1, read: async () => data, close: () => undefined };
-    }
-    return {
-      meta: head.meta,
-      size: head.size,
-      chunks: head.chunks,
-      read: async (i: number) => {
-        const piece = i >= 0 && i < head.chunks ? await this.db.get(pieceKey(head.gen, i)) : undefined;
-        if (!piece) throw new Error(`raft snapshot piece ${i} of generation ${head.gen} is gone (replaced by a newer snapshot?)`);
-        return piece;
-      },
-      close: () => undefined,
-    };
+    return this.snapshotFiles.read();
   }
 
-  /** The head goes in last, with the old snapshot's removal and the log's new floor: one batch. */
-  private async commitSnapshot(head: SnapshotHead, compactTo: number): Promise<void> {
-    const { meta } = head;
-    const ops: Op[] = [
-      { type: 'del', key: SNAPSHOT_META },
-      { type: 'del', key: SNAPSHOT_DATA },
-    ];
-    const previous = this.head;
-    if (previous) for (let i = 0; i < previous.chunks; i++) ops.push({ type: 'del', key: pieceKey(previous.gen, i) });
-    // Never the pieces of the stored snapshot (a "failed" commit may have landed) or of this one.
-    const orphans = this.orphaned.filter((o) => o.gen !== previous?.gen && o.gen !== head.gen);
-    for (const o of orphans) for (let i = 0; i < o.pieces; i++) ops.push({ type: 'del', key: pieceKey(o.gen, i) });
+  /**
+   * After a snapshot's file is installed: log entries up to `compactTo` go, in one synced batch that
+   * raises the floor. A store with no log here (WalStorage keeps it) writes nothing.
+   */
+  private async compactLog(meta: SnapshotMeta, compactTo: number): Promise<void> {
+    if (this.blocks.length === 0 && this.floor === 0) return;
+    const ops: Op[] = [];
     let keepFrom = compactTo + 1;
     const at = this.blocks.find((b) => b.first <= meta.index && meta.index <= b.last);
     if (at) {
@@ -334,15 +300,15 @@ export class LevelStorage implements RaftStorage {
     } else {
       keepFrom = Infinity;
     }
-    // Whole blocks below `keepFrom` die with the head's floor (removed after the batch, off the
-    // main thread); one straddling it is rewritten without its head. A log discarded whole is
-    // deleted in the batch — it can hold blocks above the snapshot, which a floor would not cover —
-    // and the floor moves to just above the snapshot, where the next entry goes.
+    // Whole blocks below `keepFrom` die with the floor (removed after the batch, off the main
+    // thread); one straddling it is rewritten without its head. A log discarded whole is deleted in
+    // the batch — it can hold blocks above the snapshot, which a floor would not cover — and the
+    // floor moves to just above the snapshot, where the next entry goes.
     const whole = keepFrom === Infinity;
     // A floor never moves down over blocks already dead; only a log discarded whole may set it
     // lower (an older snapshot installed: Raft does not, but then the dead ones are removed first).
-    if (whole && (this.head?.floor ?? 0) > meta.index + 1) await this.db.clear({ gt: BLOCK, lt: this.liveBlocksFrom() });
-    const floor = whole ? meta.index + 1 : Math.max(keepFrom, this.head?.floor ?? 0);
+    if (whole && this.floor > meta.index + 1) await this.db.clear({ gt: BLOCK, lt: this.liveBlocksFrom() });
+    const floor = whole ? meta.index + 1 : Math.max(keepFrom, this.floor);
     const kept: Block[] = [];
     for (const b of this.blocks) {
       if (b.last < keepFrom) {
@@ -358,19 +324,16 @@ export class LevelStorage implements RaftStorage {
         kept.push(b);
       }
     }
-    const stored: SnapshotHead = { ...head, floor };
-    ops.unshift({ type: 'put', key: SNAPSHOT_HEAD, value: this.packr.pack(stored) });
+    ops.unshift({ type: 'put', key: LOG_FLOOR, value: this.packr.pack(floor) });
     await this.db.batch(ops, { sync: true });
     this.blocks = kept;
-    this.head = stored;
-    this.orphaned = this.orphaned.filter((o) => !orphans.includes(o) && o.gen !== head.gen);
+    this.floor = floor;
     this.clearDeadBlocks();
   }
 
   /** The lowest key of a live block: every block starting below the stored head's floor is dead. */
   private liveBlocksFrom(): string {
-    const floor = this.head?.floor;
-    return floor ? blockKey(floor, 0) : BLOCK;
+    return this.floor ? blockKey(this.floor, 0) : BLOCK;
   }
 
   /**
@@ -379,24 +342,8 @@ export class LevelStorage implements RaftStorage {
    * a crash is made again when the store next opens.
    */
   private clearDeadBlocks(): void {
-    if (!this.head?.floor) return;
+    if (!this.floor) return;
     this.db.clear({ gt: BLOCK, lt: this.liveBlocksFrom() }).catch(() => undefined);
-  }
-
-  private async loadPieces(head: SnapshotHead): Promise<{ meta: SnapshotMeta; data: Uint8Array }> {
-    const keys: string[] = [];
-    for (let i = 0; i < head.chunks; i++) keys.push(pieceKey(head.gen, i));
-    const pieces = keys.length > 0 ? await this.db.getMany(keys) : [];
-    const missing = pieces.findIndex((p) => p === undefined);
-    if (missing >= 0) throw new Error(`raft snapshot piece ${missing} of generation ${head.gen} is missing`);
-    const data = joinSnapshot(pieces as Uint8Array[]);
-    if (data.length !== head.size) throw new Error(`raft snapshot has ${data.length} bytes, its head says ${head.size}`);
-    return { meta: head.meta, data };
-  }
-
-  private async loadLegacySnapshot(meta: Uint8Array): Promise<{ meta: SnapshotMeta; data: Uint8Array } | undefined> {
-    const data = await this.db.get(SNAPSHOT_DATA);
-    return data ? { meta: this.packr.unpack(meta) as SnapshotMeta, data } : undefined;
   }
 
   /**
@@ -408,11 +355,13 @@ export class LevelStorage implements RaftStorage {
     return this.serialise(async () => {
       const ops: Op[] = this.blocks.map((b) => ({ type: 'del', key: blockKey(b.first, b.last) }));
       ops.push({ type: 'del', key: HARD_STATE });
+      ops.push({ type: 'del', key: LOG_FLOOR });
       await this.db.batch(ops, { sync: true });
+      this.clearDeadBlocks();
       this.blocks = [];
+      this.floor = 0;
       this.lastTerm = 0;
       this.lastVote = null;
-      this.clearDeadBlocks();
     });
   }
 
@@ -449,7 +398,9 @@ export class LevelStorage implements RaftStorage {
       this.opened = (async () => {
         await this.db.open();
         await this.migrateLegacyLog();
-        await this.readSnapshotHead();
+        this.snapshotFiles.open();
+        await this.readFloor();
+        await this.moveLegacySnapshot();
         for await (const key of this.db.keys({ gt: this.liveBlocksFrom(), lt: BLOCK_END })) this.blocks.push(parseBlockKey(key));
         this.clearDeadBlocks();
       })();
@@ -457,19 +408,61 @@ export class LevelStorage implements RaftStorage {
     return this.opened;
   }
 
-  /** Learns the stored snapshot's head and removes pieces of snapshots never committed (a crash). */
-  private async readSnapshotHead(): Promise<void> {
-    const head = await this.db.get(SNAPSHOT_HEAD);
-    this.head = head ? (this.packr.unpack(head) as SnapshotHead) : null;
-    let maxGen = this.head?.gen ?? 0;
-    const orphans: Op[] = [];
-    for await (const key of this.db.keys({ gt: PIECE, lt: PIECE_END })) {
-      const gen = pieceGen(key);
-      maxGen = Math.max(maxGen, gen);
-      if (gen !== this.head?.gen) orphans.push({ type: 'del', key });
+  /** The log's floor: its own key, or (a store of data format 1) the floor in the snapshot's head. */
+  private async readFloor(): Promise<void> {
+    const [floor, head] = await this.db.getMany([LOG_FLOOR, SNAPSHOT_HEAD]);
+    const legacy = head ? (this.packr.unpack(head) as LegacyHead).floor : undefined;
+    this.floor = floor ? (this.packr.unpack(floor) as number) : (legacy ?? 0);
+  }
+
+  /**
+   * A snapshot still in LevelDB (data format 1: pieces under a head, or one value) is written into a
+   * snapshot file a piece at a time, installed, and only then deleted here, with the log's floor
+   * moved to its own key in the same batch. Run again after a crash: a file of the same snapshot
+   * already installed is not written twice. Pieces without a head (a snapshot never committed)
+   * are deleted too.
+   */
+  private async moveLegacySnapshot(): Promise<void> {
+    const [headBytes, metaBytes] = await this.db.getMany([SNAPSHOT_HEAD, SNAPSHOT_META]);
+    const head = headBytes ? (this.packr.unpack(headBytes) as LegacyHead) : null;
+    const meta = head ? head.meta : metaBytes ? (this.packr.unpack(metaBytes) as SnapshotMeta) : null;
+    if (meta) {
+      const have = this.snapshotFiles.latest?.meta;
+      if (!have || have.index < meta.index || (have.index === meta.index && have.term !== meta.term)) {
+        const writer = this.snapshotFiles.create(meta);
+        try {
+          if (head) {
+            for (let i = 0; i < head.chunks; i++) {
+              const piece = await this.db.get(pieceKey(head.gen, i));
+              if (!piece) throw new Error(`raft snapshot piece ${i} of generation ${head.gen} is missing`);
+              await writer.write(piece);
+            }
+          } else {
+            const data = await this.db.get(SNAPSHOT_DATA);
+            if (!data) throw new Error('raft snapshot data is missing');
+            await writer.write(data);
+          }
+          await writer.finish();
+        } catch (err) {
+          await writer.abort();
+          throw err;
+        }
+        await this.snapshotFiles.install(writer);
+      }
     }
-    this.nextGen = maxGen + 1;
-    if (orphans.length > 0) await this.db.batch(orphans, { sync: true });
+    let pieces = false;
+    for await (const key of this.db.keys({ gt: PIECE, lt: PIECE_END, limit: 1 })) pieces = !!key;
+    if (!meta && !pieces) return;
+    const ops: Op[] = [
+      { type: 'del', key: SNAPSHOT_HEAD },
+      { type: 'del', key: SNAPSHOT_META },
+      { type: 'del', key: SNAPSHOT_DATA },
+    ];
+    if (this.floor) ops.push({ type: 'put', key: LOG_FLOOR, value: this.packr.pack(this.floor) });
+    await this.db.batch(ops, { sync: true });
+    // Off the main thread; the pieces are nobody's any more (run again on the next open if lost).
+    await this.db.clear({ gt: PIECE, lt: PIECE_END });
+    await this.snapshotFiles.removeOlder();
   }
 
   /** A store written by the one-value-per-entry layout: its entries become one block. */
@@ -509,9 +502,8 @@ export class LevelStorage implements RaftStorage {
     if (this.root.status === 'open') await this.root.close();
     await this.root.open();
     if (this.db !== this.root) await this.db.open();
-    // A failed commit may or may not have reached the disk: the head on disk is the truth.
-    const head = await this.db.get(SNAPSHOT_HEAD);
-    this.head = head ? (this.packr.unpack(head) as SnapshotHead) : null;
+    // A failed compaction may or may not have reached the disk: the floor on disk is the truth.
+    await this.readFloor();
     const blocks: Block[] = [];
     for await (const key of this.db.keys({ gt: this.liveBlocksFrom(), lt: BLOCK_END })) blocks.push(parseBlockKey(key));
     this.blocks = blocks;

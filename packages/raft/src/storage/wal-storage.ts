@@ -1,6 +1,6 @@
 // RaftStorage with the log and hard state in a write-ahead log of plain files (wal/segments.ts) and
-// snapshots in LevelDB (LevelStorage, which keeps its pieces, head and streaming reads) — etcd's
-// split of WAL and snapshot files, hashicorp/raft's of LogStore/StableStore and SnapshotStore.
+// snapshots handed to a LevelStorage, which keeps them as files (file-snapshots.ts) and streams them
+// — etcd's split of WAL and snapshot files, hashicorp/raft's of LogStore/StableStore and SnapshotStore.
 //
 // Records (msgpack, one per append): the hard state as of the record, entries from an index (which
 // replace every stored entry from that index on, as a follower's overwrite of a conflicting suffix
@@ -12,7 +12,7 @@
 // A hard state that only moves the commit index rides with the next record, as in LevelStorage
 // (the commit index need not be durable: a restarted server re-learns it from the leader).
 //
-// Snapshots: the pieces and head go to LevelDB first; only once the head is durable is the
+// Snapshots: the snapshot file is installed first; only once it is durable is the
 // compaction point (or reset) written here, and only then are segments that hold nothing but
 // compacted entries removed. A crash between the two leaves entries the snapshot covers, which the
 // core drops when it restores (restoredEntries), as it drops a log that disagrees with the
@@ -54,7 +54,8 @@ export interface WalStorageOptions {
   /** Each segment's preallocated size: a segment is closed once the next record would take it past this (default 1 MiB). */
   segmentBytes?: number;
   /**
-   * The LevelDB folder the snapshots live in, fsynced before a compaction point is written. LevelDB
+   * A folder fsynced before a compaction point is written. Snapshot files need none (their folder is
+   * synced when one is installed); it was LevelDB's, when snapshots lived there (data format 1). LevelDB
    * syncs its folder only when it writes a MANIFEST, so a log file it made when its memtable filled
    * (holding a snapshot's last pieces and head, each written synced) has a name no power cut has to
    * keep; the compaction point then drops the segments that snapshot replaces. Syncing the folder
@@ -158,6 +159,9 @@ export class WalStorage implements RaftStorage {
 
   createSnapshot(meta: SnapshotMeta, compactTo: number): StorageSnapshotSink {
     const inner = this.snapshots.createSnapshot(meta, compactTo);
+    // A commit that failed after the file was installed (the compaction point could not be written)
+    // is retried from the compaction (RaftNode retries an installed snapshot's commit until it succeeds).
+    let installed = false;
     return {
       get size() {
         return inner.size;
@@ -165,7 +169,8 @@ export class WalStorage implements RaftStorage {
       write: (chunk) => inner.write(chunk),
       abort: () => inner.abort(),
       commit: async () => {
-        await inner.commit();
+        if (!installed) await inner.commit();
+        installed = true;
         await this.serialise(() => this.compact(meta, compactTo));
       },
     };

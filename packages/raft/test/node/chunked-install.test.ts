@@ -107,9 +107,14 @@ async function start(onPiece: (piece: Piece, deliver: () => unknown) => unknown)
     const transport =
       id === 'n3'
         ? intercepting(inner, (piece, deliver) => {
-            const answer = onPiece(piece, deliver) as { ok: boolean };
-            received.push({ piece, ok: answer.ok });
-            return answer;
+            // Listed as they arrive; the answer (asynchronous: the piece is written first) fills `ok` in.
+            const answered = Promise.resolve(onPiece(piece, deliver) as { ok: boolean });
+            const seen = { piece, ok: false };
+            received.push(seen);
+            return answered.then((answer) => {
+              seen.ok = answer.ok;
+              return answer;
+            });
           })
         : inner;
     const fsm = new StreamFsm();

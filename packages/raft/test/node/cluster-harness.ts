@@ -9,6 +9,7 @@ import {
   RaftNode,
   TcpTransport,
   type RaftNodeOptions,
+  type RaftStorage,
   type ServerInfo,
   type SnapshotMeta,
   type StateMachine,
@@ -51,11 +52,15 @@ export class Cluster {
   readonly members: Member[] = [];
   private readonly dirs: string[] = [];
 
-  constructor(private readonly tuning: Tuning = {}) {}
+  constructor(
+    private readonly tuning: Tuning = {},
+    /** Each server's storage in its data dir (default: a LevelStorage there). */
+    private readonly storage: (dir: string, id: string) => RaftStorage = (dir) => new LevelStorage({ path: dir }),
+  ) {}
 
   /** Starts `n` servers and bootstraps them all with the same configuration. */
-  static async start(n: number, tuning: Tuning = {}): Promise<Cluster> {
-    const cluster = new Cluster(tuning);
+  static async start(n: number, tuning: Tuning = {}, storage?: (dir: string, id: string) => RaftStorage): Promise<Cluster> {
+    const cluster = new Cluster(tuning, storage);
     for (let i = 1; i <= n; i++) await cluster.add(`n${i}`);
     const servers = cluster.servers();
     await Promise.all(cluster.members.map((m) => m.node.bootstrap(servers)));
@@ -74,7 +79,7 @@ export class Cluster {
     const transport = await TcpTransport.listen({ host: '127.0.0.1', port: 0 });
     const port = Number(transport.address.split(':')[1]);
     const fsm = new ListFsm();
-    const node = await RaftNode.create({ id, storage: new LevelStorage({ path: dir }), transport, fsm, ...this.tuning });
+    const node = await RaftNode.create({ id, storage: this.storage(dir, id), transport, fsm, ...this.tuning });
     const member: Member = { id, dir, port, address: transport.address, node, transport, fsm, running: true };
     this.members.push(member);
     return member;
@@ -103,7 +108,7 @@ export class Cluster {
     m.fsm = new ListFsm();
     m.node = await RaftNode.create({
       id: m.id,
-      storage: new LevelStorage({ path: m.dir }),
+      storage: this.storage(m.dir, m.id),
       transport: m.transport,
       fsm: m.fsm,
       ...this.tuning,

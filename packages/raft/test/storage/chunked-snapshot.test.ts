@@ -1,8 +1,10 @@
 // Snapshots stored in pieces: saveSnapshot takes pieces, createSnapshot streams them and makes the
 // snapshot visible only at commit(), readSnapshot gives them back one at a time, load() joins them.
-// LevelStorage: a process killed between pieces leaves the previous snapshot whole (and its orphaned
-// pieces are removed at the next open); a store written with the one-value layout still loads.
+// LevelStorage (snapshot files): a process killed between pieces leaves the previous snapshot whole
+// (and its temporary file is removed at the next open); a store written with the one-value layout
+// still loads, its snapshot moved into a file.
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { Packr } from 'msgpackr';
@@ -45,7 +47,7 @@ describe.each(factories)('$name: snapshots in pieces', ({ open }) => {
     expect(reader.meta).toEqual(meta(8, 1));
     expect(reader.size).toBe('state-at-eight-in-pieces'.length);
     expect((await readAll(reader)).join('')).toBe('state-at-eight-in-pieces');
-    expect(reader.chunks).toBe(5);
+    reader.close();
     await again.close();
   });
 
@@ -62,7 +64,9 @@ describe.each(factories)('$name: snapshots in pieces', ({ open }) => {
     }
     expect(sink.size).toBe(10);
     expect(text((await storage.load()).snapshot!.data)).toBe('old');
-    expect((await storage.readSnapshot!())!.meta.index).toBe(5);
+    const before = (await storage.readSnapshot!())!;
+    expect(before.meta.index).toBe(5);
+    before.close();
     await sink.commit();
     expect(text((await storage.load()).snapshot!.data)).toBe('new-state!');
 
@@ -89,7 +93,7 @@ describe.each(factories)('$name: snapshots in pieces', ({ open }) => {
 });
 
 describe('LevelStorage: crashes and the one-value layout', () => {
-  test('a process killed between pieces leaves the previous snapshot intact; its pieces are removed on open', async () => {
+  test('a process killed while streaming a snapshot leaves the previous one intact; its temporary file is removed on open', async () => {
     const path = tempDir();
     // The child saves a first snapshot, then streams a second one piece by piece, never committing.
     const child = spawn(process.execPath, [join(__dirname, 'chunked-snapshot-child.js'), path], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -107,20 +111,18 @@ describe('LevelStorage: crashes and the one-value layout', () => {
     });
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
+    expect(readdirSync(join(path, 'snapshots')).filter((n) => n.endsWith('.tmp'))).toHaveLength(1);
 
     const storage = new LevelStorage({ path });
     const state = await storage.load();
     expect(state.snapshot?.meta.index).toBe(4);
     expect(text(state.snapshot!.data)).toBe('first snapshot, committed');
     await storage.close();
-    const db = new Level<string, Uint8Array>(path, { keyEncoding: 'utf8', valueEncoding: 'view' });
-    const pieces: string[] = [];
-    for await (const key of db.keys({ gt: 'snc!', lt: 'snc~' })) pieces.push(key);
-    await db.close();
-    expect(pieces).toHaveLength(1); // the committed snapshot's one piece; the 20+ orphans are gone
+    // The committed snapshot's file only; the 20+ pieces of the other went with its temporary file.
+    expect(readdirSync(join(path, 'snapshots'))).toEqual([expect.stringMatching(/-1-4\.snap$/)]);
   });
 
-  test('a store with the one-value snapshot layout loads, sends, and is replaced by the next snapshot', async () => {
+  test('a store with the one-value snapshot layout (data format 1) loads, sends, and its snapshot is moved into a file', async () => {
     const path = tempDir();
     const packr = new Packr({ useRecords: false });
     const db = new Level<string, Uint8Array>(path, { keyEncoding: 'utf8', valueEncoding: 'view' });
@@ -138,40 +140,43 @@ describe('LevelStorage: crashes and the one-value layout', () => {
     const reader = (await storage.readSnapshot())!;
     expect(reader.meta).toEqual(meta(7, 2));
     expect(await readAll(reader)).toEqual(['legacy state']);
-
-    await storage.saveSnapshot(meta(9, 2), split('chunked state', 4), Infinity);
+    reader.close();
     await storage.close();
     const raw = new Level<string, Uint8Array>(path, { keyEncoding: 'utf8', valueEncoding: 'view' });
     expect(await raw.getMany(['snapshot-meta', 'snapshot-data'])).toEqual([undefined, undefined]);
     await raw.close();
+
     const again = new LevelStorage({ path });
-    const later = await again.load();
+    await again.saveSnapshot(meta(9, 2), split('chunked state', 4), Infinity);
+    await again.close();
+    const later = await new LevelStorage({ path }).load();
     expect(later.snapshot?.meta).toEqual(meta(9, 2));
     expect(text(later.snapshot!.data)).toBe('chunked state');
-    await again.close();
+    expect(readdirSync(join(path, 'snapshots'))).toHaveLength(1);
   });
 
-  test('a reader of a replaced snapshot fails instead of mixing two snapshots', async () => {
+  test('a reader of a replaced snapshot goes on reading the snapshot it opened (its file stays readable), never a mix of two', async () => {
     const storage = new LevelStorage({ path: tempDir() });
-    await storage.saveSnapshot(meta(3, 1), split('aaaabbbb', 4), Infinity);
+    const big = (c: string) => new Uint8Array((1 << 20) + 5).fill(c.charCodeAt(0));
+    await storage.saveSnapshot(meta(3, 1), big('a'), Infinity);
     const reader = (await storage.readSnapshot())!;
-    expect(text(await reader.read(0))).toBe('aaaa');
-    await storage.saveSnapshot(meta(6, 1), split('ccccdddd', 4), Infinity);
-    await expect(reader.read(1)).rejects.toThrow(/gone/);
+    expect(reader.chunks).toBe(2);
+    expect((await reader.read(0)).every((b) => b === 0x61)).toBe(true);
+    await storage.saveSnapshot(meta(6, 1), big('c'), Infinity);
+    const rest = await reader.read(1);
+    expect(rest.length).toBe(5);
+    expect(rest.every((b) => b === 0x61)).toBe(true);
+    reader.close();
+    expect(text((await storage.load()).snapshot!.data).slice(0, 1)).toBe('c');
     await storage.close();
   });
 });
 
-test('LevelStorage on a full disk: pieces of a snapshot that failed are deleted by the next commit, the previous snapshot stays', async () => {
+test('LevelStorage on a full disk: a snapshot whose write failed leaves no file behind, the previous snapshot stays', async () => {
   if (!disk.mounted) return console.warn(disk.skipReason);
-  // A section of a database we hold open too, so its keys can be listed while the storage has it.
   const db = new Level<string, Uint8Array>(join(disk.dir, 'db'), { keyEncoding: 'utf8', valueEncoding: 'view' });
-  const storage = new LevelStorage({ db, prefix: 'raft' });
-  const pieceKeys = async () => {
-    const keys: string[] = [];
-    for await (const key of db.keys({ gt: '!raft!snc!', lt: '!raft!snc~' })) keys.push(key);
-    return keys;
-  };
+  const snapshotDir = join(disk.dir, 'snapshots');
+  const storage = new LevelStorage({ db, prefix: 'raft', snapshotDir });
   await storage.load();
   const piece = (c: string) => new Uint8Array(64 << 10).fill(c.charCodeAt(0));
   await storage.saveSnapshot(meta(5, 1), [piece('a'), piece('a')], Infinity);
@@ -180,20 +185,15 @@ test('LevelStorage on a full disk: pieces of a snapshot that failed are deleted 
   for (let i = 0; i < 3; i++) await sink.write(piece('b'));
   disk.fill();
   let failure: unknown;
-  for (let i = 0; i < 20 && !failure; i++) await sink.write(piece('b')).catch((err: unknown) => (failure = err));
+  for (let i = 0; i < 80 && !failure; i++) await sink.write(piece('b')).catch((err: unknown) => (failure = err));
   expect(describeStorageError(failure)).toMatch(/^ENOSPC: .*No space left on device/);
   await sink.abort();
-  // Retried while still full (as RaftNode does): fails again, and must not leave more behind for good.
-  await expect(storage.saveSnapshot(meta(9, 1), [piece('c'), piece('c')], Infinity)).rejects.toThrow();
+  expect(readdirSync(snapshotDir)).toEqual([expect.stringMatching(/-1-5\.snap$/)]);
 
   disk.free();
-  // The next write reopens the database: the previous snapshot is still the stored one.
-  await storage.append({ term: 2, vote: 'a', commit: 5 }, []);
   expect(text((await storage.load()).snapshot!.data).slice(0, 1)).toBe('a');
-  expect((await pieceKeys()).length).toBeGreaterThan(2); // the failed snapshot's pieces, still there
   await storage.saveSnapshot(meta(9, 1), [piece('d'), piece('d'), piece('d')], Infinity);
-  const keys = await pieceKeys();
-  expect(keys).toHaveLength(3); // only the committed snapshot's pieces: the failed ones are gone
+  expect(readdirSync(snapshotDir)).toEqual([expect.stringMatching(/-1-9\.snap$/)]);
   const state = await storage.load();
   expect(state.snapshot?.meta.index).toBe(9);
   expect(state.snapshot!.data.length).toBe(3 * (64 << 10));

@@ -3,19 +3,44 @@
 // start before anything else in the data dir is opened. A binary refuses a data dir of a newer format
 // than it reads — naming both formats and the release that wrote it — instead of reading (or, worse,
 // converting: the LevelDB → WAL move of agent/raft-storage.ts) state laid out in a way it does not
-// know. A data dir without the file (every data dir from before this file existed) is taken as the
-// current format, which it is, and gets the file. An older format is migrated once, by the steps in
-// MIGRATIONS, and then marked as the current one; there is no older format yet.
+// know. A data dir without the file is either new (empty: it gets the current format) or from
+// before this file existed, which is format 1. An older format is migrated once, by the steps in
+// MIGRATIONS, and then marked as the current one.
+//
+// Formats: 1 — Raft snapshots inside LevelDB (pieces under a head); 2 — Raft snapshots as files in
+// `<data-dir>/raft/snapshots` (issue #34), LevelDB holding none.
+import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Level } from 'level';
+import { LevelStorage } from '@registry/raft';
 import { writeFileDurably } from '../runtime/durable-file';
+import { raftSnapshotDir } from './raft-storage';
 
 /** The format this binary writes and reads. Bump it, with a step in MIGRATIONS, when the layout changes. */
-export const DATA_FORMAT = 1;
+export const DATA_FORMAT = 2;
 export const DATA_FORMAT_FILE = 'data-format';
 
-/** format N → N + 1, run in order on a data dir of an older format (none yet: format 1 is the first). */
-const MIGRATIONS: ReadonlyMap<number, (dataDir: string) => Promise<void>> = new Map();
+/**
+ * 1 → 2: the Raft snapshot still in LevelDB is written into a snapshot file, then deleted from
+ * LevelDB (LevelStorage does it when it opens; crash-safe and idempotent: a file already
+ * installed is not written twice). A data dir without a LevelDB (a client agent's) has nothing to move.
+ */
+async function snapshotsOutOfLevelDb(dataDir: string): Promise<void> {
+  if (!existsSync(join(dataDir, 'db'))) return;
+  const db = new Level<string, unknown>(join(dataDir, 'db'), { valueEncoding: 'view' });
+  await db.open();
+  try {
+    const storage = new LevelStorage({ db, prefix: 'raft', snapshotDir: raftSnapshotDir(dataDir) });
+    await storage.moveSnapshotsOut();
+    await storage.close();
+  } finally {
+    await db.close();
+  }
+}
+
+/** format N → N + 1, run in order on a data dir of an older format. */
+const MIGRATIONS: ReadonlyMap<number, (dataDir: string) => Promise<void>> = new Map([[1, snapshotsOutOfLevelDb]]);
 
 export class DataFormatError extends Error {
   constructor(message: string) {
@@ -60,10 +85,14 @@ const markerText = (release: string) => JSON.stringify({ format: DATA_FORMAT, wr
  */
 export async function checkDataFormat(dataDir: string, release: string): Promise<'new' | 'current' | number> {
   const file = join(dataDir, DATA_FORMAT_FILE);
-  const found = await readMarker(file);
+  let found = await readMarker(file);
   if (!found) {
-    await writeFileDurably(file, markerText(release), 0o644);
-    return 'new';
+    // Anything in it (a LevelDB, a Raft folder, a node id) was written before the marker existed: format 1.
+    if (readdirSync(dataDir).length === 0) {
+      await writeFileDurably(file, markerText(release), 0o644);
+      return 'new';
+    }
+    found = { format: 1 };
   }
   if (found.format === DATA_FORMAT) return 'current';
   if (found.format > DATA_FORMAT) {

@@ -1,6 +1,6 @@
 // Issue #34: a data dir says which format it holds. The first start writes `<data-dir>/data-format`;
-// a data dir from before the marker existed is taken as the current format, keeps its data and gets
-// the marker; a data dir of a newer format is refused — exit 1, a message naming both formats —
+// a data dir from before the marker existed is format 1, migrated (its snapshot moved out of LevelDB),
+// keeps its data and gets the marker; a data dir of a newer format is refused — exit 1, a message naming both formats —
 // and left as it was, by a server and by a client agent alike.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +27,7 @@ test('the first start writes the marker; a data dir without it keeps its data an
   const dataDir = join(dir, 'data');
   agent = await startAgentProc(serverArgs(dataDir), join(dir, 'first.log'));
   await whenReady(agent, 'one');
-  expect(marker(dataDir)).toEqual({ format: 1, written_by: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+  expect(marker(dataDir)).toEqual({ format: 2, written_by: expect.stringMatching(/^\d+\.\d+\.\d+/) });
   expect(await (await fetch(`${agent.url}/v1/kv/kept`, { method: 'PUT', body: 'yes' })).text()).toBe('true');
   await agent.stop();
 
@@ -36,7 +36,7 @@ test('the first start writes the marker; a data dir without it keeps its data an
   agent = await startAgentProc(serverArgs(dataDir), join(dir, 'unmarked.log'));
   await whenReady(agent, 'one');
   expect(await (await fetch(`${agent.url}/v1/kv/kept?raw`)).text()).toBe('yes');
-  expect(marker(dataDir).format).toBe(1);
+  expect(marker(dataDir).format).toBe(2);
 });
 
 test('a server refuses a data dir of a newer format: exit 1, both formats named, nothing touched', async () => {
@@ -46,17 +46,17 @@ test('a server refuses a data dir of a newer format: exit 1, both formats named,
   expect(await (await fetch(`${agent.url}/v1/kv/kept`, { method: 'PUT', body: 'yes' })).text()).toBe('true');
   await agent.stop();
 
-  const newer = JSON.stringify({ format: 2, written_by: '9.9.9' }) + '\n';
+  const newer = JSON.stringify({ format: 3, written_by: '9.9.9' }) + '\n';
   writeFileSync(join(dataDir, 'data-format'), newer);
   const before = readdirSync(dataDir).sort();
   const refused = await startAgentProc(serverArgs(dataDir), join(dir, 'refused.log'));
   expect(await refused.exited).toBe(1);
-  expect(refused.log()).toMatch(/data dir .* is in data format 2 \(written by registry 9\.9\.9\), newer than this registry \S+ reads \(data format 1\)/);
+  expect(refused.log()).toMatch(/data dir .* is in data format 3 \(written by registry 9\.9\.9\), newer than this registry \S+ reads \(data format 2\)/);
   expect(readFileSync(join(dataDir, 'data-format'), 'utf8')).toBe(newer);
   expect(readdirSync(dataDir).sort()).toEqual(before);
 
   // Put back as this binary's format, the data is all there.
-  writeFileSync(join(dataDir, 'data-format'), JSON.stringify({ format: 1 }));
+  writeFileSync(join(dataDir, 'data-format'), JSON.stringify({ format: 2 }));
   agent = await startAgentProc(serverArgs(dataDir), join(dir, 'back.log'));
   await whenReady(agent, 'one');
   expect(await (await fetch(`${agent.url}/v1/kv/kept?raw`)).text()).toBe('yes');
@@ -68,7 +68,7 @@ test('a client agent refuses a data dir of a newer format too, and a marker that
   writeFileSync(join(dataDir, 'data-format'), JSON.stringify({ format: 3 }));
   const refused = await startAgentProc(['-node', 'c1', '-data-dir', dataDir, '-retry-join', '127.0.0.1:1'], join(dir, 'client.log'));
   expect(await refused.exited).toBe(1);
-  expect(refused.log()).toMatch(/is in data format 3, newer than this registry \S+ reads \(data format 1\)/);
+  expect(refused.log()).toMatch(/is in data format 3, newer than this registry \S+ reads \(data format 2\)/);
   expect(existsSync(join(dataDir, 'node-id'))).toBe(false);
 
   writeFileSync(join(dataDir, 'data-format'), 'garbage');

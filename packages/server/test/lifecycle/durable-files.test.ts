@@ -85,3 +85,64 @@ withStrace('node-id, definitions and tokens: temp file, fsync, rename, fsync of 
   expect(unlink).toBeGreaterThan(0);
   expect(find(new RegExp(`fsync\\(\\d+<${esc(join(checkFile!, '..'))}>\\)`), unlink)).toBeGreaterThan(unlink);
 });
+
+// Issue #34: a Raft snapshot is a file, written under a temporary name, fsynced, renamed into place,
+// the folder fsynced — and only after that is the previous snapshot's file removed.
+withStrace('Raft snapshot files: temp file, fsync, rename, fsync of the folder, then the previous one removed', async () => {
+  const dataDir = join(dir, 'snapshots-data');
+  const trace = join(dir, 'snapshots-trace.txt');
+  const httpPort = await freePort();
+  const serverPort = await freePort();
+  const config = join(dir, 'snapshots.json');
+  writeFileSync(config, JSON.stringify({ raft: { snapshot_threshold: 16, snapshot_interval_ms: 300, trailing_logs: 4 } }));
+  const child = spawn(
+    'strace',
+    ['-f', '-y', '-qq', '-e', 'trace=openat,fsync,fdatasync,rename,unlink,unlinkat', '-o', trace, process.execPath, CLI, 'agent', '-server', '-bootstrap-expect', '1', '-node', 'snaps',
+      '-data-dir', dataDir, '-config-file', config, '-http-port', String(httpPort), '-server-port', String(serverPort), '-dns-port', '-1'],
+    { stdio: 'ignore' },
+  );
+  const exited = new Promise<void>((r) => child.on('exit', () => r()));
+  const url = `http://127.0.0.1:${httpPort}`;
+  const snapDir = join(dataDir, 'raft', 'snapshots');
+  const renamed = () => (readFileSync(trace, 'utf8').match(/rename\("[^"]*\/raft\/snapshots\/tmp-\d+\.snap\.tmp"/g) ?? []).length;
+  try {
+    expect(await eventually(async () => (await fetch(`${url}/v1/status/leader`)).ok && (await (await fetch(`${url}/v1/status/leader`)).json()) !== '', 40_000, 200)).toBe(true);
+    // Two snapshots at least: the second replaces the first.
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 40; i++) expect((await fetch(`${url}/v1/kv/k${round}-${i}`, { method: 'PUT', body: 'v' })).status).toBe(200);
+      const want = round + 1;
+      expect(await eventually(async () => renamed() >= want, 30_000, 200)).toBe(true);
+    }
+    expect(await eventually(async () => readdirSync(snapDir).filter((n) => n.endsWith('.snap')).length === 1, 10_000, 100)).toBe(true);
+  } finally {
+    const pid = tracee(child.pid!);
+    if (pid) process.kill(pid, 'SIGTERM');
+    else child.kill('SIGTERM');
+    await exited;
+  }
+
+  const lines = readFileSync(trace, 'utf8').split('\n');
+  const find = (re: RegExp, from = 0) => {
+    for (let i = from; i < lines.length; i++) if (re.test(lines[i]!)) return i;
+    return -1;
+  };
+  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const renames = lines.flatMap((l, i) => {
+    const m = /rename\("([^"]*\/tmp-\d+\.snap\.tmp)", "([^"]*\.snap)"\)/.exec(l);
+    return m ? [{ at: i, temp: m[1]!, name: m[2]! }] : [];
+  });
+  expect(renames.length).toBeGreaterThanOrEqual(2);
+  for (const r of renames.slice(0, 2)) {
+    const open = find(new RegExp(`openat\\(.*"${esc(r.temp)}", O_WRONLY\\|O_CREAT`));
+    const sync = find(new RegExp(`fsync\\(\\d+<${esc(r.temp)}>\\)`), open);
+    expect(open).toBeGreaterThanOrEqual(0);
+    expect(sync).toBeGreaterThan(open);
+    expect(r.at).toBeGreaterThan(sync);
+    expect(find(new RegExp(`fsync\\(\\d+<${esc(snapDir)}>\\)`), r.at)).toBeGreaterThan(r.at);
+  }
+  // The first snapshot's file is removed only after the second's name is durable.
+  const [first, second] = renames;
+  const secondDurable = find(new RegExp(`fsync\\(\\d+<${esc(snapDir)}>\\)`), second!.at);
+  const removed = find(new RegExp(`unlink(at)?\\(.*"${esc(first!.name)}"`));
+  expect(removed).toBeGreaterThan(secondDurable);
+});
