@@ -6,12 +6,12 @@
 // Needs a `consul` binary (1.4.x) on PATH; without one the suite is skipped, never passed.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http, startDevAgent, waitFor, type TestAgent } from '../support/dev-agent';
 import { freePorts } from '../support/ports';
-import { echoServer, roundTrip, spawnProxy, type ProxyProcess } from './mesh-support';
+import { echoServer, roundTrip, spawnProxy, type ProxyProcess, freeRange } from './mesh-support';
 
 const consulVersion = spawnSync('consul', ['version'], { encoding: 'utf8' });
 const hasConsul = consulVersion.status === 0 && /Consul v?1\.4\./.test(consulVersion.stdout);
@@ -36,20 +36,6 @@ function consulProxy(args: string[], httpAddr: string, logFile: string): Stoppab
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
   };
-}
-
-/** Two consecutive free ports (the managed proxies' range), checked by binding them. */
-async function freeRange(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const [p] = await freePorts(1);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once('error', () => resolve(false));
-      s.listen(p! + 1, '127.0.0.1', () => s.close(() => resolve(true)));
-    });
-    if (ok) return p!;
-  }
-  throw new Error('no two consecutive free ports');
 }
 
 suite('registry proxy ⇄ consul connect proxy (Consul 1.4)', () => {

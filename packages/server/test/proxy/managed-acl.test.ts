@@ -3,28 +3,14 @@
 // endpoints and, everywhere else, as the token its service was registered with — so a managed proxy
 // with no Command finds its upstreams and authorizes inbound connections with its registrant's
 // rights. A token that is not that proxy's is refused.
-import { createServer, type Server } from 'node:net';
+import type { Server } from 'node:net';
 import { MASTER, startAclAgent, tokenWithRules, type AclAgent } from '../acl/acl-agent';
 import { waitFor } from '../support/dev-agent';
 import { freePorts } from '../support/ports';
-import { echoServer, roundTrip } from './mesh-support';
+import { echoServer, roundTrip, freeRange } from './mesh-support';
 
 let a: AclAgent;
 const servers: Server[] = [];
-
-/** Two consecutive free ports (the managed proxies' range), checked by binding them. */
-async function freeRange(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const [p] = await freePorts(1);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once('error', () => resolve(false));
-      s.listen(p! + 1, '127.0.0.1', () => s.close(() => resolve(true)));
-    });
-    if (ok) return p!;
-  }
-  throw new Error('no two consecutive free ports');
-}
 
 beforeAll(async () => {
   const base = await freeRange();

@@ -2,27 +2,12 @@
 // `consul connect proxy` for it): two services talk through their managed proxies, and a proxy
 // that is killed is started again by the agent and carries traffic again.
 import type { Server } from 'node:net';
-import { createServer } from 'node:net';
 import { http, startDevAgent, waitFor, type TestAgent } from '../support/dev-agent';
 import { freePorts } from '../support/ports';
-import { echoServer, roundTrip } from './mesh-support';
+import { echoServer, roundTrip, freeRange } from './mesh-support';
 
 let a: TestAgent;
 const servers: Server[] = [];
-
-/** Two consecutive free ports (the managed proxies' range), checked by binding them. */
-async function freeRange(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const [p] = await freePorts(1);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once('error', () => resolve(false));
-      s.listen(p! + 1, '127.0.0.1', () => s.close(() => resolve(true)));
-    });
-    if (ok) return p!;
-  }
-  throw new Error('no two consecutive free ports');
-}
 
 let dbPort: number;
 let up: number;

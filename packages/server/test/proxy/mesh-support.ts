@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { CLI } from '../support/processes';
+import { freePorts } from '../support/ports';
 
 export interface EchoServer extends Server {
   /** Connections it has accepted. */
@@ -104,4 +105,18 @@ export async function roundTrip(port: number, msg: string, ms = 5000): Promise<s
   } finally {
     s.destroy();
   }
+}
+
+/** Two consecutive free ports (the managed proxies' range), checked by binding them. */
+export async function freeRange(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const [p] = await freePorts(1);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(p! + 1, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+    if (ok) return p!;
+  }
+  throw new Error('no two consecutive free ports');
 }

@@ -3,33 +3,19 @@
 // Consul 1.4's proxy metric names and labels; a proxy the agent does not run serves the same series
 // at its own `prometheus_bind_addr` (proxy Config, or the -prometheus-bind-addr flag).
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, connect, type Server } from 'node:net';
+import { connect, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { http, startDevAgent, waitFor, type TestAgent } from '../support/dev-agent';
 import { freePorts } from '../support/ports';
 import { scrape, typeOf, valueOf, type Families } from '../metrics/scrape';
-import { ask, echoServer, openConn, roundTrip, spawnProxy, type ProxyProcess } from './mesh-support';
+import { ask, echoServer, openConn, roundTrip, spawnProxy, type ProxyProcess, freeRange } from './mesh-support';
 
 let a: TestAgent;
 let dir: string;
 const servers: Server[] = [];
 const proxies: ProxyProcess[] = [];
-
-/** Two consecutive free ports (the managed proxies' range), checked by binding them. */
-async function freeRange(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const [p] = await freePorts(1);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once('error', () => resolve(false));
-      s.listen(p! + 1, '127.0.0.1', () => s.close(() => resolve(true)));
-    });
-    if (ok) return p!;
-  }
-  throw new Error('no two consecutive free ports');
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'registry-proxy-metrics-'));
