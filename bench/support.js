@@ -23,6 +23,20 @@ const freePort = () =>
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** True once `cond()` answers truthy (a throw counts as not yet), false after `timeoutMs`; asked every `stepMs`. */
+async function until(cond, timeoutMs, stepMs = 50) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if (await cond()) return true;
+    } catch {
+      // not yet
+    }
+    await sleep(stepMs);
+  }
+  return false;
+}
+
 /** The CLI a bench starts agents with (node_modules/.bin/registry's target). */
 const CLI = join(REPO, 'packages', 'cli', 'bin', 'registry.js');
 
@@ -216,4 +230,4 @@ function capCpu(pids, share) {
   };
 }
 
-module.exports = { REPO, CLI, argOf, capCpu, cpuSeconds, mainThreadSchedMs, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };
+module.exports = { REPO, CLI, argOf, until, capCpu, cpuSeconds, mainThreadSchedMs, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };

@@ -19,7 +19,7 @@ const { randomBytes } = require('node:crypto');
 const { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
-const { freePort, sleep, loopbackCaller, startCluster, wipeAndRestartFollower } = require('../support');
+const { freePort, sleep, loopbackCaller, startCluster, until, wipeAndRestartFollower } = require('../support');
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -58,19 +58,6 @@ function start(dir, dataDir, httpPort, serverPort, tag) {
   child.stderr.pipe(out);
   const exited = new Promise((r) => child.on('exit', r));
   return { child, exited, log, url: `http://127.0.0.1:${httpPort}` };
-}
-
-async function until(cond, timeoutMs, stepMs = 50) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if (await cond()) return true;
-    } catch {
-      // not yet
-    }
-    await sleep(stepMs);
-  }
-  return false;
 }
 
 /** 64 writers put COUNT values of VALUE random bytes through `urlOf()`; answers how many and the seconds it took. */

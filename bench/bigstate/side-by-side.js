@@ -19,7 +19,7 @@ const { randomBytes } = require('node:crypto');
 const { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
-const { REPO, argOf, freePort, loopbackCaller, sleep, startCluster } = require('../support');
+const { REPO, argOf, freePort, loopbackCaller, sleep, startCluster, until } = require('../support');
 
 const MIB = Number(argOf('--mib', '512'));
 const CONNS = Number(argOf('--conns', '64'));
@@ -52,19 +52,6 @@ const rssMiB = (pid) => kbOf(status(pid), 'VmRSS') / 1024;
 const duMiB = (dir) => Number(execFileSync('du', ['-sk', dir], { encoding: 'utf8' }).split('\t')[0]) / 1024;
 const key = (i) => `big/${String(i).padStart(8, '0')}`;
 const b64 = (s) => Buffer.from(s).toString('base64');
-
-async function until(cond, timeoutMs, stepMs = 50) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if (await cond()) return true;
-    } catch {
-      // not yet
-    }
-    await sleep(stepMs);
-  }
-  return false;
-}
 
 /** registry: scripts/cluster.sh through bench/support's startCluster. Members are 0..2. */
 async function registry() {
