@@ -3,7 +3,7 @@
 // a real server runs under strace, and for each file the trace must hold, in order, the temporary
 // file opened for writing, an fsync of it, its rename over the file, then an fsync of the
 // directory; a removal (deregistration) is followed by an fsync of the directory too.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +30,25 @@ function tracee(stracePid: number): number | undefined {
   }
 }
 
+/** The agent under strace stopped: SIGTERM to the traced node process (strace then exits with it). */
+async function stopTraced(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  const pid = tracee(child.pid!);
+  if (pid) process.kill(pid, 'SIGTERM');
+  else child.kill('SIGTERM');
+  await exited;
+}
+
+/** strace's output as lines; find(re, from): index of the first line at or after `from` matching `re`, -1 if none. */
+function traceOf(trace: string) {
+  const lines = readFileSync(trace, 'utf8').split('\n');
+  const find = (re: RegExp, from = 0) => {
+    for (let i = from; i < lines.length; i++) if (re.test(lines[i]!)) return i;
+    return -1;
+  };
+  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return { lines, find, esc };
+}
+
 withStrace('node-id, definitions and tokens: temp file, fsync, rename, fsync of the directory', async () => {
   const dataDir = join(dir, 'data');
   const trace = join(dir, 'trace.txt');
@@ -52,19 +71,10 @@ withStrace('node-id, definitions and tokens: temp file, fsync, rename, fsync of 
     expect((await fetch(`${url}/v1/agent/token/default`, { method: 'PUT', body: JSON.stringify({ Token: 'a-default-token' }), headers: { 'X-Registry-Token': 'durable-root' } })).status).toBe(200);
     expect((await fetch(`${url}/v1/agent/check/deregister/disk`, { method: 'PUT', headers: { 'X-Registry-Token': 'durable-root' } })).status).toBe(200);
   } finally {
-    const pid = tracee(child.pid!);
-    if (pid) process.kill(pid, 'SIGTERM');
-    else child.kill('SIGTERM');
-    await exited;
+    await stopTraced(child, exited);
   }
 
-  const lines = readFileSync(trace, 'utf8').split('\n');
-  /** Index of the first line at or after `from` matching `re`, -1 if none. */
-  const find = (re: RegExp, from = 0) => {
-    for (let i = from; i < lines.length; i++) if (re.test(lines[i]!)) return i;
-    return -1;
-  };
-  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const { lines, find, esc } = traceOf(trace);
   const durable = (file: string) => {
     const d = join(file, '..');
     const open = find(new RegExp(`openat\\(.*"${esc(file)}\\.tmp", O_WRONLY\\|O_CREAT`));
@@ -115,18 +125,10 @@ withStrace('Raft snapshot files: temp file, fsync, rename, fsync of the folder, 
     }
     expect(await eventually(async () => readdirSync(snapDir).filter((n) => n.endsWith('.snap')).length === 1, 10_000, 100)).toBe(true);
   } finally {
-    const pid = tracee(child.pid!);
-    if (pid) process.kill(pid, 'SIGTERM');
-    else child.kill('SIGTERM');
-    await exited;
+    await stopTraced(child, exited);
   }
 
-  const lines = readFileSync(trace, 'utf8').split('\n');
-  const find = (re: RegExp, from = 0) => {
-    for (let i = from; i < lines.length; i++) if (re.test(lines[i]!)) return i;
-    return -1;
-  };
-  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const { lines, find, esc } = traceOf(trace);
   const renames = lines.flatMap((l, i) => {
     const m = /rename\("([^"]*\/tmp-\d+\.snap\.tmp)", "([^"]*\.snap)"\)/.exec(l);
     return m ? [{ at: i, temp: m[1]!, name: m[2]! }] : [];
