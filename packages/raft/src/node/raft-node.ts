@@ -23,7 +23,8 @@ import { PendingProposals } from './pending-proposals';
 import { PendingReads } from './pending-reads';
 import { CatchUpGate, type CaughtUp } from './catch-up';
 import { isUnspecifiedHost, splitHostPort } from '../transport/sender-address';
-import { Backoff, describeStorageError, StorageFaultError, type StorageFault, type StorageRecovery } from './storage-fault';
+import { describeStorageError, StorageFaultError, type StorageFault } from './storage-fault';
+import { LogFault } from './log-fault';
 import { monotonicMs } from '../monotonic-clock';
 import { strangerDrop } from './stranger-filter';
 import { Snapshots } from './snapshots';
@@ -52,7 +53,6 @@ interface Install {
 }
 
 /** Retry schedule of a failed Ready write (a failed snapshot write's: snapshots.ts). */
-const LOG_RETRY = { firstMs: 100, maxMs: 2_000 };
 /** How far (entries) behind the leader's log a learner may be and still be promoted. */
 const PROMOTE_MAX_LAG = 1_000;
 /** How long a configuration change waits for the one before it to commit (changeConfiguration). */
@@ -106,20 +106,8 @@ export class RaftNode extends EventEmitter {
   private role: Role;
   private leaderId: NodeId | null;
   private readonly idleWaiters: (() => void)[] = [];
-  /** A Ready whose write failed: set while its retries go on (the node does not take part meanwhile). */
-  private logFault: StorageFault | null = null;
-  private readonly logBackoff = new Backoff(LOG_RETRY.firstMs, LOG_RETRY.maxMs);
-  /** Cuts short the wait before the next retry of a failed write (stop() uses it). */
-  private wakeRetry: (() => void) | null = null;
-  /** While faulted: the server that last sent us leader traffic of our term or newer (for leader()). */
-  private faultLeaderHint: NodeId | null = null;
-  private faultLeaderHintTerm = 0;
-  /**
-   * A leader of a newer term heard of while faulted: until our core catches up with that term (the
-   * first message it steps after recovery does it), a core that still leads is a deposed leader
-   * and must not be reported as leading.
-   */
-  private supersededBy: { id: NodeId; term: number } | null = null;
+  /** A Ready whose write failed: its retries, and the leader heard of meanwhile (log-fault.ts). */
+  private readonly logFault = new LogFault();
   /** The leader id last announced by a 'leader' event. */
   private announcedLeader: NodeId | null;
   private readonly counters = { readies: 0, appendedEntries: 0, appliedEntries: 0, snapshotsTaken: 0, snapshotsInstalled: 0 };
@@ -142,7 +130,7 @@ export class RaftNode extends EventEmitter {
         applied: () => this.applied,
         snapshotMeta: (index) => this.core.snapshotMeta(index),
         stopped: () => this.stopped,
-        mayTakeNow: () => !this.inFlight && !this.logFault,
+        mayTakeNow: () => !this.inFlight && !this.logFault.current,
         written: () => this.schedule(),
         taken: () => void this.counters.snapshotsTaken++,
         emit: (event: string, payload: unknown) => void this.emit(event, payload),
@@ -167,7 +155,7 @@ export class RaftNode extends EventEmitter {
     });
     this.snapshotReceiver = new SnapshotReceiver({
       term: () => this.core.term,
-      accepting: () => !this.stopped && !this.logFault,
+      accepting: () => !this.stopped && !this.logFault.current,
       deliver: (m) => this.onMessage(m, undefined),
       refuses: (from, term) => {
         const why = this.strangerDrop({ type: 'snapshot', from, to: this.id, term, meta: { index: 0, term: 0, configuration: { servers: [] } } });
@@ -239,7 +227,7 @@ export class RaftNode extends EventEmitter {
     this.stopped = true;
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = null;
-    this.wakeRetry?.();
+    this.logFault.wake();
     // A snapshot being persisted stops at its next slice; transfers stop at their next piece.
     this.snapshots.stop();
     this.snapshotSender.cancelAll();
@@ -269,7 +257,7 @@ export class RaftNode extends EventEmitter {
   /** Resolves with the state machine's result once the command is committed and applied here. */
   propose(data: Uint8Array): Promise<unknown> {
     if (this.stopped) return Promise.reject(new NodeStoppedError());
-    if (this.logFault) return Promise.reject(new StorageFaultError(this.logFault.message));
+    if (this.logFault.current) return Promise.reject(new StorageFaultError(this.logFault.current.message));
     if (!this.isLeader()) return Promise.reject(new NotLeaderError(this.leader()));
     return new Promise((resolve, reject) => {
       this.queue.push({ data, resolve, reject });
@@ -280,7 +268,7 @@ export class RaftNode extends EventEmitter {
   /** ReadIndex: resolves once this server has applied everything committed when it was called. */
   readBarrier(timeoutMs = 5000): Promise<void> {
     if (this.stopped) return Promise.reject(new NodeStoppedError());
-    if (this.logFault) return Promise.reject(new StorageFaultError(this.logFault.message));
+    if (this.logFault.current) return Promise.reject(new StorageFaultError(this.logFault.current.message));
     const { ctx, done } = this.reads.start(timeoutMs, () => new NotLeaderError(this.leader()));
     this.core.readIndex(ctx);
     this.schedule();
@@ -289,7 +277,7 @@ export class RaftNode extends EventEmitter {
 
   /** False while a storage fault keeps this server out of Raft, even if its core still leads. */
   isLeader(): boolean {
-    return this.core.role === 'leader' && !this.logFault && !this.superseded();
+    return this.core.role === 'leader' && !this.logFault.current && this.logFault.superseding(this.core.term) === null;
   }
 
   /** A leader that has committed an entry of its own term and may serve reads. */
@@ -304,8 +292,8 @@ export class RaftNode extends EventEmitter {
    */
   leader(): ServerInfo | null {
     let id = this.core.leader;
-    if (this.logFault) id = this.faultLeaderHint ?? (id === this.id ? null : id);
-    else if (this.superseded()) id = this.supersededBy!.id;
+    if (this.logFault.current) id = this.logFault.faultedLeader(id, this.id);
+    else id = this.logFault.superseding(this.core.term) ?? id;
     if (id === null) return null;
     return { id, address: this.addresses.get(id) ?? '' };
   }
@@ -316,7 +304,7 @@ export class RaftNode extends EventEmitter {
    * a 'snapshot' one.
    */
   storageFault(): StorageFault | null {
-    const fault = this.logFault ?? this.snapshots.fault;
+    const fault = this.logFault.current ?? this.snapshots.fault;
     return fault ? { ...fault } : null;
   }
 
@@ -335,7 +323,7 @@ export class RaftNode extends EventEmitter {
 
   lastContactMs(): number {
     // A leader that cannot write has not led since its fault began.
-    if (this.core.role === 'leader') return this.logFault ? monotonicMs() - this.logFault.since : 0;
+    if (this.core.role === 'leader') return this.logFault.current ? monotonicMs() - this.logFault.current.since : 0;
     if (this.lastLeaderContact === 0) return Infinity;
     return monotonicMs() - this.lastLeaderContact;
   }
@@ -404,7 +392,7 @@ export class RaftNode extends EventEmitter {
 
   /** Hands leadership to `to` (or the most caught-up follower); resolves when another server leads. */
   transferLeadership(to?: NodeId, timeoutMs = 5000): Promise<void> {
-    if (this.logFault) return Promise.reject(new StorageFaultError(this.logFault.message));
+    if (this.logFault.current) return Promise.reject(new StorageFaultError(this.logFault.current.message));
     if (!this.isLeader()) return Promise.reject(new NotLeaderError(this.leader()));
     if (this.core.configuration.servers.every((s) => s.id === this.id || s.learner)) {
       return Promise.reject(new Error('no other voter to transfer leadership to'));
@@ -462,7 +450,7 @@ export class RaftNode extends EventEmitter {
 
   private async changeConfiguration(change: ConfChange): Promise<void> {
     if (this.stopped) throw new NodeStoppedError();
-    if (this.logFault) throw new StorageFaultError(this.logFault.message);
+    if (this.logFault.current) throw new StorageFaultError(this.logFault.current.message);
     if (!this.isLeader()) throw new NotLeaderError(this.leader());
     // One change at a time: a change asked for while the previous one (or the new leader's first
     // entry, or a handover) is uncommitted waits for it, as hashicorp/raft's configuration channel
@@ -506,17 +494,11 @@ export class RaftNode extends EventEmitter {
     if (fromAddress && !this.addresses.has(message.from) && !isUnspecifiedHost(splitHostPort(fromAddress)?.host ?? fromAddress)) {
       this.addresses.set(message.from, fromAddress);
     }
-    if (this.logFault) {
+    if (this.logFault.current) {
       // Out of Raft until the failed write succeeds: the message is lost, as on a bad network.
       // Only note who leads now, so that leader() can point requests at it.
       const fromLeader = message.type === 'append' || message.type === 'heartbeat' || message.type === 'snapshot';
-      if (fromLeader && message.term >= Math.max(this.core.term, this.faultLeaderHintTerm) && message.from !== this.id) {
-        this.faultLeaderHintTerm = message.term;
-        if (message.from !== this.faultLeaderHint) {
-          this.faultLeaderHint = message.from;
-          this.announceLeader();
-        }
-      }
+      if (fromLeader && message.from !== this.id && this.logFault.heardLeader(message.from, message.term, this.core.term)) this.announceLeader();
       return;
     }
     this.core.step(message);
@@ -538,7 +520,7 @@ export class RaftNode extends EventEmitter {
       this.opts.logger.warn({ lagMs: Math.round(late), tickMs: this.opts.tickMs }, 'raft: event loop lag');
     }
     this.nextTickAt = now + this.opts.tickMs;
-    if (this.logFault) return; // no elections, no heartbeats: the clock stands still until we are back
+    if (this.logFault.current) return; // no elections, no heartbeats: the clock stands still until we are back
     this.core.tick();
     // A quiet server with enough applied entries still snapshots when its interval comes round.
     if (this.opts.snapshotIntervalMs > 0 && !this.inFlight && this.snapshots.due()) this.snapshots.take();
@@ -590,8 +572,8 @@ export class RaftNode extends EventEmitter {
     if (this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
-    if (this.logFault) {
-      const err = new StorageFaultError(this.logFault.message);
+    if (this.logFault.current) {
+      const err = new StorageFaultError(this.logFault.current.message);
       for (const p of batch) p.reject(err);
       return;
     }
@@ -696,19 +678,11 @@ export class RaftNode extends EventEmitter {
           await this.opts.storage.append(ready.hardState, ready.entries);
           appended = true;
         }
-        if (this.logFault) this.logRecovered();
+        if (this.logFault.current) this.logRecovered();
         return !this.stopped;
       } catch (err) {
         if (this.stopped) return false;
-        const delay = this.logFailed(err);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delay);
-          this.wakeRetry = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wakeRetry = null;
+        await this.logFault.waitRetry(this.logFailed(err));
         if (this.stopped) return false;
       }
     }
@@ -716,20 +690,11 @@ export class RaftNode extends EventEmitter {
 
   /** A Ready write failed: enter (or stay in) the fault; returns the delay before the next try. */
   private logFailed(err: unknown): number {
-    const cause = describeStorageError(err);
-    const delay = this.logBackoff.take();
-    const now = monotonicMs();
-    if (this.logFault) {
-      this.logFault.retries++;
-      this.logFault.lastError = cause;
-      this.logFault.nextRetryAt = now + delay;
-      this.opts.logger.debug({ id: this.id, err: cause, retries: this.logFault.retries, nextRetryMs: delay }, 'raft: storage still failing');
+    const { fault, started, delay, cause } = this.logFault.failed(err);
+    if (!started) {
+      this.opts.logger.debug({ id: this.id, err: cause, retries: fault.retries, nextRetryMs: delay }, 'raft: storage still failing');
       return delay;
     }
-    const message = `raft storage failed: ${cause}`;
-    this.logFault = { kind: 'log', message, since: now, retries: 0, lastError: cause, nextRetryAt: now + delay };
-    this.faultLeaderHint = null;
-    this.faultLeaderHintTerm = 0;
     this.logError(
       { id: this.id, err: cause, role: this.core.role, term: this.core.term },
       'raft: storage failed; this server takes no part in Raft (no votes, appends, commits or applies) until the write succeeds — retrying',
@@ -737,35 +702,20 @@ export class RaftNode extends EventEmitter {
     // Nothing queued reaches the log; what is in the log may still commit through another server.
     const queued = this.queue;
     this.queue = [];
-    for (const p of queued) p.reject(new StorageFaultError(message));
-    this.proposed.failAll(() => new StorageFaultError(message, true));
-    this.reads.failAll(() => new StorageFaultError(message));
-    this.emit('storage-fault', { ...this.logFault });
+    for (const p of queued) p.reject(new StorageFaultError(fault.message));
+    this.proposed.failAll(() => new StorageFaultError(fault.message, true));
+    this.reads.failAll(() => new StorageFaultError(fault.message));
+    this.emit('storage-fault', { ...fault });
     this.announceLeader();
     return delay;
   }
 
   private logRecovered(): void {
-    const fault = this.logFault!;
-    this.logFault = null;
-    if (this.faultLeaderHint !== null && this.faultLeaderHintTerm > this.core.term) {
-      this.supersededBy = { id: this.faultLeaderHint, term: this.faultLeaderHintTerm };
-    }
-    this.faultLeaderHint = null;
-    this.faultLeaderHintTerm = 0;
-    this.logBackoff.reset();
-    const recovery: StorageRecovery = { kind: 'log', message: fault.message, since: fault.since, retries: fault.retries, downMs: monotonicMs() - fault.since };
-    this.opts.logger.info({ id: this.id, downMs: recovery.downMs, retries: fault.retries, lastError: fault.lastError }, 'raft: storage recovered; taking part in Raft again');
+    const { recovery, lastError } = this.logFault.recovered(this.core.term);
+    this.opts.logger.info({ id: this.id, downMs: recovery.downMs, retries: recovery.retries, lastError }, 'raft: storage recovered; taking part in Raft again');
     this.emit('storage-recovered', recovery);
     this.announceLeader();
     // The clock stood still: ticks resume with the next interval.
-  }
-
-  /** True while our core has not yet learnt of the newer term a leader was heard in during a fault. */
-  private superseded(): boolean {
-    if (this.supersededBy === null) return false;
-    if (this.core.term >= this.supersededBy.term) this.supersededBy = null;
-    return this.supersededBy !== null;
   }
 
   /** Emits 'leader' when leader() names another server than it last did. */
