@@ -29,7 +29,10 @@
 //
 //   apt-get install -y wrk; npm run build && node bench/catalog-scale/run.js [--nodes 1000,10000,100000]
 //       [--duration 10] [--phases rss,reads,snapshot,writes,restart,catchup] [--keep-logs DIR] [--settle-s 10]
-//   (BENCH_CLUSTER_NODE_OPTIONS is passed to the servers as NODE_OPTIONS, e.g. for a CPU profile.)
+//       [--write-bursts 1]
+//   (BENCH_CLUSTER_NODE_OPTIONS is passed to the servers as NODE_OPTIONS, e.g. for a CPU profile;
+//   with MEMORY_REPORT=FILE and BENCH_CLUSTER_NODE_OPTIONS="--require $PWD/bench/memory/report.js
+//   --expose-gc", each server's memory report is appended to FILE after the load and after each burst.)
 //
 // Every loop is bounded by count and time; only the servers cluster.sh starts are stopped, and the
 // cluster folder is removed at the end.
@@ -48,6 +51,7 @@ const NODES = arg('--nodes', '1000,10000,100000').split(',').map(Number);
 const DURATION = Number(arg('--duration', '10'));
 const PHASES = arg('--phases', 'rss,reads,snapshot,writes,restart,catchup').split(',');
 const KEEP_LOGS = arg('--keep-logs', '');
+const WRITE_BURSTS = Number(arg('--write-bursts', '1'));
 const BIG = 1000;
 const NODES_PER_TXN = 21; // 3 ops each; Consul's limit is 64 ops a transaction
 
@@ -104,8 +108,25 @@ function wrk(args, env = {}) {
 /** Seconds left quiet before RSS is read (`--settle-s`, default 10): V8 gives back a write burst's garbage only after a while. */
 const SETTLE_S = Number(arg('--settle-s', '10'));
 
-async function settledRss(cluster, leader) {
-  await sleep(SETTLE_S * 1000);
+/**
+ * With MEMORY_REPORT set and bench/memory/report.js preloaded (BENCH_CLUSTER_NODE_OPTIONS), each
+ * server is sent SIGUSR2 after its RSS is read: report.js appends its memory (as it stands and after
+ * a full GC) to $MEMORY_REPORT, tagged here with `label` on a line of its own before it.
+ */
+function memoryReports(cluster, label, leader) {
+  if (!process.env.MEMORY_REPORT) return;
+  require('node:fs').appendFileSync(process.env.MEMORY_REPORT, JSON.stringify({ label, pids: [0, 1, 2].map((i) => cluster.pid(i)), leaderPid: cluster.pid(leader) }) + '\n');
+  for (const i of [0, 1, 2]) {
+    try {
+      process.kill(cluster.pid(i), 'SIGUSR2');
+    } catch {
+      // gone
+    }
+  }
+}
+
+async function settledRss(cluster, leader, settleS = SETTLE_S, label = '') {
+  await sleep(settleS * 1000);
   const out = [];
   for (const i of [0, 1, 2]) {
     let g = {};
@@ -118,6 +139,7 @@ async function settledRss(cluster, leader) {
     // heap = live objects; reserved = what V8 holds (live + free pages it kept); external = Buffers etc.
     out.push(`${i === leader ? 'leader' : 'follower'} ${rssMiB(cluster.pid(i)).toFixed(0)} MiB (heap ${mib('runtime.heap_used_bytes')}, reserved ${mib('runtime.heap_total_bytes')}, external ${mib('runtime.external_bytes')})`);
   }
+  if (label) memoryReports(cluster, label, leader);
   return out.join(', ');
 }
 
@@ -291,7 +313,7 @@ async function catchUp(cluster, n) {
       record(`LOADED nodes=${n} in ${((Date.now() - t0) / 1000).toFixed(1)} s (${retries} transactions retried) load=${load1()}`);
       const leader = cluster.leader();
       const follower = [0, 1, 2].find((i) => i !== leader);
-      if (PHASES.includes('rss')) record(`RSS nodes=${n} after load: ${await settledRss(cluster, leader)} load=${load1()}`);
+      if (PHASES.includes('rss')) record(`RSS nodes=${n} after load: ${await settledRss(cluster, leader, SETTLE_S, 'after-load')} load=${load1()}`);
       if (PHASES.includes('reads')) {
         for (const mode of ['stale', 'default']) {
           const q = mode === 'stale' ? '?stale' : '';
@@ -300,10 +322,17 @@ async function catchUp(cluster, n) {
         }
       }
       if (PHASES.includes('snapshot')) record(`SNAPSHOT nodes=${n} leader: ${await snapshotPhase(cluster, leader)} load=${load1()}`);
-      if (PHASES.includes('writes')) {
+      // `--write-bursts K` (default 1): the writes phase K times in a row, each with its RSS
+      // readings — whether a second burst grows memory again or reuses what the first left.
+      for (let burst = 1; PHASES.includes('writes') && burst <= WRITE_BURSTS; burst++) {
+        const tag = WRITE_BURSTS > 1 ? ` (burst ${burst})` : '';
         const r = await wrk(['-t2', '-c64', `-d${DURATION}s`, '-s', join(__dirname, 'register.lua'), cluster.urls[leader]], { LABEL: 'register', BENCH_NODES: String(n) });
-        record(`WRITES nodes=${n} register c=64 to the leader: ${r.ok_rps}/s p50 ${r.p50_ms} ms p99 ${r.p99_ms} ms max ${r.max_ms} ms non2xx ${r.non2xx} errors ${r.sock_err} load=${load1()}`);
-        if (PHASES.includes('rss')) record(`RSS nodes=${n} after writes: ${await settledRss(cluster, leader)} load=${load1()}`);
+        record(`WRITES nodes=${n}${tag} register c=64 to the leader: ${r.ok_rps}/s p50 ${r.p50_ms} ms p99 ${r.p99_ms} ms max ${r.max_ms} ms non2xx ${r.non2xx} errors ${r.sock_err} load=${load1()}`);
+        if (PHASES.includes('rss')) {
+          // At once (what the burst left resident) and after the settle (what is given back).
+          record(`RSS nodes=${n}${tag} right after writes: ${await settledRss(cluster, leader, 0)} load=${load1()}`);
+          record(`RSS nodes=${n}${tag} after writes: ${await settledRss(cluster, leader, SETTLE_S, `after-writes${tag}`)} load=${load1()}`);
+        }
       }
       if (PHASES.includes('restart')) record(`RESTART nodes=${n} follower SIGTERM+start → serving: ${await restart(cluster, n)} load=${load1()}`);
       if (PHASES.includes('catchup')) record(`CATCHUP nodes=${n} wiped follower (same id) → serving: ${await catchUp(cluster, n)} load=${load1()}`);
