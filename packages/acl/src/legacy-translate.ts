@@ -7,6 +7,10 @@
  *
  * This is a port of the parts of hcl v1's scanner, parser (with its lead/line comment rules) and
  * printer that rule text uses. js-hcl-parser cannot do it: it decodes to JSON and drops comments.
+ *
+ * Why ~670 lines in one file: the scanner, the parser and the printer share one token and comment
+ * model (lead and line comments travel from the scanner to the printer); split, each would export
+ * its internals to the next.
  */
 
 export class TranslateError extends Error {

@@ -1,6 +1,12 @@
 // The driver: runs a RaftCore against real time, storage, a transport and a state machine.
 // Everything the core decides comes out in Ready batches; this file performs them in the
 // order the Ready contract demands, one batch at a time.
+//
+// Why ~970 lines: the Ready loop (persist, send, apply, with group commit and answer-first sends),
+// the membership calls and their waits, and the public API. Around it: snapshots.ts (when and how
+// this server's snapshots are taken and stored), snapshot-transfer.ts (sending and receiving them),
+// log-fault.ts (a failed write's retries), pending-proposals.ts and pending-reads.ts, catch-up.ts.
+// Splitting the Ready loop from the API (issue #26 item 6) is still to do.
 import { EventEmitter } from 'node:events';
 import { RaftCore } from '../core/raft-core';
 import type { ConfChange } from '../core/configuration';

@@ -1,5 +1,10 @@
 // One agent process: LevelDB, the Raft node and its transport, the store, cluster membership,
 // the leader's reconcile loop and the HTTP API, wired together and torn down in order.
+//
+// Why ~760 lines: it is the server agent's composition root (every part built, wired and stopped
+// in order, with the reload paths). Issue #26 item 4 (one composition root shared with the client
+// agent, Consul's BaseDeps) is what will shrink it; until then the order of construction is kept
+// readable in one place.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { makeDirDurably, syncDir } from '../runtime/durable-file';
 import type { Server } from 'node:http';
