@@ -42,7 +42,7 @@ function queryMeta(ctx: RouteContext<any, any, any>) {
 }
 
 export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = noRemoteDatacenters): Route<any>[] {
-  const body = compileBody<QueryBody>(querySchema);
+  const body = compileBody(querySchema);
   const cache = new SimpleCache<ExecuteResponse>();
 
   async function execute(ctx: RouteContext<any, any, any>, args: ExecuteArgs, limit: number): Promise<ExecuteResponse> {
@@ -60,7 +60,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
   }
 
   return [
-    route<QueryBody>({
+    route({
       method: 'POST',
       path: '/v1/query',
       body,
@@ -77,7 +77,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
       path: '/v1/query',
       handle: (ctx) => readInto(deps, ctx, 'query.list', {}),
     }),
-    route<QueryBody>({
+    route({
       method: 'PUT',
       path: '/v1/query/:id',
       body,
