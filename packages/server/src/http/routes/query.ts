@@ -10,7 +10,8 @@ import { querySchema, type QueryBody } from '../../schemas/query';
 import { definitionOf, validateDefinition } from '../../queries/definition';
 import { sourceIp } from '../../queries/execute';
 import { executionAnswer, noRemoteDatacenters, type RemoteDatacenterExecutor } from '../../queries/failover';
-import { SimpleCache } from '../../queries/result-cache';
+import { SimpleCache } from '../../cache/result-cache';
+import { setCacheHeaders } from '../cached-read';
 import type { ExecuteArgs, ExecuteCandidates } from '../../endpoints/query-reads';
 import { readInto, waitSignal, type RouteDeps } from './deps';
 import { resolveToken } from '../../acl/authorization';
@@ -126,8 +127,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
         if (ctx.opts.cached) {
           const key = JSON.stringify([args, limit, ctx.opts.token ?? '', ctx.opts.datacenter]);
           const answer = await cache.get(key, ctx.opts.cacheControl, () => execute(ctx, args, limit));
-          ctx.meta.headers['X-Cache'] = answer.hit ? 'HIT' : 'MISS';
-          if (answer.hit) ctx.meta.headers.Age = String(answer.ageS);
+          setCacheHeaders(ctx, answer);
           result = answer.value;
         } else {
           result = await execute(ctx, args, limit);
