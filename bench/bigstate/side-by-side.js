@@ -49,6 +49,7 @@ const log = (...a) => console.error(`[${new Date().toISOString().slice(11, 19)}]
 const status = (pid) => readFileSync(`/proc/${pid}/status`, 'utf8');
 const kbOf = (st, key) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(st)[1]);
 const rssMiB = (pid) => kbOf(status(pid), 'VmRSS') / 1024;
+const anonMiB = (pid) => kbOf(status(pid), 'RssAnon') / 1024;
 const duMiB = (dir) => Number(execFileSync('du', ['-sk', dir], { encoding: 'utf8' }).split('\t')[0]) / 1024;
 const key = (i) => `big/${String(i).padStart(8, '0')}`;
 const b64 = (s) => Buffer.from(s).toString('base64');
@@ -84,6 +85,7 @@ async function etcd() {
   // The default backend quota (2 GiB) would stop a 1 GiB load with its MVCC overhead.
   const env = { ...process.env, ETCD_BENCH_DIR: dir, ETCD_EXTRA_FLAGS: '--quota-backend-bytes=17179869184' };
   const sh = (...a) => execFileSync(ETCD_SH, a, { env, encoding: 'utf8', timeout: 120_000 }).trim();
+  const starters = [];
   sh('start');
   const urls = sh('endpoints').split(',');
   const base = (m) => urls[m].replace('localhost', '127.0.0.1');
@@ -111,7 +113,12 @@ async function etcd() {
     dataDir: (m) => join(dir, `m${m + 1}`),
     term: (m) => sh('term', String(m + 1)),
     kill: (m) => sh('kill', String(m + 1)),
-    restart: (m) => sh('restart', String(m + 1)),
+    // Not `restart`'s own wait for a healthy cluster: a member catching up on a large state keeps each
+    // `etcdctl endpoint health` waiting past the script's bound. The bench polls the member itself.
+    restart: (m) => {
+      const child = spawn(ETCD_SH, ['restart', String(m + 1)], { env, stdio: 'ignore' });
+      starters.push(child);
+    },
     // etcd cannot take a member back with an empty data dir under its old id (it panics: "tocommit
     // is out of range"), so its documented way is used: remove the member, add it again (a new id,
     // the same name and peer URL), and start it on an empty dir with --initial-cluster-state existing.
@@ -125,6 +132,7 @@ async function etcd() {
       ctl('member', 'add', `m${m + 1}`, `--peer-urls=${peerUrl}`);
     },
     stop: () => {
+      for (const c of starters) if (c.exitCode === null) c.kill('SIGTERM');
       try {
         sh('stop');
       } finally {
@@ -230,6 +238,7 @@ async function measure(make) {
     row.dataDir = [0, 1, 2].map((m) => duMiB(s.dataDir(m)));
     row.dataRatio = row.dataDir.map((d) => d / raw);
     row.rss = [0, 1, 2].map((m) => rssMiB(s.pid(m)));
+    row.anonBefore = [0, 1, 2].map((m) => anonMiB(s.pid(m)));
     log(`${s.name}: data dirs ${row.dataDir.map((d) => d.toFixed(0))} MiB, RSS ${row.rss.map((r) => r.toFixed(0))} MiB`);
 
     // A follower restarted on its data dir.
@@ -244,6 +253,8 @@ async function measure(make) {
     row.rssAfterRestart = rssMiB(s.pid(f1));
     await sleep(SETTLE_S * 1000);
     row.rssSettled = rssMiB(s.pid(f1));
+    row.anonBeforeRestart = row.anonBefore?.[f1];
+    row.anonSettled = anonMiB(s.pid(f1));
     log(`${s.name}: restart ${row.restartS.toFixed(2)} s, RSS ${row.rssBeforeRestart.toFixed(0)} → ${row.rssAfterRestart.toFixed(0)} → ${row.rssSettled.toFixed(0)} MiB`);
 
     // A follower wiped: the leader must send it the whole state.
@@ -284,6 +295,7 @@ function table(rows) {
     col('RSS per server, MiB', (r) => span(r.rss, f0)),
     col('follower restart → serves the last value, s', (r) => f2(r.restartS)),
     col(`its RSS before → right after → ${SETTLE_S} s later, MiB`, (r) => `${f0(r.rssBeforeRestart)} → ${f0(r.rssAfterRestart)} → ${f0(r.rssSettled)} (${f2(r.rssSettled / r.rssBeforeRestart)}×)`),
+    col('of which anonymous, before → after, MiB', (r) => `${f0(r.anonBeforeRestart)} → ${f0(r.anonSettled)} (${f2(r.anonSettled / r.anonBeforeRestart)}×)`),
     col('wiped follower → serves the last value, s', (r) => f2(r.catchUpS)),
     col('leader RSS before → peak during that catch-up → after, MiB', (r) => `${f0(r.leaderBefore)} → ${f0(r.leaderPeak)} (+${f0(r.leaderPeak - r.leaderBefore)}) → ${f0(r.leaderAfter)}`),
     col('the caught-up follower\'s RSS, MiB', (r) => f1(r.caughtUpRss)),

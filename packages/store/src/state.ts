@@ -1,8 +1,8 @@
 // All tables of the state machine, and the rules that span tables (what goes when a node goes).
-// A new table is a new file under tables/ plus a field, a dump and a capture entry and a cascade here.
+// A new table is `<area>/<area>-table.ts` (as catalog/catalog-table.ts, kv/kv-table.ts) plus a field, a dump and a capture entry and a cascade here.
 import { catalogFallbackKey, fold } from './catalog/keys';
-import { CatalogTable, type CatalogTableDump } from './tables/catalog';
-import { CoordinateTable, type CoordinateTableDump } from './tables/coordinates';
+import { CatalogTable, type CatalogTableDump } from './catalog/catalog-table';
+import { CoordinateTable, type CoordinateTableDump } from './coordinates/coordinate-table';
 import type { Txn } from './txn';
 import { SessionTable, type SessionTableDump } from './sessions/session-table';
 import { KvTable, type KvTableDump } from './kv/kv-table';

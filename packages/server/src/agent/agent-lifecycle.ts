@@ -11,6 +11,7 @@ import type { AgentLifecycle } from '../http/routes/deps';
 import type { Rpc } from '../rpc/rpc';
 import { hostFacts } from './host-facts';
 import type { LogTap } from '../runtime/log-tap';
+import { serverMember } from '../cluster/member-record';
 
 export interface LifecycleParts {
   datacenter: string;
@@ -56,22 +57,9 @@ export function agentLifecycle(p: LifecycleParts): AgentLifecycle {
       const links = p.areas?.links;
       const servers = links ? [...links.localServers(), ...links.peerServers()] : [];
       return servers.map((s) => {
-        const i = s.address.lastIndexOf(':');
         const local = s.datacenter === p.datacenter;
         const alive = local || links?.status.state(s.id) === 'alive';
-        return {
-          Name: `${s.node}.${s.datacenter}`,
-          Addr: s.address.slice(0, i),
-          Port: Number(s.address.slice(i + 1)),
-          Tags: { role: 'registry', dc: s.datacenter, id: s.id, port: s.address.slice(i + 1), vsn: '2', build: s.build },
-          Status: alive ? 1 : 4,
-          ProtocolMin: 1,
-          ProtocolMax: 5,
-          ProtocolCur: 2,
-          DelegateMin: 2,
-          DelegateMax: 5,
-          DelegateCur: 4,
-        };
+        return serverMember({ name: `${s.node}.${s.datacenter}`, address: s.address, datacenter: s.datacenter, id: s.id, build: s.build }, alive ? 1 : 4);
       });
     },
     async wanJoin(address, token) {

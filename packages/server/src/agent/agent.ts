@@ -39,6 +39,7 @@ import type { BannerFacts } from './banner';
 import { ClientLiveness, clientsInCatalog } from '../cluster/client-liveness';
 import { installClientGateway } from '../cluster/client-gateway';
 import { clientMemberOut } from '../cluster/client-members';
+import { serverMember } from '../cluster/member-record';
 import { Rpc } from '../rpc/rpc';
 import { installAcl } from '../acl/install';
 import { LeaderDuties } from '../runtime/leader-duties';
@@ -739,26 +740,13 @@ export class Agent {
     // (issue #16: 100,000 nodes took seconds of event loop per call).
     const left = this.store.catalogService('registry').value.flatMap((s) => {
       if (s.ServiceID !== 'registry' || !s.ID || ids.has(s.ID)) return [];
-      return [{ ...this.memberOf({ id: s.ID, address: `${s.Address}:${s.ServicePort}` }, false), Name: s.Node, Status: 3 }];
+      return [serverMember({ name: s.Node, address: `${s.Address}:${s.ServicePort}`, datacenter: this.config.datacenter, id: s.ID, build: VERSION }, 3)];
     });
     return [...current, ...left];
   }
 
-  /** A member in Consul's /v1/agent/members shape (Status 1 = alive, 4 = failed). */
+  /** This datacenter's server `s` as a member (cluster/member-record.ts; Status 1 = alive, 4 = failed). */
   private memberOf(s: ServerInfo, alive: boolean) {
-    const i = s.address.lastIndexOf(':');
-    return {
-      Name: this.nodeNameOf(s.id),
-      Addr: s.address.slice(0, i),
-      Port: Number(s.address.slice(i + 1)),
-      Tags: { role: 'registry', dc: this.config.datacenter, id: s.id, port: s.address.slice(i + 1), vsn: '2', build: VERSION },
-      Status: alive ? 1 : 4,
-      ProtocolMin: 1,
-      ProtocolMax: 5,
-      ProtocolCur: 2,
-      DelegateMin: 2,
-      DelegateMax: 5,
-      DelegateCur: 4,
-    };
+    return serverMember({ name: this.nodeNameOf(s.id), address: s.address, datacenter: this.config.datacenter, id: s.id, build: VERSION }, alive ? 1 : 4);
   }
 }

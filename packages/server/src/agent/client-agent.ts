@@ -3,7 +3,7 @@
 // check, owns its services and checks (agent endpoints, config definitions, the check runners) and
 // keeps them in the catalog by anti-entropy (local/, built as on a server, over the node mirror);
 // every other request is forwarded to a live server through ForwardingRpc, the same RpcApi the HTTP
-// routes use on a server. `?cached` and the agent cache are served here (connect/agent-cache.ts,
+// routes use on a server. `?cached` and the agent cache are served here (cache/agent-cache.ts,
 // through AgentConnect). docs/cluster.md "Client agents".
 import { mkdtemp, rm } from 'node:fs/promises';
 import { makeDirDurably } from '../runtime/durable-file';

@@ -1,21 +1,10 @@
-// Client agents in Consul's /v1/agent/members shape (Status 1 alive, 3 left, 4 failed; a client's
-// role tag is "node", a server's "consul" — here "registry").
+// Client agents in Consul's /v1/agent/members shape (cluster/member-record.ts: Status 1 alive,
+// 3 left, 4 failed; a client's role tag is "node").
 import type { ClientMember } from './client-facts';
+import { clientMember, type MemberRecord } from './member-record';
 
 const STATUS = { alive: 1, left: 3, failed: 4 } as const;
 
-export function clientMemberOut(m: ClientMember, datacenter: string, build: string): Record<string, unknown> {
-  return {
-    Name: m.node,
-    Addr: m.address,
-    Port: m.port,
-    Tags: { role: 'node', dc: datacenter, id: m.id, vsn: '2', build },
-    Status: STATUS[m.status],
-    ProtocolMin: 1,
-    ProtocolMax: 5,
-    ProtocolCur: 2,
-    DelegateMin: 2,
-    DelegateMax: 5,
-    DelegateCur: 4,
-  };
+export function clientMemberOut(m: ClientMember, datacenter: string, build: string): MemberRecord {
+  return clientMember({ name: m.node, addr: m.address, port: m.port, datacenter, id: m.id, build }, STATUS[m.status]);
 }

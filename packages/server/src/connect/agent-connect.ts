@@ -10,7 +10,8 @@ import { MAX_WAIT_MS } from '../rpc/blocking';
 import { serverError } from '../errors';
 import { defaultQueryOptions, type QueryOptions } from '../rpc/query-options';
 import type { RpcApi } from '../rpc/rpc-api';
-import { AgentCache, type CacheAnswer, type GetOptions } from './agent-cache';
+import { AgentCache, type GetOptions } from '../cache/agent-cache';
+import type { IndexedCacheAnswer } from '../cache/cache-answer';
 import { CaLeaderDuty } from './ca-leader';
 import type { IntentionDefaults } from './intention-decision';
 import { leafFetcher, type IssuedCert } from './leaf-fetcher';
@@ -106,7 +107,7 @@ export class AgentConnect {
   }
 
   /** A read through the agent cache: keyed by everything that changes its answer, token included. */
-  cachedRead<T>(endpoint: string, args: unknown, opts: Pick<QueryOptions, 'datacenter' | 'token'>, get: GetOptions = {}): Promise<CacheAnswer<T>> {
+  cachedRead<T>(endpoint: string, args: unknown, opts: Pick<QueryOptions, 'datacenter' | 'token'>, get: GetOptions = {}): Promise<IndexedCacheAnswer<T>> {
     const key = `${endpoint}|${opts.datacenter}|${opts.token ?? ''}|${JSON.stringify(args)}`;
     return this.cache.get<T>(
       key,
@@ -119,7 +120,7 @@ export class AgentConnect {
     );
   }
 
-  roots(get: GetOptions = {}): Promise<CacheAnswer<CaRootsOut>> {
+  roots(get: GetOptions = {}): Promise<IndexedCacheAnswer<CaRootsOut>> {
     return this.cachedRead<CaRootsOut>('connect.roots', {}, { datacenter: this.config.datacenter, token: undefined }, get);
   }
 
@@ -135,7 +136,7 @@ export class AgentConnect {
   }
 
   /** The agent's leaf for `service` (the caller has been authorised already). */
-  leaf(service: string, get: GetOptions = {}): Promise<CacheAnswer<IssuedCert>> {
+  leaf(service: string, get: GetOptions = {}): Promise<IndexedCacheAnswer<IssuedCert>> {
     return this.cache.get<IssuedCert>(
       `leaf|${service}`,
       leafFetcher(service, {

@@ -5,7 +5,8 @@
 import { createCSR, serviceURI, type Leaf } from '@registry/ca';
 import type { CaRootsOut } from '@registry/store';
 import { serverError } from '../errors';
-import type { CacheAnswer, Fetched, Fetcher } from './agent-cache';
+import type { Fetched, Fetcher } from '../cache/agent-cache';
+import type { CacheAnswer } from '../cache/cache-answer';
 import { CA_NOT_READY } from './leaf-signer';
 
 /** Consul's IssuedCert. */
@@ -58,7 +59,7 @@ export function leafFetcher(service: string, deps: LeafFetcherDeps): Fetcher<Iss
       CreateIndex: index,
       ModifyIndex: index,
     };
-    current = { cert, rootId: roots.value.ActiveRootID, rootsIndex: roots.index, renewAt: renewalTime(cert, random) };
+    current = { cert, rootId: roots.value.ActiveRootID, rootsIndex: roots.index ?? 0, renewAt: renewalTime(cert, random) };
     // The leader just signed it: the roots read's leader metadata stands for the fetch.
     return { index, value: cert, meta: roots.meta };
   };
@@ -69,7 +70,7 @@ export function leafFetcher(service: string, deps: LeafFetcherDeps): Fetcher<Iss
       if (remaining <= 0) break;
       const roots = await deps.roots(current.rootsIndex, remaining, signal);
       if (roots.value.ActiveRootID !== current.rootId) break;
-      current.rootsIndex = roots.index;
+      current.rootsIndex = roots.index ?? 0;
     }
     if (signal.aborted && current) return { index: current.cert.ModifyIndex, value: current.cert };
     return issue(signal);

@@ -1,6 +1,7 @@
 // `?cached` on the service reads (`/catalog/service`, `/health/service` and their connect forms):
 // answered by the agent cache's background-refreshed entry instead of a server round trip.
-import type { CacheAnswer, GetOptions } from '../connect/agent-cache';
+import type { GetOptions } from '../cache/agent-cache';
+import type { CacheAnswer } from '../cache/cache-answer';
 import { effectiveWait } from '../rpc/blocking';
 import type { RouteContext } from './route';
 import { readInto, waitSignal, type RouteDeps } from './routes/deps';

@@ -14,8 +14,8 @@ export interface AgentDefinitions {
   checks: AgentCheckDefinition[];
 }
 
-const serviceBody = compileBody<ServiceDefinition>(agentServiceSchema, 'invalid service definition');
-const checkBody = compileBody<AgentCheckDefinition>(checkRegisterSchema, 'invalid check definition');
+const serviceBody = compileBody(agentServiceSchema, 'invalid service definition');
+const checkBody = compileBody(checkRegisterSchema, 'invalid check definition');
 
 function listOf(file: Record<string, unknown>, one: string, many: string, source: string): unknown[] {
   const out: unknown[] = [];

@@ -1,82 +1,51 @@
 // Bodies of the agent check endpoints (consul-behaviour Appendix A): a check definition, as sent to
 // PUT /v1/agent/check/register, inside a service definition, or in a config file; and the body of
 // PUT /v1/agent/check/update/:id. Durations are Go strings ("10s") or nanosecond numbers.
-import type { SchemaNode } from './canonical-keys';
+import { Type, type Static } from '@sinclair/typebox';
+import { Bool, NullableList, NullableMap, Obj, OneOf, OrNull, Str } from './body-fields';
 
-const str = { type: 'string' } as const;
-const duration = { type: ['string', 'number', 'null'] } as const;
-const strList = { type: ['array', 'null'], items: str } as const;
+const duration = () => OneOf<string | number | null>('string', 'number', 'null');
+const strList = () => NullableList(Type.String());
 
-/** A check definition, keys canonicalised (any case, snake_case aliases). */
-export interface AgentCheckDefinition {
-  CheckID?: string;
-  ID?: string;
-  Name?: string;
-  Status?: string;
-  Notes?: string;
-  ServiceID?: string;
-  TTL?: string | number | null;
-  HTTP?: string;
-  Method?: string;
-  Header?: Record<string, string[]> | null;
-  TLSSkipVerify?: boolean;
-  TCP?: string;
-  Interval?: string | number | null;
-  Timeout?: string | number | null;
-  DeregisterCriticalServiceAfter?: string | number | null;
+/** A check definition's fields, keys canonicalised (any case, snake_case aliases). */
+const checkDefinitionFields = {
+  CheckID: Str(),
+  ID: Str(),
+  Name: Str(),
+  Status: Str(),
+  Notes: Str(),
+  ServiceID: Str(),
+  TTL: duration(),
+  HTTP: Str(),
+  Method: Str(),
+  Header: NullableMap(Type.Array(Type.String())),
+  TLSSkipVerify: Bool(),
+  TCP: Str(),
+  Interval: duration(),
+  Timeout: duration(),
+  DeregisterCriticalServiceAfter: duration(),
   /** Script and Docker checks: the command (`Args` is the config files' name for it). */
-  ScriptArgs?: string[] | null;
-  Args?: string[] | null;
-  DockerContainerID?: string;
-  Shell?: string;
-  GRPC?: string;
-  GRPCUseTLS?: boolean;
+  ScriptArgs: strList(),
+  Args: strList(),
   // A kind Consul 1.4 does not take (Script); accepted by the schema so the refusal can say so.
-  Script?: string;
+  Script: Str(),
+  DockerContainerID: Str(),
+  Shell: Str(),
+  GRPC: Str(),
+  GRPCUseTLS: Bool(),
   /** Alias checks (Consul 1.3+): mirror the health of a node and/or a service (checks/alias-check.ts). */
-  AliasNode?: string;
-  AliasService?: string;
-}
-
-export const checkDefinitionSchema: SchemaNode = {
-  type: ['object', 'null'],
-  properties: {
-    CheckID: str,
-    ID: str,
-    Name: str,
-    Status: str,
-    Notes: str,
-    ServiceID: str,
-    TTL: duration,
-    HTTP: str,
-    Method: str,
-    Header: { type: ['object', 'null'], additionalProperties: { type: 'array', items: str } },
-    TLSSkipVerify: { type: 'boolean' },
-    TCP: str,
-    Interval: duration,
-    Timeout: duration,
-    DeregisterCriticalServiceAfter: duration,
-    ScriptArgs: strList,
-    Args: strList,
-    Script: str,
-    DockerContainerID: str,
-    Shell: str,
-    GRPC: str,
-    GRPCUseTLS: { type: 'boolean' },
-    AliasNode: str,
-    AliasService: str,
-  },
+  AliasNode: Str(),
+  AliasService: Str(),
 };
 
 /** `PUT /v1/agent/check/register`: a definition object (not null). */
-export const checkRegisterSchema: SchemaNode = { ...checkDefinitionSchema, type: 'object' };
+export const checkRegisterSchema = Obj(checkDefinitionFields);
 
-export interface CheckUpdateBody {
-  Status?: string;
-  Output?: string;
-}
+/** A check definition, keys canonicalised: its own, inside a service definition, or in a config file. */
+export type AgentCheckDefinition = Static<typeof checkRegisterSchema>;
 
-export const checkUpdateSchema: SchemaNode = {
-  type: 'object',
-  properties: { Status: str, Output: str },
-};
+/** A check definition where it may be null (a service's `Check`, the config files' walk). */
+export const checkDefinitionSchema = OrNull(checkRegisterSchema);
+
+export const checkUpdateSchema = Obj({ Status: Str(), Output: Str() });
+export type CheckUpdateBody = Static<typeof checkUpdateSchema>;

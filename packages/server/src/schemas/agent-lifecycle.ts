@@ -1,45 +1,24 @@
 // Bodies of the agent-lifecycle and operator endpoints: PUT /v1/agent/token/:kind and
 // PUT /v1/operator/autopilot/configuration (durations as Go strings or integer nanoseconds, as the
 // Go client's ReadableDuration may send either).
-import type { SchemaNode } from './canonical-keys';
+import type { Static } from '@sinclair/typebox';
+import { Bool, Int, Obj, OneOf, Str } from './body-fields';
 
-const str = { type: 'string' } as const;
-const bool = { type: 'boolean' } as const;
 // null: the Go client's nil *ReadableDuration, which Consul reads as 0.
-const duration = { type: ['string', 'integer', 'null'] } as const;
+const duration = () => OneOf<string | number | null>('string', 'integer', 'null');
 
-export interface AgentTokenBody {
-  Token?: string;
-}
+export const agentTokenSchema = Obj({ Token: Str() });
+export type AgentTokenBody = Static<typeof agentTokenSchema>;
 
-export const agentTokenSchema: SchemaNode = {
-  type: 'object',
-  properties: { Token: str },
-};
-
-export interface AutopilotConfigBody {
-  CleanupDeadServers?: boolean;
-  LastContactThreshold?: string | number | null;
-  MaxTrailingLogs?: number;
-  ServerStabilizationTime?: string | number | null;
-  RedundancyZoneTag?: string;
-  DisableUpgradeMigration?: boolean;
-  UpgradeVersionTag?: string;
-  CreateIndex?: number;
-  ModifyIndex?: number;
-}
-
-export const autopilotConfigSchema: SchemaNode = {
-  type: 'object',
-  properties: {
-    CleanupDeadServers: bool,
-    LastContactThreshold: duration,
-    MaxTrailingLogs: { type: 'integer', minimum: 0 },
-    ServerStabilizationTime: duration,
-    RedundancyZoneTag: str,
-    DisableUpgradeMigration: bool,
-    UpgradeVersionTag: str,
-    CreateIndex: { type: 'integer' },
-    ModifyIndex: { type: 'integer' },
-  },
-};
+export const autopilotConfigSchema = Obj({
+  CleanupDeadServers: Bool(),
+  LastContactThreshold: duration(),
+  MaxTrailingLogs: Int({ minimum: 0 }),
+  ServerStabilizationTime: duration(),
+  RedundancyZoneTag: Str(),
+  DisableUpgradeMigration: Bool(),
+  UpgradeVersionTag: Str(),
+  CreateIndex: Int(),
+  ModifyIndex: Int(),
+});
+export type AutopilotConfigBody = Static<typeof autopilotConfigSchema>;

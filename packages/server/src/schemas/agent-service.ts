@@ -1,50 +1,41 @@
 // `PUT /v1/agent/service/register` (a ServiceDefinition; consul-behaviour Appendix A), snake_case
 // aliases accepted through key canonicalisation.
-import type { SchemaNode } from './canonical-keys';
+import { Type, type Static } from '@sinclair/typebox';
+import { AnyMap, AnyObject, Bool, Int, NullableList, NullableObj, Obj, Opt, OrNull, Str, StrMap } from './body-fields';
 import { proxySchema } from './catalog';
-import { checkDefinitionSchema } from './agent-check';
+import { checkRegisterSchema } from './agent-check';
 
-const str = { type: 'string' } as const;
-const strList = { type: ['array', 'null'], items: str } as const;
+const strList = () => NullableList(Type.String());
 
-// The full check definition (TTL, HTTP, TCP and their options), shared with /v1/agent/check/register.
-const checkSchema: SchemaNode = { ...checkDefinitionSchema, type: 'object' };
-
-const managedProxySchema: SchemaNode = {
-  type: ['object', 'null'],
-  properties: {
-    ExecMode: str,
-    Command: strList,
-    Config: { type: ['object', 'null'] },
-    Upstreams: { type: ['array', 'null'], items: { type: 'object' } },
-  },
-};
+const managedProxySchema = NullableObj({
+  ExecMode: Str(),
+  Command: strList(),
+  Config: AnyMap(),
+  Upstreams: NullableList(AnyObject()),
+});
 
 const base = {
-  ID: str,
-  Name: str,
-  Tags: strList,
-  Address: str,
-  Meta: { type: ['object', 'null'], additionalProperties: str },
-  Port: { type: 'integer' },
-  Weights: { type: ['object', 'null'], properties: { Passing: { type: 'integer' }, Warning: { type: 'integer' } } },
-  EnableTagOverride: { type: 'boolean' },
-  Kind: str,
-  ProxyDestination: str,
-  Proxy: proxySchema,
-  Check: { ...checkSchema, type: ['object', 'null'] },
-  Checks: { type: ['array', 'null'], items: checkSchema },
-} as const;
-
-const sidecarSchema: SchemaNode = { type: ['object', 'null'], properties: base };
-
-export const agentServiceSchema: SchemaNode = {
-  type: 'object',
-  properties: {
-    ...base,
-    Connect: {
-      type: ['object', 'null'],
-      properties: { Native: { type: 'boolean' }, Proxy: managedProxySchema, SidecarService: sidecarSchema },
-    },
-  },
+  ID: Str(),
+  Name: Str(),
+  Tags: strList(),
+  Address: Str(),
+  Meta: StrMap(),
+  Port: Int(),
+  Weights: NullableObj({ Passing: Int(), Warning: Int() }),
+  EnableTagOverride: Bool(),
+  Kind: Str(),
+  ProxyDestination: Str(),
+  Proxy: Opt(proxySchema),
+  // The full check definition (TTL, HTTP, TCP and their options), shared with /v1/agent/check/register.
+  Check: Opt(OrNull(checkRegisterSchema)),
+  Checks: NullableList(checkRegisterSchema),
 };
+
+const sidecarSchema = NullableObj(base);
+
+export const agentServiceSchema = Obj({
+  ...base,
+  Connect: NullableObj({ Native: Bool(), Proxy: managedProxySchema, SidecarService: sidecarSchema }),
+});
+/** A service definition as the HTTP API and config files take it, keys canonicalised. */
+export type AgentServiceBody = Static<typeof agentServiceSchema>;

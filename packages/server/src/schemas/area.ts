@@ -1,29 +1,12 @@
 // Request bodies of the network-area endpoints (spec "Network area").
-import type { SchemaNode } from './canonical-keys';
+import { Type, type Static } from '@sinclair/typebox';
+import { Bool, NullableList, Obj, Str } from './body-fields';
 
-const str = { type: 'string' } as const;
-const bool = { type: 'boolean' } as const;
+export const areaSchema = Obj({ PeerDatacenter: Str(), RetryJoin: NullableList(Type.String()), UseTLS: Bool() });
+export type AreaBody = Static<typeof areaSchema>;
 
-export interface AreaBody {
-  PeerDatacenter?: string;
-  RetryJoin?: string[] | null;
-  UseTLS?: boolean;
-}
-
-export const areaSchema: SchemaNode = {
-  type: 'object',
-  properties: {
-    PeerDatacenter: str,
-    RetryJoin: { type: ['array', 'null'], items: str },
-    UseTLS: bool,
-  },
-};
-
-export interface AreaUpdateBody {
-  UseTLS?: boolean;
-}
-
-export const areaUpdateSchema: SchemaNode = { type: 'object', properties: { UseTLS: bool } };
+export const areaUpdateSchema = Obj({ UseTLS: Bool() });
+export type AreaUpdateBody = Static<typeof areaUpdateSchema>;
 
 /** `PUT /v1/operator/area/:uuid/join`: a JSON array of addresses. */
-export const areaJoinSchema: SchemaNode = { type: 'array', items: str };
+export const areaJoinSchema = Type.Array(Type.String());

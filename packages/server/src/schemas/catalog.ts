@@ -1,95 +1,78 @@
 // Request bodies of the catalog endpoints (spec "Catalog entities"; consul-behaviour §5.2–5.3).
-import type { SchemaNode } from './canonical-keys';
+import { Type, type Static } from '@sinclair/typebox';
+import { AnyMap, AnyObject, Bool, Int, NullableList, NullableObj, Obj, Opt, OrNull, Str, StrMap } from './body-fields';
 import { nodeMetaProblem } from './node-meta';
-import { BODY_CHECK, type CheckedSchema } from './validator';
+import { withCheck } from './validator';
 
-const str = { type: 'string' } as const;
-const bool = { type: 'boolean' } as const;
-const int = { type: 'integer' } as const;
-const strMap = { type: ['object', 'null'], additionalProperties: { type: 'string' } } as const;
-const anyMap = { type: ['object', 'null'] } as const;
-const strList = { type: ['array', 'null'], items: str } as const;
+const strList = () => NullableList(Type.String());
 
-export const proxySchema: SchemaNode = {
-  type: ['object', 'null'],
-  properties: {
-    DestinationServiceName: str,
-    DestinationServiceID: str,
-    LocalServiceAddress: str,
-    LocalServicePort: int,
-    Config: anyMap,
-    Upstreams: { type: ['array', 'null'], items: { type: 'object' } },
-  },
+export const proxySchema = OrNull(
+  Obj({
+    DestinationServiceName: Str(),
+    DestinationServiceID: Str(),
+    LocalServiceAddress: Str(),
+    LocalServicePort: Int(),
+    Config: AnyMap(),
+    Upstreams: NullableList(AnyObject()),
+  }),
+);
+
+export const serviceFields = {
+  ID: Str(),
+  Service: Str(),
+  Tags: strList(),
+  Address: Str(),
+  Meta: StrMap(),
+  Port: Int(),
+  Weights: NullableObj({ Passing: Int(), Warning: Int() }),
+  EnableTagOverride: Bool(),
+  Kind: Str(),
+  ProxyDestination: Str(),
+  Proxy: Opt(proxySchema),
+  Connect: NullableObj({ Native: Bool(), Proxy: AnyMap(), SidecarService: AnyMap() }),
 };
+export const serviceSchema = OrNull(Obj(serviceFields));
 
-export const serviceSchema: SchemaNode = {
-  type: ['object', 'null'],
-  properties: {
-    ID: str,
-    Service: str,
-    Tags: strList,
-    Address: str,
-    Meta: strMap,
-    Port: int,
-    Weights: { type: ['object', 'null'], properties: { Passing: int, Warning: int } },
-    EnableTagOverride: bool,
-    Kind: str,
-    ProxyDestination: str,
-    Proxy: proxySchema,
-    Connect: {
-      type: ['object', 'null'],
-      properties: { Native: bool, Proxy: anyMap, SidecarService: anyMap },
-    },
-  },
+export const checkFields = {
+  Node: Str(),
+  CheckID: Str(),
+  Name: Str(),
+  Status: Str(),
+  Notes: Str(),
+  Output: Str(),
+  ServiceID: Str(),
+  Definition: NullableObj({
+    HTTP: Str(),
+    TLSSkipVerify: Bool(),
+    Header: AnyMap(),
+    Method: Str(),
+    TCP: Str(),
+    Interval: Str(),
+    Timeout: Str(),
+    DeregisterCriticalServiceAfter: Str(),
+  }),
 };
+export const checkSchema = Obj(checkFields);
 
-export const checkSchema: SchemaNode = {
-  type: 'object',
-  properties: {
-    Node: str,
-    CheckID: str,
-    Name: str,
-    Status: str,
-    Notes: str,
-    Output: str,
-    ServiceID: str,
-    Definition: {
-      type: ['object', 'null'],
-      properties: {
-        HTTP: str,
-        TLSSkipVerify: bool,
-        Header: { type: ['object', 'null'] },
-        Method: str,
-        TCP: str,
-        Interval: str,
-        Timeout: str,
-        DeregisterCriticalServiceAfter: str,
-      },
-    },
-  },
-};
-
-export const registerSchema: CheckedSchema = {
-  type: 'object',
-  properties: {
-    ID: str,
-    Node: str,
-    Address: str,
-    Datacenter: str,
-    TaggedAddresses: strMap,
-    NodeMeta: strMap,
-    Service: serviceSchema,
-    Check: { ...checkSchema, type: ['object', 'null'] },
-    Checks: { type: ['array', 'null'], items: checkSchema },
-    SkipNodeUpdate: bool,
-  },
-  [BODY_CHECK]: (body: { NodeMeta?: Record<string, string> | null }) => {
+export const registerSchema = withCheck(
+  Obj({
+    ID: Str(),
+    Node: Str(),
+    Address: Str(),
+    Datacenter: Str(),
+    TaggedAddresses: StrMap(),
+    NodeMeta: StrMap(),
+    Service: Opt(serviceSchema),
+    Check: Opt(OrNull(checkSchema)),
+    Checks: NullableList(checkSchema),
+    SkipNodeUpdate: Bool(),
+  }),
+  (body) => {
     const problem = nodeMetaProblem(body.NodeMeta);
     return problem && `Invalid Node Meta: ${problem}`;
   },
-};
+);
+export type RegisterBody = Static<typeof registerSchema>;
 
-export const deregisterSchema: SchemaNode = {
-  type: 'object',
-  properties: { Node: str, Datacenter: str, ServiceID: str, CheckID: str },
-};
+export const deregisterSchema = Obj({ Node: Str(), Datacenter: Str(), ServiceID: Str(), CheckID: Str() });
+export type DeregisterBody = Static<typeof deregisterSchema>;

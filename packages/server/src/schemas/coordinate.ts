@@ -1,22 +1,10 @@
 // `PUT /v1/coordinate/update` (Consul's CoordinateUpdateRequest).
-import type { SchemaNode } from './canonical-keys';
+import { Type, type Static } from '@sinclair/typebox';
+import { NullableObj, Num, Obj, Opt, Str } from './body-fields';
 
-const num = { type: 'number' } as const;
-
-export interface CoordinateBody {
-  Node?: string;
-  Segment?: string;
-  Coord?: { Vec?: number[]; Error?: number; Adjustment?: number; Height?: number } | null;
-}
-
-export const coordinateUpdateSchema: SchemaNode = {
-  type: 'object',
-  properties: {
-    Node: { type: 'string' },
-    Segment: { type: 'string' },
-    Coord: {
-      type: ['object', 'null'],
-      properties: { Vec: { type: 'array', items: num }, Error: num, Adjustment: num, Height: num },
-    },
-  },
-};
+export const coordinateUpdateSchema = Obj({
+  Node: Str(),
+  Segment: Str(),
+  Coord: NullableObj({ Vec: Opt(Type.Array(Type.Number())), Error: Num(), Adjustment: Num(), Height: Num() }),
+});
+export type CoordinateBody = Static<typeof coordinateUpdateSchema>;

@@ -1,23 +1,22 @@
 // Request body of intention create/update (spec "Intention"; consul-behaviour §6). Server-set
 // fields (Precedence, CreatedAt, indexes) are dropped if a client sends them.
-import type { SchemaNode } from './canonical-keys';
+import type { Static } from '@sinclair/typebox';
+import { Int, Obj, Str, StrMap } from './body-fields';
 
-const str = { type: 'string' } as const;
-
-export const intentionSchema: SchemaNode = {
-  type: 'object',
-  properties: {
-    ID: str,
-    Description: str,
-    SourceNS: str,
-    SourceName: str,
-    DestinationNS: str,
-    DestinationName: str,
-    SourceType: str,
-    Action: str,
-    DefaultAddr: str,
-    DefaultPort: { type: 'integer' },
-    Meta: { type: ['object', 'null'], additionalProperties: { type: 'string' } },
+export const intentionSchema = Obj(
+  {
+    ID: Str(),
+    Description: Str(),
+    SourceNS: Str(),
+    SourceName: Str(),
+    DestinationNS: Str(),
+    DestinationName: Str(),
+    SourceType: Str(),
+    Action: Str(),
+    DefaultAddr: Str(),
+    DefaultPort: Int(),
+    Meta: StrMap(),
   },
-  additionalProperties: false,
-};
+  { additionalProperties: false },
+);
+export type IntentionBody = Static<typeof intentionSchema>;

@@ -2,72 +2,36 @@
 // (base64), Flags, Index, Session}), `Node` ({Verb, Node}), `Service` ({Verb, Node, Service}) or
 // `Check` ({Verb, Check}) — Consul 1.4's TxnOp, keys case-insensitive as Consul decodes them.
 // Flags is a Go uint64: the body is parsed with exact integers (http/json-text.ts), so a value
-// beyond 2^53 arrives as a BigInt, which JSON Schema cannot type; BODY_CHECK checks its range.
+// beyond 2^53 arrives as a BigInt, which JSON Schema cannot type; the body check checks its range.
+import { Type, type Static } from '@sinclair/typebox';
 import { asUint64 } from '@registry/store';
-import type { SchemaNode } from './canonical-keys';
-import { checkSchema, serviceSchema } from './catalog';
-import { BODY_CHECK, type CheckedSchema } from './validator';
+import { Int, NullableObj, Obj, Opt, OneOf, OrNull, Str, StrMap } from './body-fields';
+import { checkFields, serviceFields } from './catalog';
+import { withCheck } from './validator';
 
-const str = { type: 'string' } as const;
-const int = { type: 'integer', minimum: 0 } as const;
-const strMap = { type: ['object', 'null'], additionalProperties: { type: 'string' } } as const;
+const index = () => Int({ minimum: 0 });
 
-export interface TxnKvBody {
-  Verb?: string;
-  Key?: string;
-  Value?: string | null;
-  Flags?: number | bigint;
-  Index?: number;
-  Session?: string;
-}
-
-export interface TxnOpBody {
-  KV?: TxnKvBody | null;
-  Node?: { Verb?: string; Node?: Record<string, unknown> | null } | null;
-  Service?: { Verb?: string; Node?: string; Service?: Record<string, unknown> | null } | null;
-  Check?: { Verb?: string; Check?: Record<string, unknown> | null } | null;
-}
-
-const withModifyIndex = (s: SchemaNode): SchemaNode => ({ ...s, type: ['object', 'null'], properties: { ...s.properties, ModifyIndex: int } });
-
-export const txnSchema: CheckedSchema = {
-  type: 'array',
-  items: {
-    type: 'object',
-    properties: {
-      KV: {
-        type: ['object', 'null'],
-        properties: {
-          Verb: str,
-          Key: str,
-          Value: { type: ['string', 'null'] },
-          // An integer or a BigInt: range-checked by BODY_CHECK.
-          Flags: {},
-          Index: int,
-          Session: str,
-        },
-      },
-      Node: {
-        type: ['object', 'null'],
-        properties: {
-          Verb: str,
-          Node: {
-            type: ['object', 'null'],
-            properties: { ID: str, Node: str, Address: str, Datacenter: str, TaggedAddresses: strMap, Meta: strMap, ModifyIndex: int },
-          },
-        },
-      },
-      Service: {
-        type: ['object', 'null'],
-        properties: { Verb: str, Node: str, Service: withModifyIndex(serviceSchema) },
-      },
-      Check: {
-        type: ['object', 'null'],
-        properties: { Verb: str, Check: withModifyIndex(checkSchema) },
-      },
-    },
-  },
-  [BODY_CHECK]: (ops: TxnOpBody[]) => {
+export const txnSchema = withCheck(
+  Type.Array(
+    Obj({
+      KV: NullableObj({
+        Verb: Str(),
+        Key: Str(),
+        Value: OneOf<string | null>('string', 'null'),
+        // An integer or a BigInt: range-checked by the body check.
+        Flags: Opt(Type.Unsafe<number | bigint | null>({})),
+        Index: index(),
+        Session: Str(),
+      }),
+      Node: NullableObj({
+        Verb: Str(),
+        Node: NullableObj({ ID: Str(), Node: Str(), Address: Str(), Datacenter: Str(), TaggedAddresses: StrMap(), Meta: StrMap(), ModifyIndex: index() }),
+      }),
+      Service: NullableObj({ Verb: Str(), Node: Str(), Service: Opt(OrNull(Obj({ ...serviceFields, ModifyIndex: index() }))) }),
+      Check: NullableObj({ Verb: Str(), Check: Opt(OrNull(Obj({ ...checkFields, ModifyIndex: index() }))) }),
+    }),
+  ),
+  (ops) => {
     for (const [i, op] of ops.entries()) {
       const flags = op.KV?.Flags;
       if (flags !== undefined && flags !== null && asUint64(flags) === undefined) {
@@ -76,4 +40,6 @@ export const txnSchema: CheckedSchema = {
     }
     return undefined;
   },
-};
+);
+export type TxnOpBody = Static<typeof txnSchema>[number];
+export type TxnKvBody = NonNullable<TxnOpBody['KV']>;

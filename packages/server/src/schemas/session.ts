@@ -1,24 +1,16 @@
 // The body of PUT /v1/session/create (spec "Session"; consul-behaviour §3.1). LockDelay may be a
 // number (seconds below 1000, else nanoseconds) or a duration string; the route interprets it.
-import type { SchemaNode } from './canonical-keys';
+import { Type, type Static } from '@sinclair/typebox';
+import { NullableList, Obj, OneOf } from './body-fields';
 
-export interface SessionCreateBody {
-  Name?: string;
-  Node?: string;
-  Checks?: string[] | null;
-  LockDelay?: number | string;
-  Behavior?: string;
-  TTL?: string;
-}
+const strOrNull = () => OneOf<string | null>('string', 'null');
 
-export const sessionCreateSchema: SchemaNode = {
-  type: 'object',
-  properties: {
-    Name: { type: ['string', 'null'] },
-    Node: { type: ['string', 'null'] },
-    Checks: { type: ['array', 'null'], items: { type: 'string' } },
-    LockDelay: { type: ['number', 'string', 'null'] },
-    Behavior: { type: ['string', 'null'] },
-    TTL: { type: ['string', 'null'] },
-  },
-};
+export const sessionCreateSchema = Obj({
+  Name: strOrNull(),
+  Node: strOrNull(),
+  Checks: NullableList(Type.String()),
+  LockDelay: OneOf<number | string | null>('number', 'string', 'null'),
+  Behavior: strOrNull(),
+  TTL: strOrNull(),
+});
+export type SessionCreateBody = Static<typeof sessionCreateSchema>;

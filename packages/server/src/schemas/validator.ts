@@ -1,8 +1,11 @@
-// ajv at the HTTP edge: each schema compiled once, by the first body it checks (an idle agent need
-// not hold the validators of routes nobody called: issue #30, memory at rest); a body is canonicalised (key case),
-// then validated; a failure is a 400 whose text names the field. A schema may carry a rule JSON
-// Schema cannot word as Consul does (BODY_CHECK), run on the valid body: its reason is the 400.
+// Request bodies at the HTTP edge: each body schema is a TypeBox schema (body-fields.ts), so the
+// body's type is derived from it (Static), as a route's query and params are (query-schema.ts);
+// ajv checks it, each schema compiled once, by the first body it checks (an idle agent need not
+// hold the validators of routes nobody called: issue #30, memory at rest). A body is canonicalised
+// (key case), then validated; a failure is a 400 whose text names the field. A schema may carry a
+// rule JSON Schema cannot word as Consul does (withCheck), run on the valid body: its reason is the 400.
 import { Ajv, type ValidateFunction } from 'ajv';
+import type { Static, TSchema } from '@sinclair/typebox';
 import { badRequest } from '../errors';
 import { canonicalKeys, type SchemaNode } from './canonical-keys';
 
@@ -13,23 +16,33 @@ export interface BodyValidator<T> {
 }
 
 /** Key of a schema's extra check: the canonical, schema-valid body → a 400 reason, or undefined. */
-export const BODY_CHECK = Symbol('bodyCheck');
-export type BodyCheck = (body: any) => string | undefined;
-export type CheckedSchema = SchemaNode & { [BODY_CHECK]?: BodyCheck };
+const BODY_CHECK = Symbol('bodyCheck');
+type BodyCheck<T> = (body: T) => string | undefined;
+type Checked<S extends TSchema> = S & { [BODY_CHECK]?: BodyCheck<Static<S>> };
 
-export function compileBody<T>(schema: CheckedSchema, what = 'Request decode failed'): BodyValidator<T> {
-  let compiled: ValidateFunction | undefined;
-  const check = schema[BODY_CHECK];
-  return (body: unknown): T => {
-    const canonical = canonicalKeys(body, schema);
-    const validate = (compiled ??= ajv.compile(schema));
+/** `schema` with a check of the valid body that JSON Schema cannot word as Consul does. */
+export function withCheck<S extends TSchema>(schema: S, check: BodyCheck<Static<S>>): S {
+  return Object.assign(schema, { [BODY_CHECK]: check });
+}
+
+const compiled = new WeakMap<TSchema, ValidateFunction>();
+
+/** The validator of bodies of `schema`: canonical keys, ajv, the schema's check; typed from the schema. */
+export function compileBody<S extends TSchema>(schema: S, what = 'Request decode failed'): BodyValidator<Static<S>> {
+  const check = (schema as Checked<S>)[BODY_CHECK];
+  return (body: unknown): Static<S> => {
+    const canonical = canonicalKeys(body, schema as unknown as SchemaNode);
+    let validate = compiled.get(schema);
+    if (!validate) compiled.set(schema, (validate = ajv.compile(schema)));
     if (!validate(canonical)) {
       const e = validate.errors?.[0];
       const where = e?.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : 'body';
       throw badRequest(`${what}: ${where} ${e?.message ?? 'is invalid'}`);
     }
-    const problem = check?.(canonical);
+    // ajv has just checked the canonical body against this schema: it is the schema's type.
+    const valid = canonical as Static<S>;
+    const problem = check?.(valid);
     if (problem) throw badRequest(problem);
-    return canonical as T;
+    return valid;
   };
 }

@@ -3,7 +3,7 @@ import { decideIntention } from '../../src/connect/intention-decision';
 import { parseMatchEntry } from '../../src/connect/match-entry';
 import { SignLimiter } from '../../src/connect/sign-limiter';
 import { leafFetcher, renewalTime } from '../../src/connect/leaf-fetcher';
-import type { CacheAnswer } from '../../src/connect/agent-cache';
+import type { CacheAnswer } from '../../src/cache/cache-answer';
 import type { CaRootsOut } from '@registry/store';
 
 function intention(SourceName: string, Action: 'allow' | 'deny', Precedence: number, SourceNS = 'default'): IntentionOut {

@@ -5,7 +5,9 @@
 // what every folder shares — the logger, leader duties, the log tap, runner failures, durable
 // files — is runtime/, the foundation, which imports nothing of the server but itself. The agent's
 // own services and checks are local/ (issue #26 item 2), on the check runners (checks/), built by
-// agent/ and used by the agent routes; connect/ follows it and is not imported by it.
+// agent/ and used by the agent routes; connect/ follows it and is not imported by it. The agent's
+// caches are cache/ (issue #26 item 3): the background-refreshed agent cache and the prepared-query
+// result cache, which know no area — what they keep is what the fetch they are given returns.
 import { join, resolve } from 'node:path';
 import { circles, importGraph } from './import-graph';
 
@@ -100,10 +102,24 @@ describe('import graph', () => {
     })).toEqual([]);
   });
 
+  // cache/ (issue #26 item 3): the agent cache and the prepared-query result cache, one CacheAnswer.
+  // It is handed fetch functions and keeps their answers: it imports nothing of the server but the
+  // clock, and is used by the Connect side (roots, leaves, cached reads), the HTTP edge (which sets
+  // X-Cache and Age from its answers in one place: http/cached-read.ts) and the wiring.
+  test('cache/ imports only itself and time; only connect/, http/ and agent/ import it', () => {
+    const users = new Set(['cache', 'connect', 'http', 'agent']);
+    expect(edges.filter((e) => {
+      const [from, to] = e.split(' -> ');
+      return (layer(from) === 'cache' && !['cache', 'time'].includes(layer(to))) || (layer(to) === 'cache' && !users.has(layer(from)));
+    })).toEqual([]);
+    expect(edges).toContain('connect/agent-connect -> cache/agent-cache');
+    expect(edges).toContain('http/routes/query -> cache/result-cache');
+  });
+
   // No two folders import each other, for the folders of the agent's own state and those around it
   // (a pair that does is one concern in two places, or a layer that points both ways).
-  test('no folder pair among local/, checks/, connect/, client/, config/, watches/ imports each other', () => {
-    const watched = new Set(['local', 'checks', 'connect', 'client', 'config', 'watches']);
+  test('no folder pair among local/, checks/, connect/, client/, config/, watches/, cache/ imports each other', () => {
+    const watched = new Set(['local', 'checks', 'connect', 'client', 'config', 'watches', 'cache']);
     const pairs = new Set(edges.map((e) => e.split(' -> ').map(layer).join(' -> ')));
     const twoWay = [...pairs].filter((p) => {
       const [a, b] = p.split(' -> ') as [string, string];

@@ -7,7 +7,7 @@ import { statusOf } from '../../src/http/error-status';
 import { filterNodes, orderNear, shuffle, sourceIp } from '../../src/queries/execute';
 import { failover, type RemoteDatacenterExecutor } from '../../src/queries/failover';
 import { parseInterpolation, evaluate } from '../../src/queries/interpolation';
-import { SimpleCache } from '../../src/queries/result-cache';
+import { SimpleCache } from '../../src/cache/result-cache';
 import { compileRegexp, compileTemplate, TemplateError } from '../../src/queries/template';
 
 function template(name: string, service: Record<string, unknown>, regexp = '', removeEmptyTags = false): QueryDefinition {

@@ -1,7 +1,7 @@
 // The /v1/catalog reads over the catalog tables.
 import type { IndexTable } from '../index-table';
 import { queryResult, type QueryResult } from '../query-result';
-import type { CatalogTable } from '../tables/catalog';
+import type { CatalogTable } from './catalog-table';
 import { hasAllTags, hasNodeMetaFilter, matchesNodeMeta, sortByNames } from './filters';
 import { connectWatchKey, NODES, nodeWatchKey, SERVICES, serviceWatchKey } from './keys';
 import type { CatalogNodeOut, NodeOut, ServiceNodeOut } from './outputs';

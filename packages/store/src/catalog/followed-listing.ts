@@ -4,7 +4,7 @@
 // worth following — build anew in steps (listing-steps.ts) from the state and journal position
 // taken when the build started, then follow the writes made meanwhile like any others. What a
 // listing keeps, how it builds and how it follows one node are its own.
-import type { CatalogTable } from '../tables/catalog';
+import type { CatalogTable } from './catalog-table';
 import { resultOf, SLICED_BUILD_MIN, SlicedBuild, type BuildSteps } from './listing-steps';
 
 /** The first of `rows` (sorted by key) whose key is ≥ `key`: where a node's rows start or would go. */

@@ -12,7 +12,7 @@
 //    a reader that can wait does not hold the event loop for (listing-steps.ts), from the
 //    instances and the journal position taken when it started: writes made meanwhile are then
 //    followed through the journal like any others.
-import type { CatalogTable } from '../tables/catalog';
+import type { CatalogTable } from './catalog-table';
 import { compareNames } from './filters';
 import { fold } from './keys';
 import type { CheckServiceNodeOut, HealthCheckOut } from './outputs';

@@ -1,7 +1,7 @@
 // The /v1/health reads: checks joined with their nodes and services.
 import type { IndexTable } from '../index-table';
 import { queryResult, type QueryResult } from '../query-result';
-import type { CatalogTable } from '../tables/catalog';
+import type { CatalogTable } from './catalog-table';
 import { findNode, selectInstances, type NodeMetaQuery, type ServiceQuery } from './catalog-reads';
 import { compareNames, hasNodeMetaFilter, matchesNodeMeta, sortByNames } from './filters';
 import { CHECKS, connectWatchKey, fold, NODES, serviceWatchKey } from './keys';

@@ -9,7 +9,7 @@
 // steps (kept-reads.ts, node-rows.ts); this serves the small ones.
 import { fold } from './keys';
 import type { ServiceRecord } from './records';
-import type { CatalogTable } from '../tables/catalog';
+import type { CatalogTable } from './catalog-table';
 
 interface Row {
   /** fold(node name) \0 fold(service ID): unique among a service's instances. */

@@ -2,7 +2,7 @@
 // listings built in steps (node-rows.ts, issue #16). Small ones are made anew each read, as before:
 // both ways give the same rows in the same order — (node, service ID) or (node, check ID), folded —
 // so which one answers never shows.
-import type { CatalogTable } from '../tables/catalog';
+import type { CatalogTable } from './catalog-table';
 import { matchesNodeMeta } from './filters';
 import { fold } from './keys';
 import { healthEntry } from './health-listing';

@@ -18,7 +18,7 @@ import { ROWS_PER_YIELD, sortInSteps, type BuildSteps } from './listing-steps';
 import { fold } from './keys';
 import type { NodeOut } from './outputs';
 import type { NodeRecord } from './records';
-import type { CatalogTable } from '../tables/catalog';
+import type { CatalogTable } from './catalog-table';
 
 interface Row {
   record: NodeRecord;

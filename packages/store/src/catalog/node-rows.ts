@@ -11,7 +11,7 @@
 // worth following — runs in steps (listing-steps.ts) a reader that can wait does not hold the event
 // loop for; writes made meanwhile are followed afterwards through the journal, like any others, so
 // the answer is exactly the one-go answer for the state it is read in.
-import type { CatalogTable } from '../tables/catalog';
+import type { CatalogTable } from './catalog-table';
 import { FollowedListing, lowerBound } from './followed-listing';
 import { ROWS_PER_YIELD, SLICED_BUILD_MIN, sortInSteps, type BuildSteps } from './listing-steps';
 

@@ -41,7 +41,8 @@ export interface ServiceRequest {
 export interface CheckDefinitionRequest {
   HTTP?: string;
   TLSSkipVerify?: boolean;
-  Header?: Record<string, string[]> | null;
+  /** Each value an array of strings: checked when the command is applied (check-definition.ts). */
+  Header?: Record<string, unknown> | null;
   Method?: string;
   TCP?: string;
   /** Go duration string ("10s") or nanoseconds. */

@@ -1,7 +1,7 @@
 // The rows of one service's instances, in (node, service ID) order, as a kept listing shows them
 // (node-rows.ts): shared by health/service unfiltered (health-listing.ts) and by catalog/service and
 // filtered health/service (kept-reads.ts), which differ only in the filter and the output shape.
-import type { CatalogTable } from '../tables/catalog';
+import type { CatalogTable } from './catalog-table';
 import { hasAllTags, matchesNodeMeta } from './filters';
 import { connectTargets, fold } from './keys';
 import type { Row, RowSource } from './node-rows';

@@ -18,7 +18,7 @@ import { primaryDatacenter, readInto, type RouteDeps } from './deps';
 const TEXT = 'text/plain; charset=utf-8';
 
 export function aclLegacyRoutes(deps: RouteDeps): Route<any>[] {
-  const legacyBody = compileBody<{ ID?: string | null; Name?: string | null; Type?: string | null; Rules?: string | null }>(
+  const legacyBody = compileBody(
     legacyAclSchema,
     'Request decode failed',
   );

@@ -5,7 +5,7 @@ import { checkJsonDepth } from '../json-depth';
 import { BOOTSTRAP_TOKEN_DESCRIPTION, generateUUID, uuidError } from '@registry/acl';
 import type { BootstrapResult, PolicyLinkInput, TokenOut } from '@registry/store';
 import { ACL_NOT_FOUND, isAclNotFound } from '../../acl/store-resolver';
-import { cloneSchema, policySchema, tokenSchema } from '../../schemas/acl';
+import { cloneSchema, policySchema, tokenSchema, type TokenBody } from '../../schemas/acl';
 import { compileBody, type BodyValidator } from '../../schemas/validator';
 import { badRequest, forbidden, aclDisabled } from '../../errors';
 import { route, type Route, type RouteContext } from '../route';
@@ -16,24 +16,6 @@ import { primaryDatacenter, readInto, tokenDatacenter, type RouteDeps } from './
 export const ACL_DISABLED = 'ACL support disabled';
 
 const TOKENS_QUERY = readQuery({ policy: Text() });
-
-interface TokenBody {
-  AccessorID?: string | null;
-  SecretID?: string | null;
-  Description?: string | null;
-  Policies?: { ID?: string | null; Name?: string | null }[] | null;
-  Local?: boolean | null;
-  Rules?: string | null;
-  Type?: string | null;
-}
-
-interface PolicyBody {
-  ID?: string | null;
-  Name?: string | null;
-  Description?: string | null;
-  Rules?: string | null;
-  Datacenters?: string[] | null;
-}
 
 /** Body decoding here rather than in app.ts, so that "ACLs disabled" answers before any body error. */
 function decode<T>(ctx: RouteContext<any, any, any>, validate: BodyValidator<T>, what: string, optional = false): T {
@@ -53,7 +35,7 @@ function decode<T>(ctx: RouteContext<any, any, any>, validate: BodyValidator<T>,
 }
 
 function links(body: TokenBody): PolicyLinkInput[] {
-  return (body.Policies ?? []).map((l) => ({ ...(l.ID ? { ID: l.ID } : {}), ...(l.Name ? { Name: l.Name } : {}) }));
+  return (body.Policies ?? []).map((l: { ID?: string | null; Name?: string | null }) => ({ ...(l.ID ? { ID: l.ID } : {}), ...(l.Name ? { Name: l.Name } : {}) }));
 }
 
 /** Fields 1.4 tokens may not carry. */
@@ -67,9 +49,9 @@ function createTime(): string {
 }
 
 export function aclRoutes(deps: RouteDeps): Route<any>[] {
-  const tokenBody = compileBody<TokenBody>(tokenSchema, 'Token decoding failed');
-  const cloneBody = compileBody<{ Description?: string | null }>(cloneSchema, 'Token decoding failed');
-  const policyBody = compileBody<PolicyBody>(policySchema, 'Policy decoding failed');
+  const tokenBody = compileBody(tokenSchema, 'Token decoding failed');
+  const cloneBody = compileBody(cloneSchema, 'Token decoding failed');
+  const policyBody = compileBody(policySchema, 'Policy decoding failed');
 
   /** ACLs off: every ACL endpoint answers 401 (Consul), before looking at anything else. */
   const enabled = () => {

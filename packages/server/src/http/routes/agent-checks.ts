@@ -24,10 +24,10 @@ const TTL_VERBS: [string, CheckStatus][] = [
 export function agentCheckRoutes(deps: RouteDeps): Route<any>[] {
   const authz = (token: string | undefined) => deps.rpc.aclResolver.resolve(token);
   return [
-    route<AgentCheckDefinition>({
+    route({
       method: 'PUT',
       path: '/v1/agent/check/register',
-      body: compileBody<AgentCheckDefinition>(checkRegisterSchema),
+      body: compileBody(checkRegisterSchema),
       async handle({ body, opts }) {
         await deps.local.addCheck(body, authz(opts.token));
         return undefined;
@@ -57,7 +57,7 @@ export function agentCheckRoutes(deps: RouteDeps): Route<any>[] {
     route({
       method: 'PUT',
       path: '/v1/agent/check/update{/:id}',
-      body: compileBody<CheckUpdateBody>(checkUpdateSchema),
+      body: compileBody(checkUpdateSchema),
       params: ID_PARAMS,
       async handle({ params, body, opts }) {
         const id = params.id;

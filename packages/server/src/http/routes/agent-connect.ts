@@ -12,18 +12,12 @@ import { badRequest, forbidden, notFound } from '../../errors';
 import { route, type Route } from '../route';
 import type { RouteDeps } from './deps';
 
-interface AuthorizeBody {
-  Target?: string;
-  ClientCertURI?: string;
-  ClientCertSerial?: string;
-}
-
 export function agentConnectRoutes(deps: RouteDeps): Route<any>[] {
   return [
-    route<AuthorizeBody>({
+    route({
       method: 'POST',
       path: '/v1/agent/connect/authorize',
-      body: compileBody<AuthorizeBody>(authorizeSchema),
+      body: compileBody(authorizeSchema),
       async handle(ctx) {
         const mesh = deps.connect;
         mesh.requireEnabled();

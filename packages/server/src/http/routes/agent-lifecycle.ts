@@ -46,10 +46,10 @@ export function agentLifecycleRoutes(deps: RouteDeps): Route<any>[] {
         return undefined;
       },
     }),
-    route<AgentTokenBody>({
+    route({
       method: 'PUT',
       path: '/v1/agent/token{/:kind}',
-      body: compileBody<AgentTokenBody>(agentTokenSchema),
+      body: compileBody(agentTokenSchema),
       async handle(ctx) {
         if (!deps.rpc.aclResolver.enabled) throw aclDisabled('ACL support disabled');
         demand(deps, ctx, (a) => a.agentWrite(node));

@@ -17,10 +17,10 @@ import type { RouteDeps } from './deps';
 export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
   const authz = (token: string | undefined) => deps.rpc.aclResolver.resolve(token);
   return [
-    route<ServiceDefinition>({
+    route({
       method: 'PUT',
       path: '/v1/agent/service/register',
-      body: compileBody<ServiceDefinition>(agentServiceSchema),
+      body: compileBody(agentServiceSchema),
       async handle({ body, opts }) {
         await deps.local.addService(body, authz(opts.token));
         // What its managed proxy, if any, will act with (connect/proxy-tokens.ts).

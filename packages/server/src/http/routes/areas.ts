@@ -13,12 +13,12 @@ import type { WanRouteDeps } from '../../areas/wan-route-deps';
 import { readInto, type RouteDeps } from './deps';
 
 export function areaRoutes(deps: RouteDeps, wan: WanRouteDeps): Route<any>[] {
-  const createBody = compileBody<AreaBody>(areaSchema);
-  const updateBody = compileBody<AreaUpdateBody>(areaUpdateSchema);
-  const joinBody = compileBody<string[]>(areaJoinSchema);
+  const createBody = compileBody(areaSchema);
+  const updateBody = compileBody(areaUpdateSchema);
+  const joinBody = compileBody(areaJoinSchema);
 
   return [
-    route<AreaBody>({
+    route({
       method: 'POST',
       path: '/v1/operator/area',
       body: createBody,
@@ -38,7 +38,7 @@ export function areaRoutes(deps: RouteDeps, wan: WanRouteDeps): Route<any>[] {
       path: '/v1/operator/area',
       handle: (ctx) => readInto(deps, ctx, 'area.list', {}),
     }),
-    route<AreaUpdateBody>({
+    route({
       method: 'PUT',
       path: '/v1/operator/area/:id',
       body: updateBody,
@@ -67,7 +67,7 @@ export function areaRoutes(deps: RouteDeps, wan: WanRouteDeps): Route<any>[] {
         return undefined;
       },
     }),
-    route<string[]>({
+    route({
       method: 'PUT',
       path: '/v1/operator/area/:id/join',
       body: joinBody,

@@ -51,7 +51,7 @@ export function autopilotRoutes(deps: RouteDeps): Route<any>[] {
       method: 'PUT',
       path: '/v1/operator/autopilot/configuration',
       query: CONFIG_PUT_QUERY,
-      body: compileBody<AutopilotConfigBody>(autopilotConfigSchema),
+      body: compileBody(autopilotConfigSchema),
       async handle(ctx) {
         const b = ctx.body;
         // Fields left out take Go's zero values, as Consul decodes the body into a fresh struct.

@@ -19,11 +19,11 @@ const NODE_PARAMS = Type.Object({ node: RequiredText('Missing node name') });
 
 /** `datacenters`: this one and those linked by network areas, nearest first. */
 export function catalogRoutes(deps: RouteDeps, datacenters: () => string[] = () => [deps.agent.datacenter]): Route<any>[] {
-  const registerBody = compileBody<RegisterRequest>(registerSchema);
-  const deregisterBody = compileBody<DeregisterRequest>(deregisterSchema);
+  const registerBody = compileBody(registerSchema);
+  const deregisterBody = compileBody(deregisterSchema);
 
   return [
-    route<RegisterRequest>({
+    route({
       method: 'PUT',
       path: '/v1/catalog/register',
       body: registerBody,
@@ -34,17 +34,17 @@ export function catalogRoutes(deps: RouteDeps, datacenters: () => string[] = () 
         if (!body.Address && !body.SkipNodeUpdate) throw badRequest('Must provide address if SkipNodeUpdate is not set');
         const dc = body.Datacenter || opts.datacenter;
         const req = deps.agent.consulCompat && body.NodeMeta ? { ...body, NodeMeta: aliasConsulNodeMeta(body.NodeMeta) } : body;
-        return deps.rpc.apply({ type: 'catalog.register', req: { ...req, Datacenter: dc } }, { datacenter: dc, token: opts.token, clientGone });
+        return deps.rpc.apply({ type: 'catalog.register', req: { ...req, Node: body.Node, Datacenter: dc } }, { datacenter: dc, token: opts.token, clientGone });
       },
     }),
-    route<DeregisterRequest>({
+    route({
       method: 'PUT',
       path: '/v1/catalog/deregister',
       body: deregisterBody,
       async handle({ body, opts, clientGone }) {
         if (!body.Node) throw badRequest('Must provide node');
         const dc = body.Datacenter || opts.datacenter;
-        return deps.rpc.apply({ type: 'catalog.deregister', req: { ...body, Datacenter: dc } }, { datacenter: dc, token: opts.token, clientGone });
+        return deps.rpc.apply({ type: 'catalog.deregister', req: { ...body, Node: body.Node, Datacenter: dc } }, { datacenter: dc, token: opts.token, clientGone });
       },
     }),
     route({

@@ -25,10 +25,10 @@ export function connectRoutes(deps: RouteDeps): Route<any>[] {
         return readInto(deps, ctx, 'connect.ca-config', {});
       },
     }),
-    route<CaConfigBody>({
+    route({
       method: 'PUT',
       path: '/v1/connect/ca/configuration',
-      body: compileBody<CaConfigBody>(caConfigSchema),
+      body: compileBody(caConfigSchema),
       async handle({ body, opts }) {
         const mesh = deps.connect;
         mesh.requireEnabled();

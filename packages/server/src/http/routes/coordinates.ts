@@ -17,7 +17,7 @@ const SEGMENT_QUERY = readQuery({ segment: Text() });
 const NODE_PARAMS = Type.Object({ node: RequiredText('Missing node name') });
 
 export function coordinateRoutes(deps: RouteDeps, wan: WanRouteDeps): Route<any>[] {
-  const updateBody = compileBody<CoordinateBody>(coordinateUpdateSchema);
+  const updateBody = compileBody(coordinateUpdateSchema);
   const dimensions = originCoordinate().Vec.length;
 
   return [
@@ -45,7 +45,7 @@ export function coordinateRoutes(deps: RouteDeps, wan: WanRouteDeps): Route<any>
         return value;
       },
     }),
-    route<CoordinateBody>({
+    route({
       method: 'PUT',
       path: '/v1/coordinate/update',
       body: updateBody,

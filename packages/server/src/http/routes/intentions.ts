@@ -39,7 +39,7 @@ const MATCH_QUERY = readQuery({
 const CHECK_QUERY = readQuery({ source: RequiredText(notSet('source')), destination: RequiredText(notSet('destination')), 'source-type': Text() });
 
 export function intentionRoutes(deps: RouteDeps): Route<any>[] {
-  const body = compileBody<IntentionInput>(intentionSchema);
+  const body = compileBody(intentionSchema);
   // consul_compat: SourceType `consul` is accepted and answered as the caller sent it.
   const consulSourceType = deps.agent.consulCompat ? { consulSourceType: true } : {};
 
@@ -82,7 +82,7 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
       path: BASE,
       handle: (ctx) => readInto(deps, ctx, 'intention.list', {}),
     }),
-    route<IntentionInput>({
+    route({
       method: 'POST',
       path: BASE,
       body,
@@ -106,7 +106,7 @@ export function intentionRoutes(deps: RouteDeps): Route<any>[] {
         return value;
       },
     }),
-    route<IntentionInput>({
+    route({
       method: 'PUT',
       path: `${BASE}/:id`,
       body,

@@ -10,7 +10,8 @@ import { querySchema, type QueryBody } from '../../schemas/query';
 import { definitionOf, validateDefinition } from '../../queries/definition';
 import { sourceIp } from '../../queries/execute';
 import { executionAnswer, noRemoteDatacenters, type RemoteDatacenterExecutor } from '../../queries/failover';
-import { SimpleCache } from '../../queries/result-cache';
+import { SimpleCache } from '../../cache/result-cache';
+import { setCacheHeaders } from '../cached-read';
 import type { ExecuteArgs, ExecuteCandidates } from '../../endpoints/query-reads';
 import { readInto, waitSignal, type RouteDeps } from './deps';
 import { resolveToken } from '../../acl/authorization';
@@ -42,7 +43,7 @@ function queryMeta(ctx: RouteContext<any, any, any>) {
 }
 
 export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = noRemoteDatacenters): Route<any>[] {
-  const body = compileBody<QueryBody>(querySchema);
+  const body = compileBody(querySchema);
   const cache = new SimpleCache<ExecuteResponse>();
 
   async function execute(ctx: RouteContext<any, any, any>, args: ExecuteArgs, limit: number): Promise<ExecuteResponse> {
@@ -60,7 +61,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
   }
 
   return [
-    route<QueryBody>({
+    route({
       method: 'POST',
       path: '/v1/query',
       body,
@@ -77,7 +78,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
       path: '/v1/query',
       handle: (ctx) => readInto(deps, ctx, 'query.list', {}),
     }),
-    route<QueryBody>({
+    route({
       method: 'PUT',
       path: '/v1/query/:id',
       body,
@@ -126,8 +127,7 @@ export function queryRoutes(deps: RouteDeps, remote: RemoteDatacenterExecutor = 
         if (ctx.opts.cached) {
           const key = JSON.stringify([args, limit, ctx.opts.token ?? '', ctx.opts.datacenter]);
           const answer = await cache.get(key, ctx.opts.cacheControl, () => execute(ctx, args, limit));
-          ctx.meta.headers['X-Cache'] = answer.hit ? 'HIT' : 'MISS';
-          if (answer.hit) ctx.meta.headers.Age = String(answer.ageS);
+          setCacheHeaders(ctx, answer);
           result = answer.value;
         } else {
           result = await execute(ctx, args, limit);

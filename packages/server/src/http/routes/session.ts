@@ -45,13 +45,13 @@ const INFO_PARAMS = Type.Object({ id: RequiredText('Missing session') });
 const NODE_PARAMS = Type.Object({ node: RequiredText('Missing node name') });
 
 export function sessionRoutes(deps: RouteDeps): Route<any>[] {
-  const createBody = compileBody<SessionCreateBody>(sessionCreateSchema);
+  const createBody = compileBody(sessionCreateSchema);
   const sessions = () => {
     if (!deps.sessions) throw new Error('sessions are not wired into this agent');
     return deps.sessions;
   };
   return [
-    route<SessionCreateBody>({
+    route({
       method: 'PUT',
       path: '/v1/session/create',
       body: createBody,

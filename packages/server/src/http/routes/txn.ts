@@ -89,7 +89,7 @@ function parseBody(raw: Buffer | undefined): unknown {
 }
 
 export function txnRoutes(deps: RouteDeps): Route<any>[] {
-  const validate = compileBody<TxnOpBody[]>(txnSchema);
+  const validate = compileBody(txnSchema);
   const handle = async (ctx: TxnContext) => {
     const ops = txnOps(validate(parseBody(ctx.rawBody)));
     const target = { datacenter: ctx.opts.datacenter, token: ctx.opts.token, clientGone: ctx.clientGone };

@@ -1,4 +1,4 @@
-import { AgentCache, type Fetcher } from '../../src/connect/agent-cache';
+import { AgentCache, type Fetcher } from '../../src/cache/agent-cache';
 
 /** A fake server: a value with an index; blocking fetches wait for set(). */
 class FakeSource {

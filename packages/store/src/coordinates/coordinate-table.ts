@@ -1,7 +1,7 @@
 // The coordinates table: the latest Vivaldi coordinate per node (Consul keeps one per network
 // segment; this registry has only the default segment).
 import { COORDINATES, fold } from '../catalog/keys';
-import { copyCoordinate, type Coordinate } from '../coordinates/vivaldi';
+import { copyCoordinate, type Coordinate } from './vivaldi';
 import { plainEqual } from '../plain-data';
 import { Fields, pairStream } from '../snapshot-stream';
 import type { Txn } from '../txn';

@@ -13,8 +13,8 @@ import {
   SERVICES,
   SERVICE_PREFIX,
   CONNECT_PREFIX,
-} from '../catalog/keys';
-import type { CheckData, CheckRecord, NodeData, NodeRecord, RaftIndexes, ServiceData, ServiceRecord } from '../catalog/records';
+} from './keys';
+import type { CheckData, CheckRecord, NodeData, NodeRecord, RaftIndexes, ServiceData, ServiceRecord } from './records';
 import { plainEqual, sameRecordData } from '../plain-data';
 import { Fields, flatStream, listStream, runSync } from '../snapshot-stream';
 import type { Txn } from '../txn';

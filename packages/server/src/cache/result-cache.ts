@@ -1,4 +1,5 @@
 import { monotonicMs } from '../time';
+import type { CacheAnswer } from './cache-answer';
 // The agent's simple cache for `?cached` prepared-query executes (spec "Agent caching", simple form):
 // a hit is served while the entry is younger than the TTL and the request's Cache-Control allows it
 // (max-age, must-revalidate / max-age=0 always re-fetch); when re-fetching fails, stale-if-error
@@ -8,13 +9,6 @@ export interface CacheControl {
   maxAgeS?: number;
   staleIfErrorS?: number;
   mustRevalidate: boolean;
-}
-
-export interface CacheAnswer<V> {
-  value: V;
-  hit: boolean;
-  /** Seconds since the value was fetched (0 for a miss). */
-  ageS: number;
 }
 
 interface Entry<V> {

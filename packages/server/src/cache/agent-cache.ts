@@ -1,4 +1,5 @@
 import { monotonicMs } from '../time';
+import type { IndexedCacheAnswer, LeaderMeta } from './cache-answer';
 // The agent's background-refresh cache (Consul's agent/cache with Refresh: true), one module for CA
 // roots, leaf certificates, intention matches and the health/catalog service reads.
 //
@@ -11,12 +12,6 @@ import { monotonicMs } from '../time';
 // budget): when the agent knows it lost contact with every server (`lostContactSince`), Age
 // counts from that moment instead, as Consul's does from the disconnect (issue #29 item 12).
 
-/** What the servers said about the leader with a read (X-Registry-KnownLeader / -LastContact). */
-export interface LeaderMeta {
-  knownLeader: boolean;
-  lastContactMs: number;
-}
-
 export interface Fetched<T> {
   index: number;
   value: T;
@@ -26,20 +21,6 @@ export interface Fetched<T> {
 
 /** One fetch: block while the servers' index is ≤ minIndex (0: answer at once); abort on `signal`. */
 export type Fetcher<T> = (minIndex: number, signal: AbortSignal) => Promise<Fetched<T>>;
-
-export interface CacheAnswer<T> {
-  value: T;
-  index: number;
-  hit: boolean;
-  /** Seconds since the value was last known fresh (0 while the refresh loop is connected). */
-  ageS: number;
-  /**
-   * The leader metadata of the fetch that made the value, LastContact grown by the time the refresh
-   * has been failing (Consul's cached answers carry the fetch's QueryMeta). Absent when the
-   * fetcher gives none.
-   */
-  meta?: LeaderMeta;
-}
 
 export interface GetOptions {
   /** Wait until the entry's index passes this (0: answer at once). */
@@ -97,7 +78,7 @@ export class AgentCache {
     return this.entries.size;
   }
 
-  async get<T>(key: string, fetch: Fetcher<T>, opts: GetOptions = {}): Promise<CacheAnswer<T>> {
+  async get<T>(key: string, fetch: Fetcher<T>, opts: GetOptions = {}): Promise<IndexedCacheAnswer<T>> {
     if (this.stopped) throw new Error('agent cache stopped');
     let entry = this.entries.get(key);
     let hit = true;
