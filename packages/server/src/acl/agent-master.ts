@@ -5,7 +5,7 @@
 // up. The token is read at every request: a new one set at run time takes effect at once.
 import { timingSafeEqual } from 'node:crypto';
 import { Authorizer, parseRules } from '@registry/acl';
-import type { AclResolver } from './authorization';
+import type { AclResolver } from '../rpc/acl-resolver';
 
 export function agentMasterAuthorizer(nodeName: string): Authorizer {
   const rules = parseRules(`agent ${JSON.stringify(nodeName)} { policy = "write" }\nnode_prefix "" { policy = "read" }`);

@@ -13,7 +13,7 @@
 import { Authorizer, isRootSecret, ROOT_TOKEN_ERROR, TokenResolver, type DefaultPolicy, type TokenLookup } from '@registry/acl';
 import { forbidden, RegistryError, serverError } from '../errors';
 import type { DownPolicy } from '../config/acl-cache-config';
-import type { AclResolver } from './authorization';
+import type { AclResolver } from '../rpc/acl-resolver';
 import { ACL_NOT_FOUND, isAclNotFound } from './store-resolver';
 import type { TokenGrant } from './token-grant';
 import { monotonicMs } from '../time';

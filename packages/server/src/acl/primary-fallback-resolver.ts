@@ -7,7 +7,7 @@
 // on a client agent, by the same CachedAclResolver, whose fetch here is a read in the primary.
 import { isRootSecret, type Authorizer } from '@registry/acl';
 import { ACL_TOKENS, type Store } from '@registry/store';
-import type { AclResolver } from './authorization';
+import type { AclResolver } from '../rpc/acl-resolver';
 import type { CachedAclResolver } from './cached-resolver';
 import type { StoreAclResolver } from './store-resolver';
 

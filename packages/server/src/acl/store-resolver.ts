@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { Authorizer, isRootSecret, ROOT_TOKEN_ERROR, TokenResolver, type DefaultPolicy, type TokenLookup } from '@registry/acl';
 import { ACL_POLICIES, ACL_TOKENS, type Store } from '@registry/store';
 import { forbidden, RegistryError, serverError } from '../errors';
-import type { AclResolver } from './authorization';
+import type { AclResolver } from '../rpc/acl-resolver';
 
 export const ACL_NOT_FOUND = 'ACL not found';
 

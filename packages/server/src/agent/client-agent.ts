@@ -20,7 +20,7 @@ import { softFileLimit } from '../http/connection-limit';
 import type { AgentLifecycle, RouteDeps } from '../http/routes/deps';
 import { allRoutes } from '../http/routes';
 import { badRequest } from '../errors';
-import { allowAllResolver, type AclResolver } from '../acl/authorization';
+import { allowAllResolver, type AclResolver } from '../rpc/acl-resolver';
 import { CachedAclResolver } from '../acl/cached-resolver';
 import { withAgentMaster } from '../acl/agent-master';
 import { AgentConnect } from '../connect/agent-connect';

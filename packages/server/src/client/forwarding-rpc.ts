@@ -3,7 +3,7 @@
 // then takes the server path — forwarding to the leader, consistency modes, blocking, ACL checks.
 // Nothing is decided here but which server to ask; the HTTP layer cannot tell it from a server.
 import type { Command } from '@registry/store';
-import type { AclResolver } from '../acl/authorization';
+import type { AclResolver } from '../rpc/acl-resolver';
 import { effectiveWait, type OpenQueries } from '../rpc/blocking';
 import type { ApplyOptions, ReadArgs, ReadName, ReadReply, ReadValue } from '../rpc/contract';
 import { fromEnvelope } from '../rpc/envelope';

@@ -4,7 +4,7 @@
 // Answers are envelopes (rpc/envelope.ts): errors cross with their kind intact.
 import { reachableHost, type Transport } from '@registry/raft';
 import type { Store } from '@registry/store';
-import { resolveToken } from '../acl/authorization';
+import { resolveToken } from '../rpc/acl-resolver';
 import { authorizeLeaderCall } from '../endpoints/leader-call-acl';
 import type { LeaderArgs, LeaderMethod } from '../rpc/leader-calls';
 import { toEnvelope, type Envelope } from '../rpc/envelope';

@@ -30,7 +30,7 @@ import { isLargeArray, writeSlicedJsonArray } from './sliced-json';
 import { TRANSLATE_HEADER } from './datacenter-routes';
 import { DirectRoutes, type RawParams } from './direct-routes';
 import { CONSUL_SEGMENT_KEY, SEGMENT_KEY } from '../schemas/node-meta';
-import type { AclResolver } from '../acl/authorization';
+import type { AclResolver } from '../rpc/acl-resolver';
 import { uncleanPathTarget } from './clean-path';
 
 export interface AppOptions {

@@ -14,8 +14,7 @@ import type { TelemetryConfig } from './config';
 import { consulSummary, type MetricsSummary } from './consul-json';
 import { IntervalClock } from './interval-aggregate';
 import { EventLoopDelay } from './runtime';
-import type { ListenerCounts, ListenerKind } from '../proxy/connection-stats';
-import type { ProxyMetricsSink } from '../proxy/proxy-metrics';
+import type { ListenerCounts, ListenerKind, ProxyMetricsSink } from './proxy-counts';
 import { CounterSeries, one, scrapeGauge, TimerSeries, type CounterCell, type JsonCatalog, type SeriesContext, type Timer } from './series';
 
 /** What the metrics read at scrape time. */

@@ -4,19 +4,9 @@
 // Reported to the agent (managed proxies) or served by the proxy itself (proxy-metrics.ts), and
 // logged each minute that saw traffic and at shutdown.
 
-export type ListenerKind = 'inbound' | 'upstream';
+import type { ListenerCounts, ListenerKind } from '../metrics/proxy-counts';
 
-/** One listener's counts, as reported (cumulative since the proxy started; conns is current). */
-export interface ListenerCounts {
-  kind: ListenerKind;
-  labels: Record<string, string>;
-  conns: number;
-  accepted: number;
-  refused: number;
-  errors: number;
-  rx_bytes: number;
-  tx_bytes: number;
-}
+export type { ListenerCounts, ListenerKind };
 
 export class ConnectionStats {
   /** Connections open now (spliced and not yet closed on both sides). */

@@ -7,6 +7,7 @@
 // - Any proxy with `prometheus_bind_addr` (proxy Config, or -prometheus-bind-addr) also serves its
 //   own counts in Prometheus text at http://<addr>/metrics (metrics-server.ts), under the same names.
 import type { ListenerCounts, ListenerKind, ProxyStats } from './connection-stats';
+import type { ProxyMetricsSink } from '../metrics/proxy-counts';
 
 export const REPORT_TYPE = 'registry.proxy.metrics';
 
@@ -16,13 +17,7 @@ export interface ProxyMetricsReport {
   listeners: ListenerCounts[];
 }
 
-/** What keeps the metrics (metrics/metrics.ts Metrics): counters take increments, conns is read when scraped. */
-export interface ProxyMetricsSink {
-  /** Increments (`conns` is not used). */
-  proxyCounted(delta: ListenerCounts): void;
-  /** Register, once, the open-connection gauges, read from `read` at each scrape. */
-  watchProxyConns(read: () => ListenerCounts[]): void;
-}
+export type { ProxyMetricsSink } from '../metrics/proxy-counts';
 
 const LABELS: Record<ListenerKind, readonly string[]> = { inbound: ['dst'], upstream: ['src', 'dst_type', 'dst'] };
 const COUNTS = ['conns', 'accepted', 'refused', 'errors', 'rx_bytes', 'tx_bytes'] as const;

@@ -6,7 +6,7 @@
 import type { ApplyOptions, ReadArgs, ReadName, ReadReply, ReadValue } from './contract';
 import type { OpenQueries } from './blocking';
 import type { QueryOptions } from './query-options';
-import type { AclResolver } from '../acl/authorization';
+import type { AclResolver } from './acl-resolver';
 import type { LeaderCalls } from './leader-calls';
 import type { Command } from '@registry/store';
 

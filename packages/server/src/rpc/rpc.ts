@@ -13,7 +13,7 @@ import { settledRead } from './settled-read';
 import { NO_LEADER, badRequest, noLeader, notAMember, outcomeUnknown, serverError } from '../errors';
 import type { QueryOptions } from './query-options';
 import { applyReadPolicy, type ReadEndpoint } from './read-endpoint';
-import { allowAllResolver, type AclResolver } from '../acl/authorization';
+import { allowAllResolver, type AclResolver } from './acl-resolver';
 import { errorOf, fromEnvelope, toEnvelope, type Envelope } from './envelope';
 import type { WriteGate } from './write-gate';
 import { ReusedReads } from './reused-reads';

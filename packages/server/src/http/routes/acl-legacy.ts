@@ -5,7 +5,7 @@
 // Consul's text (where Consul answers 500 for a refused write), as the 1.4 routes (acl.ts).
 import { generateUUID, isRootSecret, translateLegacyRules, TranslateError, uuidError, ANONYMOUS_TOKEN_SECRET } from '@registry/acl';
 import type { LegacyAclFields } from '@registry/store';
-import { resolveToken } from '../../acl/authorization';
+import { resolveToken } from '../../rpc/acl-resolver';
 import { ACL_NOT_FOUND } from '../../acl/store-resolver';
 import { legacyAclSchema } from '../../schemas/acl';
 import { compileBody } from '../../schemas/validator';

@@ -14,7 +14,7 @@ import { SimpleCache } from '../../cache/result-cache';
 import { setCacheHeaders } from '../cached-read';
 import type { ExecuteArgs, ExecuteCandidates } from '../../endpoints/query-reads';
 import { readInto, waitSignal, type RouteDeps } from './deps';
-import { resolveToken } from '../../acl/authorization';
+import { resolveToken } from '../../rpc/acl-resolver';
 
 export interface ExecuteResponse {
   Service: string;

@@ -1,6 +1,11 @@
 // The one place a request's token becomes an Authorizer. Reads get it in their ReadContext and
 // filter; writes are checked on the leader, against the leader's state, by the endpoint of their
 // area (endpoints/writes.ts, through rpc's WriteGate).
+//
+// In rpc/, not acl/: this is the port the RPC layer and the HTTP edge resolve tokens through, and
+// acl/ (the store's resolver, the client's cache, the primary's fallback, replication) implements
+// and builds on it — so rpc/ imports nothing of acl/, and the two folders no longer import each
+// other (issue #26: no two-way folder pairs).
 import { Authorizer } from '@registry/acl';
 
 export interface AclResolver {
