@@ -92,6 +92,11 @@ export class LocalState {
   /** The tokens services were registered with, for their managed proxies (connect/proxy-tokens.ts). */
   readonly serviceTokens = new ServiceTokens();
   private readonly services_ = new Map<string, LocalService>();
+  /**
+   * Managed proxies by their token: the HTTP edge asks on every request that carries a token
+   * (connect/proxy-tokens.ts), so it is an index kept with the map, not a walk of every service.
+   */
+  private readonly byProxyToken = new Map<string, LocalService>();
   private readonly checks_ = new Map<string, Tracked>();
   private readonly listeners = new Set<() => void>();
   private readonly sync: CatalogSync;
@@ -154,9 +159,7 @@ export class LocalState {
 
   /** The managed proxy whose token this is, if any. */
   proxyByToken(token: string | undefined): LocalService | undefined {
-    if (!token) return undefined;
-    for (const s of this.services_.values()) if (s.managed?.token === token) return s;
-    return undefined;
+    return token ? this.byProxyToken.get(token) : undefined;
   }
 
   /** `GET /v1/agent/services`: AgentService objects by ID, filtered by `service:read`. */
@@ -431,13 +434,26 @@ export class LocalState {
     for (const old of [...this.services_.values()]) {
       if (old.parentId === mainId && !keep.has(old.service.ID)) await this.dropService(old.service.ID);
     }
-    for (const s of made) this.services_.set(s.service.ID, s);
+    for (const s of made) this.putService(s);
     this.changed();
   }
 
   private async dropService(id: string): Promise<void> {
     await this.deps.apply({ type: 'catalog.deregister', req: { Node: this.deps.node, ServiceID: id } });
+    this.forgetProxyToken(id);
     this.services_.delete(id);
+  }
+
+  /** The one write of the service map besides dropService: keeps the proxy-token index beside it. */
+  private putService(s: LocalService): void {
+    this.forgetProxyToken(s.service.ID);
+    this.services_.set(s.service.ID, s);
+    if (s.managed) this.byProxyToken.set(s.managed.token, s);
+  }
+
+  private forgetProxyToken(id: string): void {
+    const token = this.services_.get(id)?.managed?.token;
+    if (token !== undefined) this.byProxyToken.delete(token);
   }
 
   /** Tell the followers (onChange); one that throws is logged and does not stop the others. */

@@ -1,8 +1,8 @@
 // `PUT /v1/agent/service/register` (a ServiceDefinition; consul-behaviour Appendix A), snake_case
 // aliases accepted through key canonicalisation.
 import { Type, type Static } from '@sinclair/typebox';
-import { AnyMap, AnyObject, Bool, Int, NullableList, NullableObj, Obj, Opt, OrNull, Str, StrMap } from './body-fields';
-import { proxySchema } from './catalog';
+import { AnyMap, AnyObject, Bool, NullableList, NullableObj, Obj, Opt, OrNull, Str } from './body-fields';
+import { sharedServiceFields } from './catalog';
 import { checkRegisterSchema } from './agent-check';
 
 const strList = () => NullableList(Type.String());
@@ -17,15 +17,7 @@ const managedProxySchema = NullableObj({
 const base = {
   ID: Str(),
   Name: Str(),
-  Tags: strList(),
-  Address: Str(),
-  Meta: StrMap(),
-  Port: Int(),
-  Weights: NullableObj({ Passing: Int(), Warning: Int() }),
-  EnableTagOverride: Bool(),
-  Kind: Str(),
-  ProxyDestination: Str(),
-  Proxy: Opt(proxySchema),
+  ...sharedServiceFields,
   // The full check definition (TTL, HTTP, TCP and their options), shared with /v1/agent/check/register.
   Check: Opt(OrNull(checkRegisterSchema)),
   Checks: NullableList(checkRegisterSchema),

@@ -17,9 +17,11 @@ export const proxySchema = OrNull(
   }),
 );
 
-export const serviceFields = {
-  ID: Str(),
-  Service: Str(),
+/**
+ * The fields a service has in both its catalog form and its agent definition (schemas/agent-service.ts),
+ * in the order both validate them (ajv reports the first failing field, so the order is part of the 400).
+ */
+export const sharedServiceFields = {
   Tags: strList(),
   Address: Str(),
   Meta: StrMap(),
@@ -29,6 +31,12 @@ export const serviceFields = {
   Kind: Str(),
   ProxyDestination: Str(),
   Proxy: Opt(proxySchema),
+};
+
+export const serviceFields = {
+  ID: Str(),
+  Service: Str(),
+  ...sharedServiceFields,
   Connect: NullableObj({ Native: Bool(), Proxy: AnyMap(), SidecarService: AnyMap() }),
 };
 export const serviceSchema = OrNull(Obj(serviceFields));
