@@ -1,0 +1,53 @@
+// Start-up leaves V8's young generation at its largest (issue #30, docs/benchmarks.md "Memory at
+// rest"): loading ~1,100 modules survives every scavenge, so V8 grows the two semi-spaces to Node
+// 20's 16 MiB maximum, and an idle agent touches all 32 MiB of them as it slowly allocates. V8
+// gives them back only at a GC made while the allocation rate is low (under ~1 MB/s over the last
+// 5 s) — for an idle agent the next scavenge, which may come minutes later. So, once started, the
+// agent asks for a scavenge every few seconds until one finds the rate low and shrinks the young
+// generation, then stops. A scavenge costs what survives the young generation, not the heap's
+// size (~1 ms at rest; a full GC of a large restored store would not be cheap), and a young
+// generation that a later burst needs grows again as before: only the start-up's leftover goes.
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+type GcFunction = (options?: { type?: 'major' | 'minor'; execution?: 'sync' | 'async' }) => void;
+
+const INTERVAL_MS = 2_500;
+const MAX_TRIES = 24; // one minute: a start-up busy longer than that is a load, and V8 tunes for it
+/** Above V8's initial semi-spaces (1 MiB each in Node 20): the start-up grew them. */
+const GROWN_BYTES = 4 * 1024 * 1024;
+
+function newSpaceBytes(): number {
+  return getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
+}
+
+/**
+ * V8's `gc` without running node with --expose-gc: the flag only installs the function in contexts
+ * created while it is set, so one throwaway context is made with it on and the flag is turned off
+ * again — the agent's own context never gains a `gc` global.
+ */
+function gcFunction(): GcFunction {
+  const existing = (globalThis as { gc?: GcFunction }).gc;
+  if (typeof existing === 'function') return existing;
+  setFlagsFromString('--expose-gc');
+  try {
+    return runInNewContext('gc') as GcFunction;
+  } finally {
+    setFlagsFromString('--no-expose-gc');
+  }
+}
+
+/** Starts the timer; the returned function stops it early (stop of the agent). */
+export function shrinkYoungGenerationWhenIdle(): () => void {
+  let gc: GcFunction | undefined;
+  let tries = 0;
+  const timer = setInterval(() => {
+    tries += 1;
+    if (newSpaceBytes() <= GROWN_BYTES) return clearInterval(timer);
+    gc ??= gcFunction();
+    gc({ type: 'minor' });
+    if (newSpaceBytes() <= GROWN_BYTES || tries >= MAX_TRIES) clearInterval(timer);
+  }, INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
