@@ -8,7 +8,23 @@
  * conversions between them live here, with the few shorthands the CA builds
  * structures with.
  */
-import forge from 'node-forge';
+import type forgeApi from 'node-forge';
+
+/**
+ * Only forge's X.509 module and what it requires itself (ASN.1, OIDs, PEM, RSA, message digests:
+ * 23 of forge's 42 modules): its index also loads TLS, SSH, PKCS#7/#12, ed25519, ciphers — ~0.5 MiB
+ * of heap in every agent that the CA never calls (issue #30, memory at rest). Each module adds its
+ * part to the one forge object that lib/forge holds (and the index returns).
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
+require('node-forge/lib/asn1');
+require('node-forge/lib/oids');
+require('node-forge/lib/pem');
+require('node-forge/lib/util');
+require('node-forge/lib/md.all'); // every digest x509 may name, as the index loads them
+require('node-forge/lib/x509');
+const forge = require('node-forge/lib/forge') as typeof forgeApi;
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 // Parts of forge's public API that @types/node-forge does not describe.
 declare module 'node-forge' {
@@ -66,10 +82,10 @@ declare module 'node-forge' {
 }
 
 export const { asn1, pem, pki, util } = forge;
-export type Asn1 = forge.asn1.Asn1;
-export type TagClass = forge.asn1.Class;
-export type Validator = forge.asn1.Validator;
-export type Extension = forge.pki.Extension;
+export type Asn1 = forgeApi.asn1.Asn1;
+export type TagClass = forgeApi.asn1.Class;
+export type Validator = forgeApi.asn1.Validator;
+export type Extension = forgeApi.pki.Extension;
 
 export const UNIVERSAL = asn1.Class.UNIVERSAL;
 export const CONTEXT_SPECIFIC = asn1.Class.CONTEXT_SPECIFIC;
