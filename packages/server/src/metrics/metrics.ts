@@ -4,7 +4,7 @@
 // call does a map lookup at most and allocates no label object. Gauges are read at scrape time.
 // Names: `registry_…` (seconds, `_total` counters) for Prometheus; Consul-like dotted names
 // (milliseconds) in the JSON form — docs/operations.md "Monitoring" lists them.
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from './prom-client-parts';
 import type { RaftNode, RaftObserver } from '@registry/raft';
 import type { Store } from '@registry/store';
 import type { OpenQueries } from '../rpc/blocking';
@@ -144,7 +144,7 @@ export class Metrics implements ProxyMetricsSink {
       tcpTimedOut: (reason) => timeouts[reason].inc(),
       udpShed: () => this.dnsShed.inc(),
     };
-    collectDefaultMetrics({ register: this.registry });
+    collectDefaultMetrics(this.registry);
     this.runtimeGauges();
   }
 

@@ -2,7 +2,7 @@
 // interval aggregate (for the Consul-shaped JSON form). Label sets are bound once — `bind()` at
 // wiring time or on first use — into cells of plain numbers: a hook call on the hot path bumps
 // numbers and allocates nothing; prom-client reads the cells when it is scraped.
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from './prom-client-parts';
 import { IntervalAggregate, type IntervalClock } from './interval-aggregate';
 
 export type Labels = Record<string, string>;
