@@ -3,10 +3,11 @@
 // 20's 16 MiB maximum, and an idle agent touches all 32 MiB of them as it slowly allocates. V8
 // gives them back only at a GC made while the allocation rate is low (under ~1 MB/s over the last
 // 5 s) — for an idle agent the next scavenge, which may come minutes later. So, once started, the
-// agent asks for a scavenge every few seconds until one finds the rate low and shrinks the young
-// generation, then stops. A scavenge costs what survives the young generation, not the heap's
+// agent asks for a scavenge every few seconds while its event loop is idle, until one finds the
+// rate low and shrinks the young generation, then stops (after a minute at most). A scavenge costs what survives the young generation, not the heap's
 // size (~1 ms at rest; a full GC of a large restored store would not be cheap), and a young
 // generation that a later burst needs grows again as before: only the start-up's leftover goes.
+import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -16,6 +17,11 @@ const INTERVAL_MS = 2_500;
 const MAX_TRIES = 24; // one minute: a start-up busy longer than that is a load, and V8 tunes for it
 /** Above V8's initial semi-spaces (1 MiB each in Node 20): the start-up grew them. */
 const GROWN_BYTES = 4 * 1024 * 1024;
+/**
+ * A loop busier than this over the last interval is not idle: its allocation rate is high, so a
+ * scavenge would not shrink anything and would only promote early what a busy agent allocated.
+ */
+const BUSY_UTILIZATION = 0.25;
 
 function newSpaceBytes(): number {
   return getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
@@ -41,9 +47,16 @@ function gcFunction(): GcFunction {
 export function shrinkYoungGenerationWhenIdle(): () => void {
   let gc: GcFunction | undefined;
   let tries = 0;
+  let loop = performance.eventLoopUtilization();
   const timer = setInterval(() => {
     tries += 1;
     if (newSpaceBytes() <= GROWN_BYTES) return clearInterval(timer);
+    const busy = performance.eventLoopUtilization(loop).utilization > BUSY_UTILIZATION;
+    loop = performance.eventLoopUtilization();
+    if (busy) {
+      if (tries >= MAX_TRIES) clearInterval(timer);
+      return;
+    }
     gc ??= gcFunction();
     gc({ type: 'minor' });
     if (newSpaceBytes() <= GROWN_BYTES || tries >= MAX_TRIES) clearInterval(timer);
