@@ -22,5 +22,7 @@ export function storeStateMachine(store: Store, timed?: ApplyTimer): StateMachin
     restore: (data: Uint8Array, _meta: SnapshotMeta) => store.restore(data),
     // A restart's or an install's snapshot, decoded into the tables a piece at a time (issue #34).
     restoreFrom: (source: SnapshotSource, _meta: SnapshotMeta) => store.restoreFrom(source),
+    // A leader's snapshot, decoded while its pieces arrive and swapped in when Raft installs it.
+    stageFrom: (source: SnapshotSource, _meta: SnapshotMeta) => store.stageFrom(source),
   };
 }
