@@ -175,6 +175,7 @@ export class RaftNode extends EventEmitter {
       ...(opts.storage.createSnapshot && opts.storage.readSnapshot ? { createSink: (meta: SnapshotMeta) => opts.storage.createSnapshot!(meta, Infinity) } : {}),
       // ... and are decoded as they come, so that the restore overlaps the transfer (issue #34).
       stage: (meta) => startStaging(opts.fsm, meta),
+      logger: opts.logger,
     });
     opts.transport.handle(INSTALL_SNAPSHOT, (body) => this.snapshotReceiver.receive(body));
   }

@@ -217,6 +217,8 @@ interface ReceiverDeps {
   createSink?(meta: SnapshotMeta): StorageSnapshotSink;
   /** Starts decoding a transfer's pieces as they arrive (staged-restore.ts), when the state machine can. */
   stage?(meta: SnapshotMeta): Staging | null;
+  /** A line when a transfer starts and when its last piece is in (where a catch-up's time goes). */
+  logger?: RaftLogger;
 }
 
 /** What a finished transfer hands the driver: the pieces, or the sink they were written into (not yet committed). */
@@ -229,6 +231,7 @@ interface PartialTransfer {
   /** The state machine decoding the pieces as they come, if it can. */
   staging: Staging | null;
   received: number;
+  started: number;
 }
 
 /** The follower's side: the pieces of the current transfer, then the assembled snapshot. */
@@ -260,7 +263,8 @@ export class SnapshotReceiver {
     if (p.offset === 0) {
       // A new transfer (a restart, a new leader): what an earlier one brought is dropped.
       this.drop();
-      this.partial = { transfer: p.transfer, pieces: [], sink: this.deps.createSink?.(p.meta) ?? null, staging: this.deps.stage?.(p.meta) ?? null, received: 0 };
+      this.partial = { transfer: p.transfer, pieces: [], sink: this.deps.createSink?.(p.meta) ?? null, staging: this.deps.stage?.(p.meta) ?? null, received: 0, started: monotonicMs() };
+      this.deps.logger?.info({ from: p.from, index: p.meta.index, bytes: p.size, staged: this.partial.staging !== null }, 'raft: receiving a snapshot');
     } else if (!this.partial || this.partial.transfer !== p.transfer || this.partial.received !== p.offset) {
       this.dropPartial();
       return { ok: false, term, reason: 'piece does not continue the transfer' };
@@ -302,6 +306,7 @@ export class SnapshotReceiver {
       return { ok: false, term, reason: `received ${partial.received} of ${p.size} bytes` };
     }
     partial.staging?.feed.end();
+    this.deps.logger?.info({ from: p.from, index: p.meta.index, bytes: p.size, ms: Math.round(monotonicMs() - partial.started) }, 'raft: received snapshot');
     const staged = partial.staging ? { staged: partial.staging.result } : {};
     this.assembled = { meta: p.meta, received: partial.sink ? { sink: partial.sink, ...staged } : { pieces: partial.pieces, ...staged } };
     const m: SnapshotMessage = { type: 'snapshot', from: p.from, to: p.to, term: p.term, meta: p.meta };
