@@ -308,7 +308,17 @@ export class SnapshotReceiver {
     partial.staging?.feed.end();
     this.deps.logger?.info({ from: p.from, index: p.meta.index, bytes: p.size, ms: Math.round(monotonicMs() - partial.started) }, 'raft: received snapshot');
     const staged = partial.staging ? { staged: partial.staging.result } : {};
-    this.assembled = { meta: p.meta, received: partial.sink ? { sink: partial.sink, ...staged } : { pieces: partial.pieces, ...staged } };
+    const assembled = { meta: p.meta, received: partial.sink ? { sink: partial.sink, ...staged } : { pieces: partial.pieces, ...staged } };
+    this.assembled = assembled;
+    if (partial.staging) {
+      // A snapshot the core does not install (it holds newer state by then) is only let go by the
+      // next transfer; its decoded state (a whole second state) goes sooner. Should the core still
+      // install it, it is restored from the stored pieces instead.
+      const release = setTimeout(() => {
+        if (this.assembled === assembled) delete assembled.received.staged;
+      }, IDLE_TRANSFER_MS);
+      release.unref?.();
+    }
     const m: SnapshotMessage = { type: 'snapshot', from: p.from, to: p.to, term: p.term, meta: p.meta };
     if (p.seq !== undefined) m.seq = p.seq;
     this.deps.deliver(m);
