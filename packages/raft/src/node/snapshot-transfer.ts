@@ -62,6 +62,8 @@ export interface InstallSnapshotReply {
  * connection waits behind at most that much.
  */
 export const PIECES_IN_FLIGHT = 8;
+/** How long after a follower acknowledged a whole transfer the leader does not start another to it (it is installing). */
+const INSTALLING_GRACE_MS = 15_000;
 /** How long a leader waits for a piece's answer before it drops the transfer. */
 const PIECE_TIMEOUT_MS = 10_000;
 /** A follower drops the pieces of a transfer that has had no piece for this long (its leader is gone). */
@@ -88,6 +90,8 @@ interface Transfer {
 /** The leader's side: at most one transfer per follower. */
 export class SnapshotSender {
   private readonly active = new Map<NodeId, Transfer>();
+  /** Per follower: the term and time (monotonicMs()) its last transfer's every piece was acknowledged. */
+  private readonly delivered = new Map<NodeId, { term: number; at: number }>();
   private counter = 0;
 
   constructor(private readonly deps: SenderDeps) {}
@@ -102,6 +106,14 @@ export class SnapshotSender {
       return;
     }
     if (current) current.cancelled = true;
+    const last = this.delivered.get(to.id);
+    if (!current && last && last.term === m.term && monotonicMs() - last.at < INSTALLING_GRACE_MS) {
+      // The follower has every piece and is installing them (a large state takes seconds to commit
+      // and swap in): sending it all again would only be ignored. (Seen at 512 MiB: a second whole
+      // transfer started while the follower restored the first.) After the grace, the core's next
+      // probe sends it again, should the follower have lost it.
+      return;
+    }
     const transfer: Transfer = { term: m.term, seq: m.seq, cancelled: false };
     this.active.set(to.id, transfer);
     void this.run(to, m, transfer)
@@ -117,6 +129,7 @@ export class SnapshotSender {
   cancelAll(): void {
     for (const t of this.active.values()) t.cancelled = true;
     this.active.clear();
+    this.delivered.clear();
   }
 
   private async run(to: ServerInfo, m: SnapshotMessage, transfer: Transfer): Promise<void> {
@@ -177,6 +190,7 @@ export class SnapshotSender {
         }
       }
       while (inFlight.length > 0) await inFlight.shift();
+      this.delivered.set(to.id, { term: transfer.term, at: monotonicMs() });
       this.deps.logger.info({ to: to.id, index: reader.meta.index, bytes: reader.size, pieces, ms: monotonicMs() - started }, 'raft: sent snapshot');
     } finally {
       // A piece refused or lost: the ones after it are refused too (they do not continue the
