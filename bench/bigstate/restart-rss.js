@@ -137,6 +137,13 @@ async function wiped() {
       for (const l of sent.slice(-2)) console.log(`  leader log: ${l.slice(0, 220)}`);
       const lag = readFileSync(cluster.logFile(victim), 'utf8').split('\n').filter((l) => /event loop lag|installed snapshot|restored the installed/.test(l));
       for (const l of lag.slice(-4)) console.log(`  follower log: ${l.slice(0, 220)}`);
+      // Where the catch-up's time went: the wiped follower's milestones, in s after its restart.
+      const milestones = /raft: (receiving a snapshot|received snapshot|restored the installed snapshot while it arrived|restoring the installed snapshot|restored the installed snapshot|installed snapshot)|entering (follower|Follower)|New leader|new leader|agent: started|Started HTTP/;
+      const since = (l) => ((Date.parse(l.slice(0, 24)) - started) / 1000).toFixed(2);
+      const after = readFileSync(cluster.logFile(victim), 'utf8').split('\n').filter((l) => /^\d{4}-/.test(l) && Date.parse(l.slice(0, 24)) >= started - 1000);
+      if (after.length > 0) console.log(`  follower +${since(after[0])} s: first log line after the restart`);
+      for (const l of after.filter((x) => milestones.test(x)).slice(0, 12)) console.log(`  follower +${since(l)} s: ${l.slice(25, 200)}`);
+      console.log(`  follower +${catchUpS.toFixed(2)} s: served the last value`);
     } finally {
       clearInterval(sampler);
       clearInterval(loops);

@@ -21,3 +21,4 @@ export type { CaughtUp } from './node/catch-up';
 export * from './storage/wal-storage';
 export { makeDirDurablySync, syncDirSync } from './storage/durable-dir';
 export { parseSegment, CorruptSegmentError } from './storage/wal/segments';
+export { PIECES_IN_FLIGHT } from './node/snapshot-transfer';

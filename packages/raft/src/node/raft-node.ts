@@ -21,9 +21,10 @@ import {
   type ServerInfo,
   type SnapshotMeta,
 } from '../core/types';
-import { LeadershipLostError, NotCaughtUpError, NotLeaderError, type PersistedStateMeta, type SnapshotData, type SnapshotSource, type StorageSnapshotSink } from '../interfaces';
+import { LeadershipLostError, NotCaughtUpError, NotLeaderError, type PersistedStateMeta, type SnapshotData, type SnapshotSource, type StagedRestore, type StorageSnapshotSink } from '../interfaces';
 import { joinSnapshot, snapshotSize } from '../storage/snapshot-chunks';
 import { INSTALL_SNAPSHOT, SnapshotReceiver, SnapshotSender } from './snapshot-transfer';
+import { stagedRestore, startStaging } from './staged-restore';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './options';
 import { PendingProposals } from './pending-proposals';
 import { PendingReads } from './pending-reads';
@@ -56,6 +57,8 @@ interface Install {
   meta: SnapshotMeta;
   data?: SnapshotData;
   sink?: StorageSnapshotSink;
+  /** The state machine's state decoded from the pieces while they arrived (staged-restore.ts). */
+  staged?: Promise<StagedRestore>;
 }
 
 /** Retry schedule of a failed Ready write (a failed snapshot write's: snapshots.ts). */
@@ -170,6 +173,9 @@ export class RaftNode extends EventEmitter {
       },
       // Pieces go straight into a snapshot file when the storage streams and reads back (issue #34).
       ...(opts.storage.createSnapshot && opts.storage.readSnapshot ? { createSink: (meta: SnapshotMeta) => opts.storage.createSnapshot!(meta, Infinity) } : {}),
+      // ... and are decoded as they come, so that the restore overlaps the transfer (issue #34).
+      stage: (meta) => startStaging(opts.fsm, meta),
+      logger: opts.logger,
     });
     opts.transport.handle(INSTALL_SNAPSHOT, (body) => this.snapshotReceiver.receive(body));
   }
@@ -625,7 +631,10 @@ export class RaftNode extends EventEmitter {
     // A snapshot from the leader came in pieces (snapshot-transfer.ts), or whole from an older leader.
     const received = ready.snapshot && this.snapshotReceiver.take(ready.snapshot.meta);
     const install: Install | undefined =
-      ready.snapshot && (received ? ('sink' in received ? { meta: ready.snapshot.meta, sink: received.sink } : { meta: ready.snapshot.meta, data: received.pieces }) : { meta: ready.snapshot.meta, data: ready.snapshot.data ?? new Uint8Array(0) });
+      ready.snapshot &&
+      (received
+        ? { meta: ready.snapshot.meta, ...('sink' in received ? { sink: received.sink } : { data: received.pieces }), ...(received.staged ? { staged: received.staged } : {}) }
+        : { meta: ready.snapshot.meta, data: ready.snapshot.data ?? new Uint8Array(0) });
     if (!(await this.persist(ready, install))) return; // stopped meanwhile
     if (install) await this.restoreSnapshot(install);
     if (this.stopped) return;
@@ -800,7 +809,11 @@ export class RaftNode extends EventEmitter {
    * pieces are joined here only for a state machine without restoreFrom.
    */
   private async restoreSnapshot(snapshot: Install): Promise<void> {
-    if (snapshot.sink) {
+    const staged = snapshot.staged && (await stagedRestore(this.opts, snapshot.meta, snapshot.staged));
+    if (staged) {
+      staged.commit();
+      if (snapshot.sink || this.opts.storage.readSnapshot) snapshot.data = [];
+    } else if (snapshot.sink) {
       // Written straight into the storage as the pieces came: read back from there, a piece at a time.
       const reader = await this.opts.storage.readSnapshot!();
       if (!reader || reader.meta.index !== snapshot.meta.index || reader.meta.term !== snapshot.meta.term) throw new Error('raft: the installed snapshot is not the stored one');

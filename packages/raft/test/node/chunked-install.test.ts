@@ -7,6 +7,7 @@
 // last test runs the same over TCP and LevelStorage with a state machine that returns bytes.
 import {
   InMemoryNetwork,
+  PIECES_IN_FLIGHT,
   type Caller,
   MemoryStorage,
   RaftNode,
@@ -183,10 +184,16 @@ test('a leader lost mid-transfer: the new leader sends its snapshot from offset 
 
   const first = received.filter((r) => r.piece.from === firstLeader);
   const second = received.filter((r) => r.piece.from === survivor.id);
-  expect(first).toHaveLength(3);
+  // At least the three before the stop; those already in flight then (PIECES_IN_FLIGHT) arrive too.
+  expect(first.length).toBeGreaterThanOrEqual(3);
+  expect(first.length).toBeLessThan(3 + PIECES_IN_FLIGHT);
   expect(first.every((r) => r.ok && !r.piece.done)).toBe(true);
   // Contiguous pieces from offset 0 (the stored snapshot's pieces are the state machine's 16 bytes).
-  expect(first.map((r) => r.piece.offset)).toEqual([0, first[0].piece.data.length, first[0].piece.data.length + first[1].piece.data.length]);
+  let at = 0;
+  for (const r of first) {
+    expect(r.piece.offset).toBe(at);
+    at += r.piece.data.length;
+  }
   // One transfer from the new leader, from offset 0 to the end, in many pieces.
   expect(new Set(second.map((r) => r.piece.transfer)).size).toBe(1);
   expect(second[0].piece.offset).toBe(0);
