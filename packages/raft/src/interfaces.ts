@@ -208,6 +208,13 @@ export class NotCaughtUpError extends Error {
   }
 }
 
+export class NodeStoppedError extends Error {
+  constructor() {
+    super('raft node stopped');
+    this.name = 'NodeStoppedError';
+  }
+}
+
 export class LeadershipLostError extends Error {
   constructor() {
     super('leadership lost while the command was in flight');

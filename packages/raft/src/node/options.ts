@@ -1,4 +1,5 @@
 // A RaftNode's settings, their documented defaults, and the checks that reject nonsense early.
+import type { CoreConfig } from '../core/raft-core';
 import type { NodeId } from '../core/types';
 import type { RaftStorage, StateMachine, Transport } from '../interfaces';
 import type { RaftObserver } from './observer';
@@ -104,6 +105,20 @@ export function resolveOptions(opts: RaftNodeOptions): ResolvedOptions {
   }
   if (!resolved.id) throw new Error('RaftNode option id is required');
   return resolved;
+}
+
+/** The settings the core takes (the rest are the driver's). */
+export function coreConfig(opts: ResolvedOptions): CoreConfig {
+  return {
+    id: opts.id,
+    electionTicks: opts.electionTicks,
+    heartbeatTicks: opts.heartbeatTicks,
+    preVote: opts.preVote,
+    checkQuorum: opts.checkQuorum,
+    maxInflight: opts.maxInflight,
+    maxEntriesPerAppend: opts.maxEntriesPerAppend,
+    random: opts.random,
+  };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

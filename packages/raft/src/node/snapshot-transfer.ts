@@ -5,7 +5,7 @@
 // 512 MiB transfer, issue #34; one connection keeps them in order, and a piece that does not
 // continue the transfer is refused, so a lost one fails the rest); the follower collects the pieces of one transfer and,
 // when the last arrives, hands the core the snapshot message it would have got whole. Its driver
-// then stores the pieces and restores the state machine from them (raft-node.ts persist()).
+// then stores the pieces (log-writer.ts) and restores the state machine from them (fsm-apply.ts).
 //
 // Restarting: a transfer is named by the leader, its term and a counter. A piece that does not
 // continue the follower's transfer exactly (another transfer's, a lost one before it, an old term's)

@@ -34,6 +34,11 @@ test('a write whose client gave up is not re-sent, and a newer acknowledged writ
   expect((await cluster.http(old, 'PUT', '/v1/kv/k', 'first')).body).toBe('true');
   // The follower has the leader's write, so it knows that leader when the cut comes.
   for (const until = Date.now() + 10_000; Date.now() < until && (await valueOn(follower, 'k')) !== 'first'; ) await sleep(50);
+  // Every server has caught up with that leader (docs/raft.md, "A server that lost its data dir"): a
+  // server that joined the new cluster after it was bootstrapped votes only once it has, so a cut
+  // that comes first leaves the other two without a majority to elect until the partition heals (a
+  // loaded 2-core CI took 0.3-1.4 s to catch up, and the cut came before it had; the run failed).
+  await cluster.waitAllCaughtUp();
 
   cluster.partition([old], [0, 1, 2].filter((i) => i !== old));
   const cutAt = Date.now();

@@ -239,6 +239,27 @@ export class ClusterHarness {
   }
 
   /**
+   * Until every running server answers a stale read with `X-Registry-KnownLeader: true`: it follows a
+   * leader and has caught up with it. A server that started without Raft state (here: one that joined
+   * the new cluster after it was bootstrapped) neither votes nor stands for election until then
+   * (docs/raft.md, "A server that lost its data dir"), so a test that cuts the leader off and expects
+   * the others to elect must wait for this first.
+   */
+  async waitAllCaughtUp(timeoutMs = 30_000): Promise<void> {
+    const caughtUp = async (i: number): Promise<boolean> => {
+      if (!this.running(i)) return true;
+      const r = await this.http(i, 'GET', '/v1/catalog/nodes?stale', undefined, { timeoutMs: 5_000 }).catch(() => null);
+      return r?.status === 200 && r.headers['x-registry-knownleader'] === 'true';
+    };
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if ((await Promise.all(this.servers.map((s) => caughtUp(s.index)))).every(Boolean)) return;
+      if (Date.now() > deadline) throw new Error(`not every server caught up with a leader within ${timeoutMs} ms\n${this.diagnostics()}`);
+      await sleep(50);
+    }
+  }
+
+  /**
    * Signals server i and waits for it to exit. Should it outlive `timeoutMs`
    * (a SIGTERM that does not end it), it is SIGKILLed and this throws.
    */

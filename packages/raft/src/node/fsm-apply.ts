@@ -1,0 +1,184 @@
+// The state machine's side of the driver (hashicorp/raft's fsm.go): committed entries applied in
+// order, each proposer answered with the state machine's result, and a snapshot from the leader
+// (on disk already: log-writer.ts) restored — a piece at a time where the state machine and the
+// storage can. Also the restore of the stored snapshot at start (loadRestoring).
+import { EntryType, type Entry, type SnapshotMeta } from '../core/types';
+import { LeadershipLostError, type PersistedStateMeta, type SnapshotData, type SnapshotSource, type StagedRestore, type StorageSnapshotSink } from '../interfaces';
+import { monotonicMs } from '../monotonic-clock';
+import { joinSnapshot, snapshotSize } from '../storage/snapshot-chunks';
+import type { NodeMetrics } from './node-metrics';
+import type { ResolvedOptions } from './options';
+import type { PendingProposals } from './pending-proposals';
+import type { Snapshots } from './snapshots';
+import { stagedRestore } from './staged-restore';
+
+/** A snapshot from the leader to install: its bytes, or the storage sink they were written into. */
+export interface Install {
+  meta: SnapshotMeta;
+  data?: SnapshotData;
+  sink?: StorageSnapshotSink;
+  /** The state machine's state decoded from the pieces while they arrived (staged-restore.ts). */
+  staged?: Promise<StagedRestore>;
+}
+
+export interface FsmApplyDeps {
+  opts: ResolvedOptions;
+  proposed: PendingProposals;
+  snapshots: Snapshots;
+  metrics: NodeMetrics;
+  /** An installed snapshot's configuration names servers this one may not have heard of yet. */
+  learnAddresses(configuration: SnapshotMeta['configuration']): void;
+  /** The node's 'applied' event. */
+  emitApplied(index: number): void;
+}
+
+export class FsmApply {
+  /** The last index applied to the state machine (or covered by the snapshot it was restored from). */
+  applied: number;
+
+  constructor(
+    private readonly deps: FsmApplyDeps,
+    restoredFrom: number,
+  ) {
+    this.applied = restoredFrom;
+  }
+
+  apply(entries: Entry[]): void {
+    const { opts, proposed } = this.deps;
+    const lost = () => new LeadershipLostError();
+    let count = 0;
+    for (const e of entries) {
+      if (e.index <= this.applied) continue; // covered by a snapshot installed meanwhile
+      let outcome: { result: unknown } | { error: Error } = { result: undefined };
+      if (e.type === EntryType.Normal) {
+        try {
+          outcome = { result: opts.fsm.apply(e.index, e.data) };
+        } catch (err) {
+          // A state machine that throws is a bug in it; the proposer hears about it, the log moves on.
+          opts.logger.warn({ err, index: e.index }, 'raft: state machine apply threw');
+          outcome = { error: err instanceof Error ? err : new Error(String(err)) };
+        }
+      }
+      this.applied = e.index;
+      count++;
+      proposed.applied(e.index, e.term, outcome, lost);
+    }
+    this.deps.snapshots.applied(count);
+    this.deps.metrics.counters.appliedEntries += entries.length;
+    this.deps.emitApplied(this.applied);
+  }
+
+  /**
+   * A snapshot from the leader is on disk (log-writer.ts saved it): the state machine becomes it.
+   * Its pieces are joined here only for a state machine without restoreFrom.
+   */
+  async restore(snapshot: Install): Promise<void> {
+    const { opts } = this.deps;
+    const staged = snapshot.staged && (await stagedRestore(opts, snapshot.meta, snapshot.staged));
+    if (staged) {
+      staged.commit();
+      if (snapshot.sink || opts.storage.readSnapshot) snapshot.data = [];
+    } else if (snapshot.sink) {
+      // Written straight into the storage as the pieces came: read back from there, a piece at a time.
+      const reader = await opts.storage.readSnapshot!();
+      if (!reader || reader.meta.index !== snapshot.meta.index || reader.meta.term !== snapshot.meta.term) throw new Error('raft: the installed snapshot is not the stored one');
+      try {
+        if (opts.fsm.restoreFrom) await restoreWithProgress(opts, reader, snapshot.meta, reader.size, 'installed');
+        else {
+          const pieces: Uint8Array[] = [];
+          for (let i = 0; i < reader.chunks; i++) pieces.push(await reader.read(i));
+          opts.fsm.restore(joinSnapshot(pieces), snapshot.meta);
+        }
+      } finally {
+        reader.close();
+      }
+      snapshot.data = [];
+    } else if (opts.fsm.restoreFrom) {
+      // Piece by piece, each let go once decoded (the pieces are on disk already): no joined copy.
+      const data = snapshot.data!;
+      const pieces: (Uint8Array | undefined)[] = data instanceof Uint8Array ? [data] : [...data];
+      const size = snapshotSize(data);
+      // The caller's object lets go of them too (the storage reads them back when a follower needs them).
+      if (opts.storage.readSnapshot) snapshot.data = [];
+      const source = {
+        chunks: pieces.length,
+        read: async (i: number) => {
+          const piece = pieces[i];
+          pieces[i] = undefined;
+          if (!piece) throw new Error(`raft: snapshot piece ${i} read twice`);
+          return piece;
+        },
+      };
+      await restoreWithProgress(opts, source, snapshot.meta, size, 'installed');
+    } else {
+      opts.fsm.restore(joinSnapshot(snapshot.data!), snapshot.meta);
+    }
+    this.deps.snapshots.installed(snapshot.meta, snapshot.data!);
+    this.applied = snapshot.meta.index;
+    this.deps.learnAddresses(snapshot.meta.configuration);
+    this.deps.proposed.failThrough(snapshot.meta.index, () => new LeadershipLostError());
+    this.deps.metrics.counters.snapshotsInstalled++;
+    opts.logger.info({ id: opts.id, index: snapshot.meta.index }, 'raft: installed snapshot');
+    this.deps.emitApplied(this.applied);
+  }
+}
+
+/**
+ * Loads what storage holds and restores the state machine from the stored snapshot (hashicorp/raft's
+ * restoreSnapshot at NewRaft). A state machine and a storage that can restore it a piece at a time,
+ * never read whole (issue #34: a restart at 256 MiB of state held the bytes twice over).
+ */
+export async function loadRestoring(opts: ResolvedOptions): Promise<PersistedStateMeta & { snapshot?: { meta: SnapshotMeta; data?: Uint8Array } }> {
+  const storage = opts.storage;
+  const streamed = opts.fsm.restoreFrom && storage.readSnapshot && storage.loadWithoutSnapshotData ? storage : null;
+  const persisted: PersistedStateMeta & { snapshot?: { meta: SnapshotMeta; data?: Uint8Array } } = streamed ? await streamed.loadWithoutSnapshotData!() : await storage.load();
+  if (!persisted.snapshot) return persisted;
+  if (streamed) {
+    const reader = await streamed.readSnapshot!();
+    if (!reader || reader.meta.index !== persisted.snapshot.meta.index) throw new Error('raft: the stored snapshot changed while it was being loaded');
+    try {
+      await restoreWithProgress(opts, reader, reader.meta, reader.size, 'stored');
+    } finally {
+      reader.close();
+    }
+  } else {
+    opts.fsm.restore(persisted.snapshot.data!, persisted.snapshot.meta);
+  }
+  return persisted;
+}
+
+/**
+ * fsm.restoreFrom(source), saying what it does: a line when it starts and when it is done, and one
+ * at most every 2 s in between with the pieces read so far (a restart at a large state is otherwise
+ * silent for seconds: issue #34).
+ */
+export async function restoreWithProgress(
+  opts: Pick<ResolvedOptions, 'fsm' | 'logger' | 'id'>,
+  source: SnapshotSource,
+  meta: SnapshotMeta,
+  bytes: number,
+  what: 'stored' | 'installed',
+): Promise<void> {
+  const started = monotonicMs();
+  const mib = (n: number) => Math.round((n / (1 << 20)) * 10) / 10;
+  opts.logger.info({ id: opts.id, index: meta.index, mib: mib(bytes), pieces: source.chunks }, `raft: restoring the ${what} snapshot`);
+  let lastLine = started;
+  let read = 0;
+  let readBytes = 0;
+  const counted: SnapshotSource = {
+    chunks: source.chunks,
+    read: async (i) => {
+      const piece = await source.read(i);
+      read++;
+      readBytes += piece.length;
+      const now = monotonicMs();
+      if (now - lastLine >= 2_000) {
+        lastLine = now;
+        opts.logger.info({ id: opts.id, index: meta.index, pieces: `${read}/${source.chunks}`, mib: mib(readBytes), ms: Math.round(now - started) }, `raft: restoring the ${what} snapshot`);
+      }
+      return piece;
+    },
+  };
+  await opts.fsm.restoreFrom!(counted, meta);
+  opts.logger.info({ id: opts.id, index: meta.index, mib: mib(bytes), ms: Math.round(monotonicMs() - started) }, `raft: restored the ${what} snapshot`);
+}
