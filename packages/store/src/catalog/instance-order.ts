@@ -21,7 +21,7 @@ function rowOf(record: ServiceRecord): Row {
   return { key: `${record.nodeKey}\u0000${fold(record.ID)}`, record };
 }
 
-class InstanceOrder {
+export class InstanceOrder {
   private rows: Row[] = [];
   private records: ServiceRecord[] = [];
   private members = new Set<ServiceRecord>();
@@ -57,13 +57,12 @@ class InstanceOrder {
   }
 }
 
-/** Per table (a restored store has new tables), per service name and kind of lookup. */
-const orders = new WeakMap<CatalogTable, Map<string, InstanceOrder>>();
-
-/** The instances named `name` (or its Connect-capable ones) in (node, service ID) order. Do not modify. */
+/**
+ * The instances named `name` (or its Connect-capable ones) in (node, service ID) order, kept on the
+ * table (CatalogListings.instanceOrders) per service name and kind of lookup. Do not modify.
+ */
 export function sortedInstances(catalog: CatalogTable, name: string, connect: boolean): readonly ServiceRecord[] {
-  let byName = orders.get(catalog);
-  if (!byName) orders.set(catalog, (byName = new Map()));
+  const byName = catalog.listings.instanceOrders;
   const all = connect ? catalog.connectInstances(name) : catalog.instancesNamed(name);
   const id = `${connect ? 'c' : 's'}:${fold(name)}`;
   let order = byName.get(id);

@@ -14,7 +14,7 @@
 // meanwhile are followed afterwards like any others.
 import { nodeOut } from './views';
 import { FollowedListing, lowerBound } from './followed-listing';
-import { ROWS_PER_YIELD, sortInSteps, type BuildSteps } from './listing-steps';
+import { ROWS_PER_YIELD, sortInSteps, type BuildSteps, type ListingBuilds } from './listing-steps';
 import { fold } from './keys';
 import type { NodeOut } from './outputs';
 import type { NodeRecord } from './records';
@@ -97,16 +97,16 @@ function* mergeSteps(old: readonly Row[], members: ReadonlySet<NodeRecord>, all:
   return { rows, outs, members: live };
 }
 
-class NodeListing extends FollowedListing<Built, NodeOut> {
+export class NodeListing extends FollowedListing<Built, NodeOut> {
   /** In name order. */
   private rows: Row[] = [];
   /** rows[i].out at i: what a read hands out. */
   private outs: NodeOut[] = [];
   private members = new Set<NodeRecord>();
 
-  constructor(catalog: CatalogTable) {
+  constructor(catalog: CatalogTable, builds: ListingBuilds) {
     // The journal also names nodes whose services or checks changed: follow() finds their rows unchanged.
-    super(catalog, MAX_SPLICES);
+    super(catalog, MAX_SPLICES, builds);
   }
 
   /** A comparison and merge of every record with the rows kept. */
@@ -156,13 +156,12 @@ class NodeListing extends FollowedListing<Built, NodeOut> {
   }
 }
 
-/** One listing per table: a restored store has new tables and so starts a new listing. */
-const listings = new WeakMap<CatalogTable, NodeListing>();
-
-/** The table's nodes in name order, each as its (shared, frozen) output object, filtered by `keep`. */
-export function listNodes(catalog: CatalogTable, keep?: (r: NodeRecord) => boolean): NodeOut[] {
-  let listing = listings.get(catalog);
-  if (!listing) listings.set(catalog, (listing = new NodeListing(catalog)));
+/**
+ * The table's nodes in name order, each as its (shared, frozen) output object, filtered by `keep`.
+ * The listing is kept on the table (CatalogListings.nodes): a restored store starts a new one.
+ */
+export function listNodes(catalog: CatalogTable, builds: ListingBuilds, keep?: (r: NodeRecord) => boolean): NodeOut[] {
+  const listing = (catalog.listings.nodes ??= new NodeListing(catalog, builds));
   const outs = listing.update();
   if (!keep) return outs.slice();
   const out: NodeOut[] = [];
