@@ -19,6 +19,7 @@ import type { CheckServiceNodeOut, HealthCheckOut } from './outputs';
 import type { CheckRecord, NodeRecord, ServiceRecord } from './records';
 import { NodeRows } from './node-rows';
 import type { ListingBuilds } from './listing-steps';
+import { ListingKey } from '../kept-listings';
 import { serviceRows } from './service-rows';
 import { healthCheckOut, nodeOut, nodeServiceOut } from './views';
 
@@ -56,12 +57,12 @@ export function healthEntry(catalog: CatalogTable, node: NodeRecord, service: Se
   return out;
 }
 
-/**
- * Every instance's health entry for service `name` (or its Connect-capable instances), in order,
- * from the listing kept on the table (CatalogListings.health) per service name and kind of lookup.
- */
+/** Kept on the table (CatalogTable.listings), per service name and kind of lookup. */
+const HEALTH_LISTINGS = new ListingKey<Map<string, NodeRows<ServiceRecord, CheckServiceNodeOut>>>('health of services');
+
+/** Every instance's health entry for service `name` (or its Connect-capable instances), in order. */
 export function listHealth(catalog: CatalogTable, builds: ListingBuilds, name: string, connect: boolean): CheckServiceNodeOut[] {
-  const byName = catalog.listings.health;
+  const byName = catalog.listings.of(HEALTH_LISTINGS, () => new Map());
   const folded = fold(name);
   const id = `${connect ? 'c' : 's'}:${folded}`;
   let listing = byName.get(id);

@@ -10,6 +10,7 @@
 import { fold } from './keys';
 import type { ServiceRecord } from './records';
 import type { CatalogTable } from './catalog-table';
+import { ListingKey } from '../kept-listings';
 
 interface Row {
   /** fold(node name) \0 fold(service ID): unique among a service's instances. */
@@ -21,7 +22,7 @@ function rowOf(record: ServiceRecord): Row {
   return { key: `${record.nodeKey}\u0000${fold(record.ID)}`, record };
 }
 
-export class InstanceOrder {
+class InstanceOrder {
   private rows: Row[] = [];
   private records: ServiceRecord[] = [];
   private members = new Set<ServiceRecord>();
@@ -57,12 +58,12 @@ export class InstanceOrder {
   }
 }
 
-/**
- * The instances named `name` (or its Connect-capable ones) in (node, service ID) order, kept on the
- * table (CatalogListings.instanceOrders) per service name and kind of lookup. Do not modify.
- */
+/** Kept on the table (CatalogTable.listings), per service name and kind of lookup. */
+const INSTANCE_ORDERS = new ListingKey<Map<string, InstanceOrder>>('instance orders');
+
+/** The instances named `name` (or its Connect-capable ones) in (node, service ID) order. Do not modify. */
 export function sortedInstances(catalog: CatalogTable, name: string, connect: boolean): readonly ServiceRecord[] {
-  const byName = catalog.listings.instanceOrders;
+  const byName = catalog.listings.of(INSTANCE_ORDERS, () => new Map());
   const all = connect ? catalog.connectInstances(name) : catalog.instancesNamed(name);
   const id = `${connect ? 'c' : 's'}:${fold(name)}`;
   let order = byName.get(id);

@@ -19,6 +19,7 @@ import { fold } from './keys';
 import type { NodeOut } from './outputs';
 import type { NodeRecord } from './records';
 import type { CatalogTable } from './catalog-table';
+import { ListingKey } from '../kept-listings';
 
 interface Row {
   record: NodeRecord;
@@ -97,7 +98,7 @@ function* mergeSteps(old: readonly Row[], members: ReadonlySet<NodeRecord>, all:
   return { rows, outs, members: live };
 }
 
-export class NodeListing extends FollowedListing<Built, NodeOut> {
+class NodeListing extends FollowedListing<Built, NodeOut> {
   /** In name order. */
   private rows: Row[] = [];
   /** rows[i].out at i: what a read hands out. */
@@ -156,12 +157,12 @@ export class NodeListing extends FollowedListing<Built, NodeOut> {
   }
 }
 
-/**
- * The table's nodes in name order, each as its (shared, frozen) output object, filtered by `keep`.
- * The listing is kept on the table (CatalogListings.nodes): a restored store starts a new one.
- */
+/** The listing kept on the table (CatalogTable.listings): a restored store starts a new one. */
+const NODE_LISTING = new ListingKey<NodeListing>('catalog nodes');
+
+/** The table's nodes in name order, each as its (shared, frozen) output object, filtered by `keep`. */
 export function listNodes(catalog: CatalogTable, builds: ListingBuilds, keep?: (r: NodeRecord) => boolean): NodeOut[] {
-  const listing = (catalog.listings.nodes ??= new NodeListing(catalog, builds));
+  const listing = catalog.listings.of(NODE_LISTING, () => new NodeListing(catalog, builds));
   const outs = listing.update();
   if (!keep) return outs.slice();
   const out: NodeOut[] = [];

@@ -11,6 +11,7 @@
 import { resultOf, ROWS_PER_YIELD, SlicedBuild, type BuildSteps, type ListingBuilds } from '../catalog/listing-steps';
 import { kvEntryOut, type KvEntry, type KvEntryOut } from './kv-records';
 import type { KvTable } from './kv-table';
+import { ListingKey } from '../kept-listings';
 
 /** Smaller answers are built directly: walking them is cheap, keeping them would cost memory. */
 const KEPT_MIN_ENTRIES = 1000;
@@ -62,7 +63,7 @@ function* walkInSteps(table: KvTable, prefix: string, first: Part): BuildSteps<B
   }
 }
 
-export class KvListing {
+class KvListing {
   private keys: string[] = [];
   private outs: KvEntryOut[] = [];
   /** The newest entry or tombstone index under the prefix (0: none). */
@@ -154,15 +155,18 @@ export class KvListing {
   }
 }
 
+/** Large prefixes kept on the table (KvTable.listings), by prefix, the least recently read first. */
+const PREFIX_LISTINGS = new ListingKey<Map<string, KvListing>>('kv prefixes');
+
 /**
  * A ?recurse read of `prefix`: the outputs of its entries in key order (shared and frozen; do not
  * modify) and its index (the newest entry or tombstone under the prefix; the table index for the
  * empty prefix or when nothing was ever under it, as Consul's kvsListTxn). A large prefix's listing
- * is kept on the table (KvTable.prefixListings); to a read that waits for builds, a stand-in while
+ * is kept on the table (PREFIX_LISTINGS); to a read that waits for builds, a stand-in while
  * it is walked in steps (KvListing.update).
  */
 export function kvRecurse(table: KvTable, builds: ListingBuilds, prefix: string): { outs: KvEntryOut[]; index: number } {
-  const kept = table.prefixListings;
+  const kept = table.listings.of(PREFIX_LISTINGS, () => new Map());
   const indexOf = (max: number) => (prefix === '' || max === 0 ? table.tableIndex : max);
   let listing = kept.get(prefix);
   if (listing) {

@@ -6,7 +6,7 @@ import { Fields, keyedStream, runSync } from '../snapshot-stream';
 import type { Txn } from '../txn';
 import { KVS, kvWriteWatchKeys } from './kv-keys';
 import type { KvEntry } from './kv-records';
-import type { KvListing } from './kv-listing';
+import { KeptListings } from '../kept-listings';
 
 /** Never changed once stored: a write stores a new slot (a snapshot may hold the old one). */
 interface Slot {
@@ -25,11 +25,8 @@ export interface KvTableDump {
 const KEY_JOURNAL_MAX = 4096;
 
 export class KvTable {
-  /**
-   * Large ?recurse prefixes kept between reads, following keyChangesSince, the least recently read
-   * first (kv-listing.ts makes and reads them). On the table: a restored store starts afresh.
-   */
-  readonly prefixListings = new Map<string, KvListing>();
+  /** What reads keep beside this table between reads: large ?recurse prefixes (kv-listing.ts, kept-listings.ts). */
+  readonly listings = new KeptListings();
   /** Every key with an entry or a tombstone, in ascending order. */
   private readonly sorted: string[] = [];
   private readonly slots = new Map<string, Slot>();
