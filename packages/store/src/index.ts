@@ -65,4 +65,4 @@ export { EVENTS, EVENT_RING_SIZE, EVENT_VERSION, type EventInput, type EventOut 
 export type { EventFireCommand } from './events/event-commands';
 export { AUTOPILOT_CONFIG, DEFAULT_AUTOPILOT, type AutopilotSettings, type AutopilotRecord } from './autopilot/autopilot-records';
 export type { AutopilotSetConfigCommand } from './autopilot/autopilot-commands';
-export { BuildPending, deferringBuilds, useListingLane, type StepLane } from './catalog/listing-steps';
+export type { Settled, StepLane } from './catalog/listing-steps';

@@ -52,6 +52,7 @@ import type { EventOut } from './events/event-records';
 import { autopilotConfig } from './autopilot/autopilot-reads';
 import type { AutopilotRecord } from './autopilot/autopilot-records';
 import { monotonicMs } from './monotonic-clock';
+import { ListingBuilds, type Settled, type StepLane } from './catalog/listing-steps';
 
 export interface StoreOptions {
   /** Stamped on every node registered here. Default "dc1". */
@@ -60,6 +61,14 @@ export interface StoreOptions {
   onWatcherError?: (err: unknown) => void;
   /** Monotonic clock in ms (KV lock-delays); tests pass a fake one. Default monotonicMs. */
   now?: () => number;
+  /**
+   * Where the steps of a large listing's first build take turns (catalog/listing-steps.ts): the
+   * agent passes the lane of its large answers (server http/slice-lane.ts), so that both share one
+   * part of the event loop. Default: one event-loop turn between steps.
+   */
+  listingLane?: StepLane;
+  /** Event-loop time one build step may take, ms. Default 2 (one slice of a large answer). */
+  listingStepMs?: number;
 }
 
 /** A restore's state, decoded and loaded, waiting to be swapped in. */
@@ -88,13 +97,26 @@ export class Store {
   private readonly preparing = new Map<string, Promise<void>>();
   private readonly onWatcherError: (err: unknown) => void;
   private readonly now: () => number;
+  /** Large listings' first builds in steps, and which reads wait for them (tryRead). */
+  private readonly builds: ListingBuilds;
 
   constructor(opts: StoreOptions = {}) {
     this.datacenter = opts.datacenter ?? 'dc1';
     this.onWatcherError = opts.onWatcherError ?? rethrowLater;
     this.now = opts.now ?? monotonicMs;
+    this.builds = new ListingBuilds(opts.listingLane, opts.listingStepMs);
     this.state = new State(this.datacenter);
     this.indexes = this.newIndexTable([]);
+  }
+
+  /**
+   * `read` (which reads this store) as a read that can wait: its value, or { pending } when a large
+   * listing it needs is being built in steps — then read again once `pending` resolves; what it
+   * made meanwhile is dropped (catalog/listing-steps.ts). Reads made outside tryRead finish such a
+   * build at once. The server's read policy reads through here (rpc/settled-read.ts).
+   */
+  tryRead<T>(read: () => T): Settled<T> {
+    return this.builds.tryRead(read);
   }
 
   /** Highest Raft index applied (0 for a new store). */
@@ -385,7 +407,7 @@ export class Store {
   // ---- catalog reads ----
 
   catalogNodes(q: NodeMetaQuery = {}): QueryResult<NodeOut[]> {
-    return catalogNodes(this.state.catalog, this.indexes, q);
+    return catalogNodes(this.state.catalog, this.indexes, this.builds, q);
   }
 
   catalogServices(q: NodeMetaQuery = {}): QueryResult<Record<string, string[]>> {
@@ -393,7 +415,7 @@ export class Store {
   }
 
   catalogService(name: string, q: ServiceQuery = {}): QueryResult<ServiceNodeOut[]> {
-    return catalogService(this.state.catalog, this.indexes, name, q);
+    return catalogService(this.state.catalog, this.indexes, this.builds, name, q);
   }
 
   /** The node (by name, else by node ID) with its services; value null when unknown. */
@@ -413,12 +435,12 @@ export class Store {
   }
 
   healthService(name: string, q: HealthServiceQuery = {}): QueryResult<CheckServiceNodeOut[]> {
-    return healthService(this.state.catalog, this.indexes, name, q);
+    return healthService(this.state.catalog, this.indexes, this.builds, name, q);
   }
 
   /** Checks with exactly this status ("any" for all); unknown statuses give []. */
   healthState(state: string, q: NodeMetaQuery = {}): QueryResult<HealthCheckOut[]> {
-    return healthState(this.state.catalog, this.indexes, state, q);
+    return healthState(this.state.catalog, this.indexes, this.builds, state, q);
   }
 
   /**
@@ -580,7 +602,7 @@ export class Store {
 
   /** kvList's entries as outputs (shared and frozen: do not modify), large prefixes kept between reads (kv/kv-listing.ts). */
   kvRecurse(prefix: string): QueryResult<KvEntryOut[]> {
-    const { outs, index } = kvRecurse(this.state.kv, prefix);
+    const { outs, index } = kvRecurse(this.state.kv, this.builds, prefix);
     return { index, value: outs, keys: [kvPrefixWatchKey(prefix)] };
   }
 

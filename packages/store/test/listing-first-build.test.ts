@@ -1,12 +1,10 @@
 // The first build of a large listing runs in steps (catalog/listing-steps.ts, issue #16): a reader
-// that can wait (inside deferringBuilds) gets BuildPending and reads again when the one build is
+// that can wait (Store.tryRead) gets { pending } and reads again when the one build is
 // done; writes landing between two steps are followed afterwards. Whatever is written meanwhile,
 // the answer then equals what a store built from scratch with the same writes answers, byte for
 // byte, and a reader that cannot wait gets the same answer by finishing the build at once.
-import { deferringBuilds, kvEntryOut, Store, type Command } from '@registry/store';
-import { buildWithWritesBetweenSteps, lane, LoggedStore, tryDeferred, useManualLane, type Read } from './support/listing-steps';
-
-useManualLane();
+import { kvEntryOut, Store, type Command } from '@registry/store';
+import { buildWithWritesBetweenSteps, lane, LoggedStore, readWaiting, tryDeferred, type Read } from './support/listing-steps';
 
 const pad = (i: number) => String(i).padStart(5, '0');
 
@@ -145,7 +143,7 @@ test('readers of a listing being built wait for the one build; a reader that can
   await lane.grant();
   expect(lane.steps).toBe(before + 2);
   f.writeSome();
-  // Not inside deferringBuilds: the rest of the build runs now, and the writes are followed.
+  // Not through tryRead: the rest of the build runs now, and the writes are followed.
   const direct = JSON.stringify(READS.health(f.store));
   expect(direct).toBe(JSON.stringify(READS.health(f.fromScratch())));
   let settled = false;
@@ -156,10 +154,10 @@ test('readers of a listing being built wait for the one build; a reader that can
   // The lane's turn the build was waiting for finds it done and takes no step.
   await lane.grant();
   expect(lane.steps).toBe(before + 3);
-  expect(JSON.stringify(deferringBuilds(() => READS.health(f.store)))).toBe(direct);
+  expect(JSON.stringify(readWaiting(f.store, READS.health))).toBe(direct);
 });
 
-test('a small listing answers at once inside deferringBuilds (no BuildPending below 1,000 rows)', () => {
+test('a small listing answers at once to a read that can wait (nothing pending below 1,000 rows)', () => {
   const f = new Fixture(31, 300);
   for (const read of Object.values(READS)) expect('value' in tryDeferred(f.store, read)).toBe(true);
 });

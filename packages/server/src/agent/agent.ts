@@ -81,6 +81,8 @@ import { loadAgentTls, type AgentTls } from '../tls/tls-files';
 import { monotonicMs } from '../time';
 import { installWatches } from '../watches/install';
 import type { AgentWatches } from '../watches/agent-watches';
+import { JsonEncoder } from '../http/json-encoder';
+import { largeAnswerDuty, SliceLane } from '../http/slice-lane';
 
 declare module '../rpc/leader-calls' {
   interface LeaderMethods {
@@ -163,6 +165,8 @@ export class Agent {
   watches: AgentWatches | undefined;
   /** Keeps this node's services and checks in the catalog: check results and anti-entropy (local/syncer.ts). */
   syncer: Syncer | undefined;
+  /** Where large answers' slices and the store's first listing builds take turns (set once during start). */
+  largeAnswerLane: SliceLane | undefined;
   private stopFollowing: (() => void) | undefined;
   /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
   readonly stopped: Promise<void>;
@@ -247,7 +251,11 @@ export class Agent {
       ? await options.transport(config)
       : await TcpTransport.listen({ host: config.bind, advertise: advertiseHost(config), port: config.serverPort, dialMap: testDialMap(), tls: tls.rpc, inbound: serverPortLimits(config.rpc), inboundObserver: refusals });
     const address = transport.address;
-    const store = new Store({ datacenter: config.datacenter });
+    // Large answers' slices (http/sliced-json.ts) and the steps of a large listing's first build
+    // (store catalog/listing-steps.ts), the first part of a large answer, take turns in one lane,
+    // within one share of the event loop: made here, handed to the store and to the HTTP app.
+    const largeAnswerLane = new SliceLane(largeAnswerDuty(process.env.REGISTRY_LARGE_ANSWER_DUTY));
+    const store = new Store({ datacenter: config.datacenter, listingLane: largeAnswerLane });
     const raft = await RaftNode.create({
       id: nodeId,
       storage: options.storage ? options.storage(db) : raftStorage(config, dataDir, db),
@@ -307,6 +315,7 @@ export class Agent {
     leaderDuties.add(connect.caDuty);
     installAcl(config.acl, { datacenter: config.datacenter, primaryDatacenter: config.primaryDatacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc, membership);
+    agent.largeAnswerLane = largeAnswerLane;
     made.agent = agent;
     // The Raft node stops itself when carrying out a Ready failed for a reason other than storage
     // (storage faults are retried, never fatal): a bug in the state machine or Raft. An agent
@@ -509,6 +518,8 @@ export class Agent {
       translateAddresses: this.config.translateWanAddrs,
       metrics: this.metrics,
       ui: this.webUi(),
+      json: new JsonEncoder(this.rpc.sharedValues),
+      largeAnswerLane: this.largeAnswerLane,
     });
     // Bounded receive timeouts (blocking waits come after the request is read and are not cut),
     // idle keep-alive, and a cap on open connections below the descriptor limit (docs/http.md).

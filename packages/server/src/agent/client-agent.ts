@@ -62,6 +62,7 @@ import { VERSION, type AgentOptions } from './agent';
 import { monotonicMs } from '../time';
 import { installWatches } from '../watches/install';
 import type { AgentWatches } from '../watches/agent-watches';
+import { largeAnswerDuty, SliceLane } from '../http/slice-lane';
 
 export class ClientAgent {
   private http: Server | null = null;
@@ -333,7 +334,7 @@ export class ClientAgent {
       reload: () => this.reload(),
     };
     const logger = this.logger.child({ module: 'agent.http' });
-    const app = createApp(allRoutes(deps), { datacenter: config.datacenter, defaultToken: () => config.acl.tokens.default, acl: this.rpc.aclResolver, proxyTokens: proxyTokensOf(() => this.local, () => config.acl.tokens.default), logger, consulCompat: config.consulCompat, translateAddresses: config.translateWanAddrs, metrics: this.metrics });
+    const app = createApp(allRoutes(deps), { datacenter: config.datacenter, defaultToken: () => config.acl.tokens.default, acl: this.rpc.aclResolver, proxyTokens: proxyTokensOf(() => this.local, () => config.acl.tokens.default), logger, consulCompat: config.consulCompat, translateAddresses: config.translateWanAddrs, metrics: this.metrics, largeAnswerLane: new SliceLane(largeAnswerDuty(process.env.REGISTRY_LARGE_ANSWER_DUTY)) });
     const { server, limiter } = createHttpServer(withRequestLog(app, logger), config.http, logger, undefined, (reason) => this.metrics?.httpRefused(reason));
     await listenHttp(server, config);
     this.http = server;

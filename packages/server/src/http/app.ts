@@ -24,9 +24,10 @@ import { compileQuery } from '../schemas/query-schema';
 import { ReadOptionsQuery, WriteOptionsQuery } from '../schemas/query-options';
 import type { Method, ResponseMeta, Route } from './route';
 import { RequestContext } from './request-context';
-import { encodeJson } from '../rpc/reused-reads';
+import { JsonEncoder } from './json-encoder';
 import { exactJsonText } from './json-text';
 import { isLargeArray, writeSlicedJsonArray } from './sliced-json';
+import { DEFAULT_LARGE_ANSWER_DUTY, SliceLane } from './slice-lane';
 import { TRANSLATE_HEADER } from './datacenter-routes';
 import { DirectRoutes, type RawParams } from './direct-routes';
 import { CONSUL_SEGMENT_KEY, SEGMENT_KEY } from '../schemas/node-meta';
@@ -63,7 +64,20 @@ export interface AppOptions {
   proxyTokens?: (token: string) => string | undefined;
   /** The web UI (`ui`, `-ui`; docs/ui.md): folders served at /ui/, first match wins (ui/ui-assets.ts). */
   ui?: { dirs: string[] };
+  /**
+   * Encodes answers, keeping the bytes of read results shared until the next apply (json-encoder.ts;
+   * the agent gives it the RPC layer's shared values). Default: one that keeps nothing.
+   */
+  json?: JsonEncoder;
+  /**
+   * Where the slices of large answers take turns (slice-lane.ts); the agent passes the lane its
+   * store's listing builds take turns in too. Default: a lane of this app's own.
+   */
+  largeAnswerLane?: SliceLane;
 }
+
+/** AppOptions with the edge's own parts made. */
+type EdgeOptions = AppOptions & Required<Pick<AppOptions, 'json' | 'largeAnswerLane'>>;
 
 /** Gives each route its timer once, when the table is built, so a request only calls `done`. */
 export interface HttpObserver {
@@ -94,7 +108,12 @@ const CLIENT_CLOSED = 499;
 /** Characters that make Express's URL parser (parseurl) fall back to a full parse. */
 const NEEDS_FULL_PARSE = /[\t\n\f\r #\u00a0\ufeff]/;
 
-export function createApp(routes: Route<any>[], options: AppOptions): HttpHandler {
+export function createApp(routes: Route<any>[], given: AppOptions): HttpHandler {
+  const options: EdgeOptions = {
+    ...given,
+    json: given.json ?? new JsonEncoder(),
+    largeAnswerLane: given.largeAnswerLane ?? new SliceLane(DEFAULT_LARGE_ANSWER_DUTY),
+  };
   const app = express();
   app.set('etag', false);
   app.disable('x-powered-by');
@@ -228,7 +247,7 @@ async function serve(
   req: IncomingMessage,
   res: ServerResponse,
   rawBody: Buffer | undefined,
-  options: AppOptions,
+  options: EdgeOptions,
 ): Promise<void> {
   const started = timer ? performance.now() : 0;
   // Made below, before anything awaits; a close is an event, so it cannot come first.
@@ -299,12 +318,12 @@ async function serve(
     // A large list is written in slices so that no single answer holds the event loop (issue #16).
     const headers: OutgoingHttpHeaders = metaHeaders(meta, options.consulCompat);
     headers['Content-Type'] = JSON_TYPE;
-    await writeSlicedJsonArray(res, status, headers, value);
+    await writeSlicedJsonArray(res, status, headers, value, options.largeAnswerLane);
     return;
   }
-  // Read results shared by identical requests are encoded once (rpc/reused-reads.ts).
+  // Read results shared by identical requests are encoded once (json-encoder.ts).
   // A BigInt (a uint64 beyond 2^53, e.g. KV Flags) is written as its digits (json-text.ts).
-  const text = pretty ? exactJsonText(value, (v) => JSON.stringify(v, null, 4), 4) + '\n' : exactJsonText(value, encodeJson);
+  const text = pretty ? exactJsonText(value, (v) => JSON.stringify(v, null, 4), 4) + '\n' : exactJsonText(value, options.json.encode);
   // One writeHead with every header (Content-Length too, so the body is not chunked) is
   // cheaper than a setHeader per header.
   const headers: OutgoingHttpHeaders = metaHeaders(meta, options.consulCompat);

@@ -10,6 +10,18 @@
 // fast as the client reads: pacing costs a large answer time only when someone else needs it.
 import { performance } from 'node:perf_hooks';
 
+/** The share of the loop large answers may take together while other work waits. */
+export const DEFAULT_LARGE_ANSWER_DUTY = 0.25;
+
+/**
+ * The share from REGISTRY_LARGE_ANSWER_DUTY, for benchmarks only (1 turns the pacing off;
+ * docs/benchmarks/history.md compares 0.25, 0.5 and 1); the default when unset or out of (0, 1].
+ */
+export function largeAnswerDuty(setting: string | undefined): number {
+  const duty = Number(setting ?? DEFAULT_LARGE_ANSWER_DUTY);
+  return Number.isFinite(duty) && duty > 0 && duty <= 1 ? duty : DEFAULT_LARGE_ANSWER_DUTY;
+}
+
 /** How often the lane looks at what else the event loop did. */
 const WINDOW_MS = 100;
 /** Other work above this share of the loop turns pacing on for the next window. */

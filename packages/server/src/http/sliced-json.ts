@@ -2,8 +2,9 @@
 // held the event loop for ~50 ms, and turning the text into bytes for another ~60 ms, during which
 // no write, heartbeat or other read made progress. A large array is written a slice at a time
 // instead: at most a couple of milliseconds or 1 MB, then the slice goes out and the loop gets a
-// turn. Slices of all large answers take turns in one lane (slice-lane.ts) that, while the loop has
-// other work, keeps them to a quarter of it; a client reading slower than we write holds its
+// turn. Slices of all large answers take turns in one lane (slice-lane.ts; the agent makes it and
+// hands it to the HTTP app and to its store, whose listing builds take turns there too) that, while
+// the loop has other work, keeps them to a quarter of it; a client reading slower than we write holds its
 // answer at the socket's 'drain', outside the lane. The value is a point-in-time answer already
 // (rows are never changed in place), so later slices see the same data as the first.
 //
@@ -18,9 +19,8 @@
 // does not shift every block after it.
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { useListingLane } from '@registry/store';
 import { exactJsonText } from './json-text';
-import { SliceLane } from './slice-lane';
+import type { SliceLane } from './slice-lane';
 
 /** Arrays at least this long are written in slices; shorter ones in one piece (cheaper). */
 export const SLICED_MIN_ITEMS = 1000;
@@ -35,28 +35,16 @@ const SLICE_BYTES = 1024 * 1024;
 /** Frozen elements per kept block (~20 KB of catalog nodes; re-encoding one costs ~0.1 ms). */
 const BLOCK_ITEMS = 128;
 
-/**
- * Slices of every large answer take turns here, within a quarter of the event loop while it has
- * other work (slice-lane.ts). REGISTRY_LARGE_ANSWER_DUTY changes the share, for benchmarks only
- * (1 turns the pacing off; docs/benchmarks/history.md compares 0.25, 0.5 and 1).
- */
-const lane = new SliceLane(largeAnswerDuty(process.env.REGISTRY_LARGE_ANSWER_DUTY));
-// The steps of a large listing's first build (store catalog/listing-steps.ts) are the first part of
-// a large answer: they take turns in the same lane, within the same share.
-useListingLane(lane);
-
-function largeAnswerDuty(setting: string | undefined): number {
-  const duty = Number(setting ?? 0.25);
-  return Number.isFinite(duty) && duty > 0 && duty <= 1 ? duty : 0.25;
-}
-
 /** The bytes of a run of frozen elements: `,e1,e2,…,en` (each preceded by its comma). */
 interface Block {
   items: readonly object[];
   bytes: Buffer;
 }
 
-/** Kept blocks by their first element (weak: a block lives as long as its first row). */
+/**
+ * Kept blocks by their first element (weak: a block lives as long as its first row). Keyed by
+ * frozen rows, not owned by an app: the bytes of a run of rows are right wherever they are written.
+ */
 const blocks = new WeakMap<object, Block>();
 
 const OPEN = Buffer.from('[');
@@ -103,13 +91,16 @@ export function isLargeArray(value: unknown): value is readonly unknown[] {
 
 /**
  * Writes `items` as a JSON array (chunked transfer encoding, no Content-Length), yielding to the
- * event loop between slices. Stops early when the client goes away. Resolves when done.
+ * event loop between slices, which take turns in `lane` with every other large answer's (and the
+ * agent's store's listing builds: the composition hands both the one lane). Stops early when the
+ * client goes away. Resolves when done.
  */
 export async function writeSlicedJsonArray(
   res: ServerResponse,
   status: number,
   headers: OutgoingHttpHeaders,
   items: readonly unknown[],
+  lane: SliceLane,
 ): Promise<void> {
   res.writeHead(status, headers);
   let i = 0;

@@ -1,12 +1,13 @@
 // Blocking queries, written once (Consul's blockingQuery): run the read; if its index is not past
 // the client's, wait for a change to the keys the read depends on, or for the wait to run out.
-import { settledRead } from './settled-read';
+import { settledRead, type ReadsThatWait } from './settled-read';
 import { monotonicMs } from '../time';
 
 export const DEFAULT_WAIT_MS = 5 * 60_000;
 export const MAX_WAIT_MS = 10 * 60_000;
 
-export interface Watchable {
+/** A store as blocking queries see it: its index, its watches, and reads that wait for builds. */
+export interface Watchable extends ReadsThatWait {
   readonly lastIndex: number;
   watch(keys: readonly string[], fire: () => void): () => void;
 }
@@ -44,7 +45,7 @@ export async function blockingQuery<T>(
 ): Promise<QueryResult<T>> {
   // A large listing read first after a start or a restore is built in steps (settled-read.ts);
   // any other read answers synchronously and is not awaited.
-  const first = settledRead(run);
+  const first = settledRead(store, run);
   let result = first instanceof Promise ? await first : first;
   if (minIndex <= 0 || result.index > minIndex || minIndex > store.lastIndex) return result;
   if (openQueries) openQueries.open++;
@@ -81,7 +82,7 @@ async function waitForChange<T>(
       const timer = setTimeout(finish, remaining);
       signal?.addEventListener('abort', finish);
     });
-    result = await settledRead(run);
+    result = await settledRead(store, run);
   }
   return result;
 }

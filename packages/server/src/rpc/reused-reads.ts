@@ -1,9 +1,10 @@
 // Non-blocking reads of the same endpoint with the same arguments and token give the same
 // answer until the store applies another entry. Many clients polling one service therefore
-// cost one store walk per change, and — because the answer's value is marked here — one JSON
-// encoding per change in the HTTP layer. Only endpoints whose routes return the value
-// untouched may be reused: an endpoint says so itself (`reuse: true` in its `read({...})`,
-// endpoints/catalog-reads.ts and health-reads.ts), and rpc.ts asks only those here.
+// cost one store walk per change, and — because the answer's value is marked shared here — one JSON
+// encoding per change in the HTTP layer (http/json-encoder.ts, given this object when the agent is
+// composed). Only endpoints whose routes return the value untouched may be reused: an endpoint says
+// so itself (`reuse: true` in its `read({...})`, endpoints/catalog-reads.ts and health-reads.ts),
+// and rpc.ts asks only those here.
 // A write still starts a new memory, but what follows is not a full rebuild where it was the
 // cost (issue #16): the catalog's node listing is kept sorted in the store with one shared output
 // object per row (store/catalog/node-listing.ts), and large lists are written in slices with each
@@ -14,45 +15,62 @@ import type { QueryResult } from './blocking';
 const MAX_ENTRIES = 1024;
 
 /**
- * Values handed to more than one request since the last apply, and their JSON. Both are
- * forgotten whenever a memory of reads starts afresh, so nothing outlives a store change.
+ * The values handed to more than one request since the memory last started afresh. The HTTP edge
+ * keeps the JSON of these (and only these) until `generation` moves on.
  */
-let shared = new WeakSet<object>();
-let encoded = new WeakMap<object, Buffer>();
-
-/**
- * JSON.stringify, done once per shared value. A shared value's JSON is kept as UTF-8 bytes: each
- * answer then hands the socket the same buffer, where a string would be joined to the headers and
- * converted to bytes again for every request (a `?stale` read profile: the conversion, the flattening
- * of the joined string and the young-generation copies of it were ~10 % of a 3.8 KB answer's cost).
- */
-export function encodeJson(value: unknown): string | Buffer {
-  if (typeof value !== 'object' || value === null || !shared.has(value)) return JSON.stringify(value);
-  let bytes = encoded.get(value);
-  if (bytes === undefined) {
-    bytes = Buffer.from(JSON.stringify(value));
-    encoded.set(value, bytes);
-  }
-  return bytes;
+export interface SharedValues {
+  isShared(value: object): boolean;
+  /** Changes whenever the memory starts afresh: nothing kept for an older generation may be reused. */
+  readonly generation: number;
 }
 
-export class ReusedReads {
+export class ReusedReads implements SharedValues {
   private entries = new Map<string, QueryResult>();
   private at = -1;
+  private shared = new WeakSet<object>();
+  private gen = 0;
 
-  /** The result of `run`, or of the identical read made since the store reached `storeIndex`. */
-  get(storeIndex: number, name: string, token: string | undefined, args: unknown, run: () => QueryResult): QueryResult {
+  get generation(): number {
+    return this.gen;
+  }
+
+  isShared(value: object): boolean {
+    return this.shared.has(value);
+  }
+
+  /**
+   * The result of `run`, or of the identical read made since the store reached `storeIndex`. A read
+   * that had to wait (a large listing's first build: settled-read.ts) is not kept: only answers
+   * made at `storeIndex` are.
+   */
+  get(storeIndex: number, name: string, token: string | undefined, args: unknown, run: () => QueryResult): QueryResult;
+  get(
+    storeIndex: number,
+    name: string,
+    token: string | undefined,
+    args: unknown,
+    run: () => QueryResult | Promise<QueryResult>,
+  ): QueryResult | Promise<QueryResult>;
+  get(
+    storeIndex: number,
+    name: string,
+    token: string | undefined,
+    args: unknown,
+    run: () => QueryResult | Promise<QueryResult>,
+  ): QueryResult | Promise<QueryResult> {
     if (storeIndex !== this.at || this.entries.size >= MAX_ENTRIES) {
       this.entries = new Map();
       this.at = storeIndex;
-      shared = new WeakSet();
-      encoded = new WeakMap();
+      this.shared = new WeakSet();
+      this.gen++;
     }
     const key = `${name}\u0000${token ?? ''}\u0000${JSON.stringify(args)}`;
     let result = this.entries.get(key);
     if (!result) {
-      result = run();
-      if (typeof result.value === 'object' && result.value !== null) shared.add(result.value);
+      const made = run();
+      if (made instanceof Promise) return made;
+      result = made;
+      if (typeof result.value === 'object' && result.value !== null) this.shared.add(result.value);
       this.entries.set(key, result);
     }
     return result;

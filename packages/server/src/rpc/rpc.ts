@@ -16,7 +16,7 @@ import { applyReadPolicy, type ReadEndpoint } from './read-endpoint';
 import { allowAllResolver, type AclResolver } from './acl-resolver';
 import { errorOf, fromEnvelope, toEnvelope, type Envelope } from './envelope';
 import type { WriteGate } from './write-gate';
-import { ReusedReads } from './reused-reads';
+import { ReusedReads, type SharedValues } from './reused-reads';
 import { noRemoteDatacenters, type RemoteDatacenters } from './remote-datacenters';
 import { RequestIds } from './request-ids';
 import type { ApplyOptions, ReadArgs, ReadMeta, ReadName, ReadReply, ReadValue } from './contract';
@@ -98,6 +98,10 @@ interface ForwardedRead {
 
 export class Rpc {
   private readonly reused = new ReusedReads();
+  /** Read results shared until the next apply: the HTTP edge keeps their JSON (http/json-encoder.ts). */
+  get sharedValues(): SharedValues {
+    return this.reused;
+  }
   private readonly requestIds = new RequestIds();
   /** Calls that run on the leader (operator, session renew, CA sign, adding a server). */
   readonly leader: LeaderCalls;
@@ -513,8 +517,9 @@ export class Rpc {
     signal: AbortSignal | undefined,
   ): Promise<QueryResult> | QueryResult {
     if (minIndex > 0 || !endpoint.reuse) return blockingQuery(this.store, run, minIndex, waitMs, signal, this.blocking);
-    // A large listing read first after a start or a restore is built in steps (settled-read.ts).
-    return settledRead(() => this.reused.get(this.store.lastIndex, name, token, args, run));
+    // A large listing read first after a start or a restore is built in steps (settled-read.ts);
+    // only a settled answer is shared.
+    return this.reused.get(this.store.lastIndex, name, token, args, () => settledRead(this.store, run));
   }
 
   private endpoint(name: string): ReadEndpoint {

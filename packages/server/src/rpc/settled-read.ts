@@ -1,10 +1,17 @@
 // A read whose listing is being built in steps waits for it instead of building it in one go
-// (issue #16: no single read, however large, may hold the event loop for more than 50 ms). The
-// store's kept listings (node, health, KV prefix) throw BuildPending inside deferringBuilds when
-// their first build would be large; the read then runs again once that build — shared by every
-// reader of the same listing — is done. Only the read's synchronous part defers, so the store
-// cannot change between the check and the answer.
-import { BuildPending, deferringBuilds } from '@registry/store';
+// (issue #16: no single read, however large, may hold the event loop for more than 50 ms). The read
+// policy runs the read through Store.tryRead: when a kept listing it needs (node, health, KV prefix)
+// is not built and its first build would be large, the outcome is { pending } — a value, not an
+// exception through the endpoint — and the read runs again once that build, shared by every reader
+// of the same listing, is done (what the read made meanwhile is dropped: store
+// catalog/listing-steps.ts). Only the read's synchronous part is tried, so the store cannot change
+// between the check and the answer.
+import type { Settled } from '@registry/store';
+
+/** What a read can wait through: Store.tryRead. */
+export interface ReadsThatWait {
+  tryRead<T>(read: () => T): Settled<T>;
+}
 
 /**
  * Waits for this many builds at most: under a flood of writes a listing's journal may overflow
@@ -23,25 +30,19 @@ const IN_STEPS = process.env.REGISTRY_LISTING_BUILDS !== 'one-go';
  * pending — every read but the first large one after a start or a restore — so the read path pays
  * no promise for it.
  */
-export function settledRead<T>(read: () => T): T | Promise<T> {
+export function settledRead<T>(store: ReadsThatWait, read: () => T): T | Promise<T> {
   if (!IN_STEPS) return read();
-  try {
-    return deferringBuilds(read);
-  } catch (err) {
-    if (!(err instanceof BuildPending)) throw err;
-    return afterBuilds(read, err);
-  }
+  const first = store.tryRead(read);
+  return 'value' in first ? first.value : afterBuilds(store, read, first.pending);
 }
 
 /** The read again once the pending build is done; after MAX_WAITS waits it builds in one go. */
-async function afterBuilds<T>(read: () => T, pending: BuildPending): Promise<T> {
+async function afterBuilds<T>(store: ReadsThatWait, read: () => T, pending: Promise<void>): Promise<T> {
   for (let waits = 1; ; waits++) {
-    await pending.ready;
-    try {
-      return waits < MAX_WAITS ? deferringBuilds(read) : read();
-    } catch (err) {
-      if (!(err instanceof BuildPending)) throw err;
-      pending = err;
-    }
+    await pending;
+    if (waits >= MAX_WAITS) return read();
+    const again = store.tryRead(read);
+    if ('value' in again) return again.value;
+    pending = again.pending;
   }
 }

@@ -1,6 +1,7 @@
 // Identical non-blocking reads share one result until the store applies another entry; what a
 // client sees must never lag a write it could have observed.
-import { encodeJson, ReusedReads } from '../../src/rpc/reused-reads';
+import { ReusedReads } from '../../src/rpc/reused-reads';
+import { JsonEncoder } from '../../src/http/json-encoder';
 import { http, startDevAgent, type TestAgent } from '../support/dev-agent';
 
 describe('ReusedReads', () => {
@@ -27,6 +28,7 @@ describe('ReusedReads', () => {
 
   test('a shared value is encoded once, as bytes; after the store moves on it is encoded afresh', () => {
     const reads = new ReusedReads();
+    const encodeJson = new JsonEncoder(reads).encode;
     const value = [{ a: 1 }];
     const first = reads.get(1, 'catalog.nodes', undefined, {}, () => ({ index: 1, value, keys: [] }));
     const bytes = encodeJson(first.value);
@@ -38,6 +40,7 @@ describe('ReusedReads', () => {
   });
 
   test('values that were not shared are encoded every time', () => {
+    const encodeJson = new JsonEncoder(new ReusedReads()).encode;
     const value = { a: 1 };
     expect(encodeJson(value)).toBe('{"a":1}');
     value.a = 2;

@@ -10,6 +10,7 @@ import { nodeOut, nodeServiceOut, serviceNodeOut } from './views';
 import { listNodes } from './node-listing';
 import { sortedInstances } from './instance-order';
 import { keptCatalogService } from './kept-reads';
+import type { ListingBuilds } from './listing-steps';
 
 export interface NodeMetaQuery {
   nodeMeta?: Record<string, string>;
@@ -46,9 +47,9 @@ export function findNode(catalog: CatalogTable, nameOrId: string): { node: NodeR
 }
 
 /** The nodes in name order, as shared frozen objects (node-listing.ts: kept sorted, not rebuilt). */
-export function catalogNodes(catalog: CatalogTable, indexes: IndexTable, q: NodeMetaQuery): QueryResult<NodeOut[]> {
+export function catalogNodes(catalog: CatalogTable, indexes: IndexTable, builds: ListingBuilds, q: NodeMetaQuery): QueryResult<NodeOut[]> {
   const filtering = hasNodeMetaFilter(q.nodeMeta);
-  return queryResult(indexes, [NODES], listNodes(catalog, filtering ? (n) => matchesNodeMeta(n.Meta, q.nodeMeta) : undefined));
+  return queryResult(indexes, [NODES], listNodes(catalog, builds, filtering ? (n) => matchesNodeMeta(n.Meta, q.nodeMeta) : undefined));
 }
 
 /** Service name → union of its instances' tags (first-seen order, no duplicates; [] when untagged). */
@@ -69,9 +70,9 @@ export function catalogServices(catalog: CatalogTable, indexes: IndexTable, q: N
   return queryResult(indexes, filtering ? [SERVICES, NODES] : [SERVICES], value);
 }
 
-export function catalogService(catalog: CatalogTable, indexes: IndexTable, name: string, q: ServiceQuery): QueryResult<ServiceNodeOut[]> {
+export function catalogService(catalog: CatalogTable, indexes: IndexTable, builds: ListingBuilds, name: string, q: ServiceQuery): QueryResult<ServiceNodeOut[]> {
   // Thousands of instances: a kept listing, first built in steps (kept-reads.ts).
-  const kept = keptCatalogService(catalog, name, q);
+  const kept = keptCatalogService(catalog, builds, name, q);
   if (kept !== undefined) return queryResult(indexes, [q.connect ? connectWatchKey(name) : serviceWatchKey(name)], kept);
   const { instances, keys } = selectInstances(catalog, name, q);
   return queryResult(indexes, keys, instances.map(({ node, service }) => serviceNodeOut(node, service)));

@@ -18,6 +18,7 @@ import type { CheckData, CheckRecord, NodeData, NodeRecord, RaftIndexes, Service
 import { plainEqual, sameRecordData } from '../plain-data';
 import { Fields, flatStream, listStream, runSync } from '../snapshot-stream';
 import type { Txn } from '../txn';
+import { KeptListings } from '../kept-listings';
 
 export interface CatalogTableDump {
   nodes: NodeRecord[];
@@ -66,6 +67,8 @@ class Bucket<V> extends Map<string, V> {
 const NODE_JOURNAL_MAX = 4096;
 
 export class CatalogTable {
+  /** What reads keep beside this table between reads (kept-listings.ts). */
+  readonly listings = new KeptListings();
   /** folded node name → node */
   private readonly nodes = new Map<string, NodeRecord>();
   /** folded node ID → folded node name */

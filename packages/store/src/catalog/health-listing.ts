@@ -18,6 +18,8 @@ import { fold } from './keys';
 import type { CheckServiceNodeOut, HealthCheckOut } from './outputs';
 import type { CheckRecord, NodeRecord, ServiceRecord } from './records';
 import { NodeRows } from './node-rows';
+import type { ListingBuilds } from './listing-steps';
+import { ListingKey } from '../kept-listings';
 import { serviceRows } from './service-rows';
 import { healthCheckOut, nodeOut, nodeServiceOut } from './views';
 
@@ -28,6 +30,7 @@ interface KeptEntry {
   out: CheckServiceNodeOut;
 }
 
+/** Keyed by record, not per table: an entry is right while its records are, whichever listing shows it. */
 const entries = new WeakMap<ServiceRecord, KeptEntry>();
 
 function byCheckId(a: CheckRecord, b: CheckRecord): number {
@@ -54,19 +57,18 @@ export function healthEntry(catalog: CatalogTable, node: NodeRecord, service: Se
   return out;
 }
 
-/** Per table (a restored store has new tables), per service name and kind of lookup. */
-const listings = new WeakMap<CatalogTable, Map<string, NodeRows<ServiceRecord, CheckServiceNodeOut>>>();
+/** Kept on the table (CatalogTable.listings), per service name and kind of lookup. */
+const HEALTH_LISTINGS = new ListingKey<Map<string, NodeRows<ServiceRecord, CheckServiceNodeOut>>>('health of services');
 
 /** Every instance's health entry for service `name` (or its Connect-capable instances), in order. */
-export function listHealth(catalog: CatalogTable, name: string, connect: boolean): CheckServiceNodeOut[] {
-  let byName = listings.get(catalog);
-  if (!byName) listings.set(catalog, (byName = new Map()));
+export function listHealth(catalog: CatalogTable, builds: ListingBuilds, name: string, connect: boolean): CheckServiceNodeOut[] {
+  const byName = catalog.listings.of(HEALTH_LISTINGS, () => new Map());
   const folded = fold(name);
   const id = `${connect ? 'c' : 's'}:${folded}`;
   let listing = byName.get(id);
-  if (!listing) byName.set(id, (listing = new NodeRows(catalog, serviceRows(catalog, folded, { connect }, (node, s) => healthEntry(catalog, node, s)))));
+  if (!listing) byName.set(id, (listing = new NodeRows(catalog, serviceRows(catalog, folded, { connect }, (node, s) => healthEntry(catalog, node, s)), builds)));
   const outs = listing.update().slice();
-  // Services come and go: a listing is forgotten with its last instance.
-  if (listing.size === 0) byName.delete(id);
+  // Services come and go: a listing is forgotten with its last instance (not while it is built).
+  if (listing.size === 0 && !listing.building) byName.delete(id);
   return outs;
 }

@@ -11,6 +11,7 @@ import type { CheckRecord, NodeRecord } from './records';
 import { healthEntry, listHealth } from './health-listing';
 import { healthCheckOut } from './views';
 import { keptHealthService, keptHealthState } from './kept-reads';
+import type { ListingBuilds } from './listing-steps';
 
 export interface HealthServiceQuery extends ServiceQuery {
   /** Drop instances with any check (node-level included) not passing. */
@@ -57,16 +58,16 @@ export function healthChecks(catalog: CatalogTable, indexes: IndexTable, service
   return queryResult(indexes, [serviceWatchKey(service)], showChecksByNode(catalog, checks));
 }
 
-export function healthService(catalog: CatalogTable, indexes: IndexTable, name: string, q: HealthServiceQuery): QueryResult<CheckServiceNodeOut[]> {
+export function healthService(catalog: CatalogTable, indexes: IndexTable, builds: ListingBuilds, name: string, q: HealthServiceQuery): QueryResult<CheckServiceNodeOut[]> {
   let entries: CheckServiceNodeOut[];
   let keys: string[];
   if ((q.tags ?? []).length === 0 && !hasNodeMetaFilter(q.nodeMeta)) {
     // Every instance: the kept listing (health-listing.ts).
-    entries = listHealth(catalog, name, q.connect === true);
+    entries = listHealth(catalog, builds, name, q.connect === true);
     keys = [q.connect ? connectWatchKey(name) : serviceWatchKey(name)];
   } else {
     // Thousands of instances: a kept listing per filter, first built in steps (kept-reads.ts).
-    const kept = keptHealthService(catalog, name, q);
+    const kept = keptHealthService(catalog, builds, name, q);
     if (kept !== undefined) {
       entries = kept;
       keys = [q.connect ? connectWatchKey(name) : serviceWatchKey(name)];
@@ -88,11 +89,11 @@ export function healthChecksWithId(catalog: CatalogTable, indexes: IndexTable, c
 }
 
 /** Checks whose Status equals `state` exactly ("any" for all), ordered by (node, check ID). */
-export function healthState(catalog: CatalogTable, indexes: IndexTable, state: string, q: NodeMetaQuery): QueryResult<HealthCheckOut[]> {
+export function healthState(catalog: CatalogTable, indexes: IndexTable, builds: ListingBuilds, state: string, q: NodeMetaQuery): QueryResult<HealthCheckOut[]> {
   const filtering = hasNodeMetaFilter(q.nodeMeta);
   const keys = filtering ? [CHECKS, NODES] : [CHECKS];
   // A large catalog: a kept listing per state and filter, first built in steps (kept-reads.ts).
-  const kept = keptHealthState(catalog, state, state === ANY_STATE, filtering ? q.nodeMeta : undefined);
+  const kept = keptHealthState(catalog, builds, state, state === ANY_STATE, filtering ? q.nodeMeta : undefined);
   if (kept !== undefined) return queryResult(indexes, keys, kept);
   const checks = catalog
     .allChecks()

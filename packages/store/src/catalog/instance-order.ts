@@ -10,6 +10,7 @@
 import { fold } from './keys';
 import type { ServiceRecord } from './records';
 import type { CatalogTable } from './catalog-table';
+import { ListingKey } from '../kept-listings';
 
 interface Row {
   /** fold(node name) \0 fold(service ID): unique among a service's instances. */
@@ -57,13 +58,12 @@ class InstanceOrder {
   }
 }
 
-/** Per table (a restored store has new tables), per service name and kind of lookup. */
-const orders = new WeakMap<CatalogTable, Map<string, InstanceOrder>>();
+/** Kept on the table (CatalogTable.listings), per service name and kind of lookup. */
+const INSTANCE_ORDERS = new ListingKey<Map<string, InstanceOrder>>('instance orders');
 
 /** The instances named `name` (or its Connect-capable ones) in (node, service ID) order. Do not modify. */
 export function sortedInstances(catalog: CatalogTable, name: string, connect: boolean): readonly ServiceRecord[] {
-  let byName = orders.get(catalog);
-  if (!byName) orders.set(catalog, (byName = new Map()));
+  const byName = catalog.listings.of(INSTANCE_ORDERS, () => new Map());
   const all = connect ? catalog.connectInstances(name) : catalog.instancesNamed(name);
   const id = `${connect ? 'c' : 's'}:${fold(name)}`;
   let order = byName.get(id);

@@ -10,6 +10,7 @@ import { hasKeptRows, keptRows, KEPT_ROWS_MIN, type Row } from './node-rows';
 import type { CheckServiceNodeOut, HealthCheckOut, ServiceNodeOut } from './outputs';
 import type { CheckRecord, NodeRecord, ServiceRecord } from './records';
 import { serviceRows, type InstanceFilter } from './service-rows';
+import type { ListingBuilds } from './listing-steps';
 import { healthCheckOut, serviceNodeOut } from './views';
 
 export type { InstanceFilter } from './service-rows';
@@ -17,7 +18,8 @@ export type { InstanceFilter } from './service-rows';
 /**
  * Outputs shared by every kept listing showing the same records (one per filter would multiply
  * them): records are replaced on write, never changed, so an output is right while they are the
- * same objects. Frozen: a caller changing one would show to every other.
+ * same objects. Frozen: a caller changing one would show to every other. Keyed by record, not per
+ * table: an output is right while its records are, whichever table or listing shows it.
  */
 const catalogOuts = new WeakMap<ServiceRecord, { node: NodeRecord; out: ServiceNodeOut }>();
 const checkOuts = new WeakMap<CheckRecord, { node: NodeRecord; service: ServiceRecord | undefined; out: HealthCheckOut }>();
@@ -49,22 +51,23 @@ function keepsService(catalog: CatalogTable, id: string, name: string, q: Instan
 }
 
 /** catalog/service's rows when the service is large, else undefined (read it anew). */
-export function keptCatalogService(catalog: CatalogTable, name: string, q: InstanceFilter): ServiceNodeOut[] | undefined {
+export function keptCatalogService(catalog: CatalogTable, builds: ListingBuilds, name: string, q: InstanceFilter): ServiceNodeOut[] | undefined {
   const id = queryId('catalog.service', name, q);
   if (!keepsService(catalog, id, name, q)) return undefined;
-  return keptRows(catalog, id, () => serviceRows(catalog, name, q, catalogEntry));
+  return keptRows(catalog, builds, id, () => serviceRows(catalog, name, q, catalogEntry));
 }
 
 /** A filtered health/service's entries when the service is large, else undefined. */
-export function keptHealthService(catalog: CatalogTable, name: string, q: InstanceFilter): CheckServiceNodeOut[] | undefined {
+export function keptHealthService(catalog: CatalogTable, builds: ListingBuilds, name: string, q: InstanceFilter): CheckServiceNodeOut[] | undefined {
   const id = queryId('health.service', name, q);
   if (!keepsService(catalog, id, name, q)) return undefined;
-  return keptRows(catalog, id, () => serviceRows(catalog, name, q, (node, s) => healthEntry(catalog, node, s)));
+  return keptRows(catalog, builds, id, () => serviceRows(catalog, name, q, (node, s) => healthEntry(catalog, node, s)));
 }
 
 /** health/state's checks when the catalog is large, else undefined. `state` is a status or "any". */
 export function keptHealthState(
   catalog: CatalogTable,
+  builds: ListingBuilds,
   state: string,
   anyState: boolean,
   nodeMeta: Record<string, string> | undefined,
@@ -77,7 +80,7 @@ export function keptHealthState(
     if (!node || !matchesNodeMeta(node.Meta, nodeMeta)) return undefined;
     return { key: `${c.nodeKey}\u0000${fold(c.CheckID)}`, out: checkEntry(catalog, node, c) };
   };
-  return keptRows(catalog, id, () => ({
+  return keptRows(catalog, builds, id, () => ({
     items: () => catalog.allChecks(),
     row,
     rowsOfNode: (nodeKey: string) => catalog.checksOf(nodeKey).flatMap((c) => row(c) ?? []),

@@ -5,14 +5,14 @@
 // 100,000-key prefix, during which no write, heartbeat or other read made progress.
 //
 // A build is a generator that yields every few dozen or hundred rows. A reader that can wait (the
-// RPC layer runs endpoints inside deferringBuilds: rpc/settled-read.ts) gets BuildPending when the
-// listing it needs is not built: the build then runs a step of ~2 ms at a time, taking turns with
-// the large answers' slices in one lane (the HTTP layer installs its lane: useListingLane), and the
-// reader runs again when it is done. Every reader of the same listing meanwhile waits for that one
-// build. A caller that cannot wait (code reading the store directly: leader duties, tests) finishes
-// the build at once, in one go, as before. Builds work from the state when they started and record
-// the journal's position then; writes that land between two steps are followed through the journal
-// afterwards, like any write.
+// RPC layer's read policy, rpc/settled-read.ts, reads through Store.tryRead) gets the value
+// { pending } when a listing it needs is not built: the build then runs a step of ~2 ms at a time,
+// taking turns in the store's lane (StoreOptions.listingLane: the agent passes the lane its large
+// answers' slices take turns in, http/slice-lane.ts), and the reader runs again when it is done.
+// Every reader of the same listing meanwhile waits for that one build. A caller that cannot wait
+// (code reading the store directly: leader duties, tests) finishes the build at once, in one go, as
+// before. Builds work from the state when they started and record the journal's position then;
+// writes that land between two steps are followed through the journal afterwards, like any write.
 import { performance } from 'node:perf_hooks';
 
 /** Where build steps take turns (http/slice-lane.ts's SliceLane has this shape). */
@@ -22,44 +22,59 @@ export interface StepLane {
   done(ms: number): void;
 }
 
-/** Without a lane installed (a store outside an agent): one event-loop turn between steps. */
-const ownTurns: StepLane = {
+/** A store given no lane (outside an agent): one event-loop turn between steps. */
+export const OWN_TURNS: StepLane = {
   turn: () => new Promise<void>((resolve) => setImmediate(resolve)),
   done: () => undefined,
 };
 
-let lane: StepLane = ownTurns;
-/** Event-loop time one step may take, as one slice of a large answer (http/sliced-json.ts). */
-let stepMs = 2;
+/**
+ * A read's outcome when it may wait for builds (Store.tryRead): its value, or the builds to wait
+ * for before reading again. In the second case the read ran on what the listings held (a listing
+ * being built stands in with its previous rows) and what it made is dropped, never answered.
+ */
+export type Settled<T> = { value: T } | { pending: Promise<void> };
 
 /**
- * Build steps take turns in `l` from now on (the HTTP layer's lane of large answers), each taking
- * up to `ms` (tests make them tiny to interleave writes often; a step always makes some progress).
+ * A store's builds in steps: the lane they take turns in, the time a step may take, and the
+ * builds found unfinished by the read trying now. One per Store, handed to each listing it makes.
  */
-export function useListingLane(l: StepLane, ms = 2): void {
-  lane = l;
-  stepMs = ms;
-}
+export class ListingBuilds {
+  /** Reads trying now (tryRead may nest); 0: the caller cannot wait and builds finish at once. */
+  private trying = 0;
+  /** What the reads trying now wait for, each once; a read owns the part past its mark. */
+  private readonly found: Promise<void>[] = [];
 
-/** Thrown to a reader that can wait: run the read again once `ready` resolves. */
-export class BuildPending extends Error {
-  constructor(readonly ready: Promise<void>) {
-    super('a large listing is being built');
+  constructor(
+    readonly lane: StepLane = OWN_TURNS,
+    /** Event-loop time one step may take (tests make them tiny; a step always makes some progress). */
+    readonly stepMs = 2,
+  ) {}
+
+  /** `read`'s value, or { pending } when a listing it needs is being built in steps. */
+  tryRead<T>(read: () => T): Settled<T> {
+    const mark = this.found.length;
+    this.trying++;
+    let value: T;
+    try {
+      value = read();
+    } catch (err) {
+      this.found.length = mark;
+      throw err;
+    } finally {
+      this.trying--;
+    }
+    if (this.found.length === mark) return { value };
+    const waits = this.found.splice(mark);
+    return { pending: waits.length === 1 ? waits[0] : Promise.all(waits).then(() => undefined) };
   }
-}
 
-let deferring = 0;
-
-/**
- * Runs `read` allowing listings to throw BuildPending instead of building in one go. Only the
- * synchronous part of `read` counts: a blocking query's later runs finish builds at once.
- */
-export function deferringBuilds<T>(read: () => T): T {
-  deferring++;
-  try {
-    return read();
-  } finally {
-    deferring--;
+  /** Whether the reader waits for `build` (then noted as pending for it) rather than finishing it now. */
+  waits(build: SlicedBuild<unknown>): boolean {
+    if (this.trying === 0) return false;
+    const ready = build.ready();
+    if (!this.found.includes(ready)) this.found.push(ready);
+    return true;
   }
 }
 
@@ -71,18 +86,21 @@ export class SlicedBuild<T> {
   private built: Promise<void> | undefined;
   private resolveBuilt: (() => void) | undefined;
 
-  constructor(private readonly steps: BuildSteps<T>) {}
+  constructor(
+    private readonly steps: BuildSteps<T>,
+    private readonly builds: ListingBuilds,
+  ) {}
 
   get done(): boolean {
     return this.outcome !== undefined;
   }
 
   /**
-   * What was built: finished in one go if the steps have not, or BuildPending when the caller can
-   * wait (inside deferringBuilds).
+   * What was built: finished in one go if the steps have not, or undefined when the reader waits
+   * for it instead (ListingBuilds.tryRead; the build is then noted as pending for that read).
    */
-  result(): T {
-    if (this.outcome === undefined && deferring > 0) throw new BuildPending(this.ready());
+  result(): T | undefined {
+    if (this.outcome === undefined && this.builds.waits(this)) return undefined;
     return this.finish();
   }
 
@@ -118,6 +136,7 @@ export class SlicedBuild<T> {
 
   private async drive(): Promise<void> {
     while (this.outcome === undefined) {
+      const { lane, stepMs } = this.builds;
       await lane.turn();
       const started = performance.now();
       try {
@@ -134,14 +153,14 @@ export class SlicedBuild<T> {
 }
 
 /**
- * build.result(), and `forget` called when the build failed (a bug: the next read starts afresh
- * rather than failing for ever). BuildPending passes through.
+ * build.result() (undefined: the reader waits for it), and `forget` called when the build failed (a
+ * bug: the next read starts afresh rather than failing for ever).
  */
-export function resultOf<T>(build: SlicedBuild<T>, forget: () => void): T {
+export function resultOf<T>(build: SlicedBuild<T>, forget: () => void): T | undefined {
   try {
     return build.result();
   } catch (err) {
-    if (!(err instanceof BuildPending)) forget();
+    forget();
     throw err;
   }
 }

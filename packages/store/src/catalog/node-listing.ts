@@ -14,11 +14,12 @@
 // meanwhile are followed afterwards like any others.
 import { nodeOut } from './views';
 import { FollowedListing, lowerBound } from './followed-listing';
-import { ROWS_PER_YIELD, sortInSteps, type BuildSteps } from './listing-steps';
+import { ROWS_PER_YIELD, sortInSteps, type BuildSteps, type ListingBuilds } from './listing-steps';
 import { fold } from './keys';
 import type { NodeOut } from './outputs';
 import type { NodeRecord } from './records';
 import type { CatalogTable } from './catalog-table';
+import { ListingKey } from '../kept-listings';
 
 interface Row {
   record: NodeRecord;
@@ -104,9 +105,9 @@ class NodeListing extends FollowedListing<Built, NodeOut> {
   private outs: NodeOut[] = [];
   private members = new Set<NodeRecord>();
 
-  constructor(catalog: CatalogTable) {
+  constructor(catalog: CatalogTable, builds: ListingBuilds) {
     // The journal also names nodes whose services or checks changed: follow() finds their rows unchanged.
-    super(catalog, MAX_SPLICES);
+    super(catalog, MAX_SPLICES, builds);
   }
 
   /** A comparison and merge of every record with the rows kept. */
@@ -156,13 +157,12 @@ class NodeListing extends FollowedListing<Built, NodeOut> {
   }
 }
 
-/** One listing per table: a restored store has new tables and so starts a new listing. */
-const listings = new WeakMap<CatalogTable, NodeListing>();
+/** The listing kept on the table (CatalogTable.listings): a restored store starts a new one. */
+const NODE_LISTING = new ListingKey<NodeListing>('catalog nodes');
 
 /** The table's nodes in name order, each as its (shared, frozen) output object, filtered by `keep`. */
-export function listNodes(catalog: CatalogTable, keep?: (r: NodeRecord) => boolean): NodeOut[] {
-  let listing = listings.get(catalog);
-  if (!listing) listings.set(catalog, (listing = new NodeListing(catalog)));
+export function listNodes(catalog: CatalogTable, builds: ListingBuilds, keep?: (r: NodeRecord) => boolean): NodeOut[] {
+  const listing = catalog.listings.of(NODE_LISTING, () => new NodeListing(catalog, builds));
   const outs = listing.update();
   if (!keep) return outs.slice();
   const out: NodeOut[] = [];

@@ -12,8 +12,9 @@
 // loop for; writes made meanwhile are followed afterwards through the journal, like any others, so
 // the answer is exactly the one-go answer for the state it is read in.
 import type { CatalogTable } from './catalog-table';
+import { ListingKey } from '../kept-listings';
 import { FollowedListing, lowerBound } from './followed-listing';
-import { ROWS_PER_YIELD, SLICED_BUILD_MIN, sortInSteps, type BuildSteps } from './listing-steps';
+import { ROWS_PER_YIELD, SLICED_BUILD_MIN, sortInSteps, type BuildSteps, type ListingBuilds } from './listing-steps';
 
 export interface Row<T> {
   /** fold(node name) \0 the rest of the order within the node: unique, compared as a string. */
@@ -70,8 +71,9 @@ export class NodeRows<I, T> extends FollowedListing<Built<T>, T> {
   constructor(
     catalog: CatalogTable,
     private readonly source: RowSource<I, T>,
+    builds: ListingBuilds,
   ) {
-    super(catalog, MAX_FOLLOWED);
+    super(catalog, MAX_FOLLOWED, builds);
   }
 
   protected buildSteps(): { steps: BuildSteps<Built<T>>; inputs: number } {
@@ -111,18 +113,18 @@ export class NodeRows<I, T> extends FollowedListing<Built<T>, T> {
 const KEPT_PER_TABLE = 32;
 const KEPT_ROWS_PER_TABLE = 1_000_000;
 
-const kept = new WeakMap<CatalogTable, Map<string, NodeRows<unknown, unknown>>>();
+/** One listing per query, kept on the table (CatalogTable.listings), the least recently read first. */
+const QUERY_LISTINGS = new ListingKey<Map<string, NodeRows<unknown, unknown>>>('catalog queries');
 
 /**
  * The answer of query `id` (a string naming the kind of read and every parameter) from its kept
  * listing, made from `source` when there is none. A copy the caller may keep.
  */
-export function keptRows<I, T>(catalog: CatalogTable, id: string, source: () => RowSource<I, T>): T[] {
-  let byId = kept.get(catalog);
-  if (!byId) kept.set(catalog, (byId = new Map()));
+export function keptRows<I, T>(catalog: CatalogTable, builds: ListingBuilds, id: string, source: () => RowSource<I, T>): T[] {
+  const byId = catalog.listings.of(QUERY_LISTINGS, () => new Map());
   let listing = byId.get(id) as NodeRows<I, T> | undefined;
   if (listing) byId.delete(id);
-  else listing = new NodeRows(catalog, source());
+  else listing = new NodeRows(catalog, source(), builds);
   // Most recently read last: the first entries are the ones to drop.
   byId.set(id, listing as NodeRows<unknown, unknown>);
   const answer = listing.update().slice();
@@ -138,7 +140,7 @@ export function keptRows<I, T>(catalog: CatalogTable, id: string, source: () => 
 
 /** Whether query `id` already has a kept listing (then it is cheaper to follow than to read anew). */
 export function hasKeptRows(catalog: CatalogTable, id: string): boolean {
-  return kept.get(catalog)?.has(id) === true;
+  return catalog.listings.of(QUERY_LISTINGS, () => new Map()).has(id);
 }
 
 /** Reads of fewer candidates than this are made anew each time (cheap), not kept. */

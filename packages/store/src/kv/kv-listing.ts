@@ -8,9 +8,10 @@
 // Raft index, and tombstones are never removed. A few prefixes are kept (the most recently read).
 // Walking a large prefix the first time (or when the journal cannot tell) runs in steps a reader
 // that can wait does not hold the event loop for (catalog/listing-steps.ts).
-import { resultOf, ROWS_PER_YIELD, SlicedBuild, type BuildSteps } from '../catalog/listing-steps';
+import { resultOf, ROWS_PER_YIELD, SlicedBuild, type BuildSteps, type ListingBuilds } from '../catalog/listing-steps';
 import { kvEntryOut, type KvEntry, type KvEntryOut } from './kv-records';
 import type { KvTable } from './kv-table';
+import { ListingKey } from '../kept-listings';
 
 /** Smaller answers are built directly: walking them is cheap, keeping them would cost memory. */
 const KEPT_MIN_ENTRIES = 1000;
@@ -19,6 +20,7 @@ const MAX_KEPT = 8;
 /** More changed keys than this since the last read: one walk of the prefix instead. */
 const MAX_FOLLOWED = 512;
 
+/** Keyed by entry, not per table: an output is right while its entry is, whichever listing shows it. */
 const outputs = new WeakMap<KvEntry, KvEntryOut>();
 
 /** The entry's output, made once per stored entry (entries are replaced on write, never changed). */
@@ -75,6 +77,8 @@ class KvListing {
     private readonly prefix: string,
     first: Part,
     version: number,
+    /** The store's builds in steps (its lane; which reads wait). */
+    private readonly builds: ListingBuilds,
   ) {
     this.startBuild(first, version);
   }
@@ -83,13 +87,19 @@ class KvListing {
     return this.outs.length;
   }
 
+  /** Whether a walk of the prefix is under way (the listing then holds no answer of its own yet: keep it). */
+  get building(): boolean {
+    return this.build !== undefined;
+  }
+
   /**
-   * The prefix's outputs in key order and its newest index. Do not modify. Throws BuildPending
-   * (inside deferringBuilds) while a walk of the prefix runs in steps.
+   * The prefix's outputs in key order and its newest index. Do not modify. To a read that waits for
+   * builds (ListingBuilds.tryRead) while a walk of the prefix runs in steps: what is kept now, a
+   * stand-in that read drops.
    */
   update(): { outs: readonly KvEntryOut[]; max: number } {
     for (;;) {
-      if (this.build !== undefined) this.install(this.build);
+      if (this.build !== undefined && !this.install(this.build)) return { outs: this.outs, max: this.max };
       const changes = this.table.keyChangesSince(this.version);
       const changed = changes.keys === null ? null : new Set(changes.keys);
       if (changed !== null && changed.size <= MAX_FOLLOWED) {
@@ -103,18 +113,21 @@ class KvListing {
   }
 
   private startBuild(first: Part, version: number): void {
-    const steps = new SlicedBuild(walkInSteps(this.table, this.prefix, first));
+    const steps = new SlicedBuild(walkInSteps(this.table, this.prefix, first), this.builds);
     if (first.last === undefined) steps.finish();
     this.build = { steps, version };
   }
 
-  private install(build: { steps: SlicedBuild<Built>; version: number }): void {
+  /** Keeps what `build` walked; false when the reader waits for it instead. */
+  private install(build: { steps: SlicedBuild<Built>; version: number }): boolean {
     const built = resultOf(build.steps, () => (this.build = undefined));
+    if (built === undefined) return false;
     this.keys = built.keys;
     this.outs = built.outs;
     this.max = built.max;
     this.version = build.version;
     this.build = undefined;
+    return true;
   }
 
   private follow(key: string): void {
@@ -142,17 +155,18 @@ class KvListing {
   }
 }
 
-const listings = new WeakMap<KvTable, Map<string, KvListing>>();
+/** Large prefixes kept on the table (KvTable.listings), by prefix, the least recently read first. */
+const PREFIX_LISTINGS = new ListingKey<Map<string, KvListing>>('kv prefixes');
 
 /**
  * A ?recurse read of `prefix`: the outputs of its entries in key order (shared and frozen; do not
  * modify) and its index (the newest entry or tombstone under the prefix; the table index for the
- * empty prefix or when nothing was ever under it, as Consul's kvsListTxn). Throws BuildPending
- * (inside deferringBuilds) while a large prefix is walked in steps.
+ * empty prefix or when nothing was ever under it, as Consul's kvsListTxn). A large prefix's listing
+ * is kept on the table (PREFIX_LISTINGS); to a read that waits for builds, a stand-in while
+ * it is walked in steps (KvListing.update).
  */
-export function kvRecurse(table: KvTable, prefix: string): { outs: KvEntryOut[]; index: number } {
-  let kept = listings.get(table);
-  if (!kept) listings.set(table, (kept = new Map()));
+export function kvRecurse(table: KvTable, builds: ListingBuilds, prefix: string): { outs: KvEntryOut[]; index: number } {
+  const kept = table.listings.of(PREFIX_LISTINGS, () => new Map());
   const indexOf = (max: number) => (prefix === '' || max === 0 ? table.tableIndex : max);
   let listing = kept.get(prefix);
   if (listing) {
@@ -164,10 +178,10 @@ export function kvRecurse(table: KvTable, prefix: string): { outs: KvEntryOut[];
     // The first part tells a small prefix (answered from it, not kept) from a large one.
     const first = table.listPart(prefix, undefined, KEPT_MIN_ENTRIES);
     if (first.last === undefined && first.entries.length < KEPT_MIN_ENTRIES) return { outs: first.entries.map(keptKvOut), index: indexOf(first.max) };
-    kept.set(prefix, (listing = new KvListing(table, prefix, first, version)));
+    kept.set(prefix, (listing = new KvListing(table, prefix, first, version, builds)));
     if (kept.size > MAX_KEPT) kept.delete(kept.keys().next().value as string);
   }
   const { outs, max } = listing.update();
-  if (listing.size < KEPT_MIN_ENTRIES) kept.delete(prefix);
+  if (listing.size < KEPT_MIN_ENTRIES && !listing.building) kept.delete(prefix);
   return { outs: outs.slice(), index: indexOf(max) };
 }

@@ -6,6 +6,7 @@ import { Fields, keyedStream, runSync } from '../snapshot-stream';
 import type { Txn } from '../txn';
 import { KVS, kvWriteWatchKeys } from './kv-keys';
 import type { KvEntry } from './kv-records';
+import { KeptListings } from '../kept-listings';
 
 /** Never changed once stored: a write stores a new slot (a snapshot may hold the old one). */
 interface Slot {
@@ -24,6 +25,8 @@ export interface KvTableDump {
 const KEY_JOURNAL_MAX = 4096;
 
 export class KvTable {
+  /** What reads keep beside this table between reads: large ?recurse prefixes (kv-listing.ts, kept-listings.ts). */
+  readonly listings = new KeptListings();
   /** Every key with an entry or a tombstone, in ascending order. */
   private readonly sorted: string[] = [];
   private readonly slots = new Map<string, Slot>();

@@ -1,7 +1,7 @@
 // What the tests of listings built in steps (issue #16) share: a lane they open one step at a time,
 // a store that logs its writes (to build the same state from scratch, in one go), and a read that
 // settles while random writes land between the steps of its build.
-import { BuildPending, deferringBuilds, Store, useListingLane, type Command, type StepLane } from '@registry/store';
+import { Store, type Command, type Settled, type StepLane } from '@registry/store';
 
 /** A lane the test opens one step at a time, so that writes land between steps where it chooses. */
 export class ManualLane implements StepLane {
@@ -26,17 +26,15 @@ export class ManualLane implements StepLane {
   }
 }
 
-/** The lane of this test file (jest loads this module once per file), installed before its tests. */
+/** The lane of this test file (jest loads this module once per file), where LoggedStore's builds take turns. */
 export const lane = new ManualLane();
 
-/** Installs `lane` for the file's tests, with steps of ~0.05 ms: a build of a few thousand rows takes many of them. */
-export function useManualLane(): void {
-  beforeAll(() => useListingLane(lane, 0.05));
-}
-
-/** A store whose writes are logged, with a seeded source of random numbers for the writes. */
+/**
+ * A store whose writes are logged, with a seeded source of random numbers for the writes. Its builds
+ * take turns in `lane`, with steps of ~0.05 ms: a build of a few thousand rows takes many of them.
+ */
 export abstract class LoggedStore {
-  readonly store = new Store();
+  readonly store = new Store({ listingLane: lane, listingStepMs: 0.05 });
   readonly log: Command[] = [];
 
   constructor(private seed: number) {}
@@ -64,14 +62,16 @@ export abstract class LoggedStore {
 
 export type Read = (s: Store) => unknown;
 
-/** The read's answer inside deferringBuilds: BuildPending's promise, or the answer. */
-export function tryDeferred(s: Store, read: Read): { pending: Promise<void> } | { value: unknown } {
-  try {
-    return { value: deferringBuilds(() => read(s)) };
-  } catch (err) {
-    if (err instanceof BuildPending) return { pending: err.ready };
-    throw err;
-  }
+/** The read as one that can wait (Store.tryRead): the build's promise, or the answer. */
+export function tryDeferred(s: Store, read: Read): Settled<unknown> {
+  return s.tryRead(() => read(s));
+}
+
+/** The answer of a read that can wait, which must not have to (no build pending). */
+export function readWaiting(s: Store, read: Read): unknown {
+  const r = tryDeferred(s, read);
+  if (!('value' in r)) throw new Error('a build is pending');
+  return r.value;
 }
 
 /** Runs the build step by step with writes between steps, then reads; answers the settled answer. */
