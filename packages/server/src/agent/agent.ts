@@ -41,7 +41,8 @@ import { installClientGateway } from '../cluster/client-gateway';
 import { clientMemberOut } from '../cluster/client-members';
 import { serverMember } from '../cluster/member-record';
 import { Rpc } from '../rpc/rpc';
-import { installAcl } from '../acl/install';
+import { aclResolverFor, installAclDuties } from '../acl/install';
+import { LateRemoteDatacenters } from '../rpc/remote-datacenters';
 import { LeaderDuties } from '../runtime/leader-duties';
 import { AgentConnect } from '../connect/agent-connect';
 import { initialCa } from '../config/connect-config';
@@ -281,11 +282,6 @@ export class Agent {
       isPrimary: (config.primaryDatacenter ?? config.datacenter) === config.datacenter,
       localTokensEnabled: () => !!config.acl.enableTokenReplication && !!config.acl.tokens.replication,
     });
-    const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints, writes);
-    rpc.setObserver(metrics.rpcObserver);
-    // clockOffsets is read at scrape time, once `health` below exists.
-    metrics.watch({ raft, store, blocking: rpc.blocking, clockOffsets: () => health.clockOffsets.list() });
-    rpc.setForwardLogger(logger.child({ module: 'agent.rpc' }));
     const left = new LeftMarker(dataDir);
     const catalogNodeName = (id: string) => {
       const node = store.catalogNode(id).value;
@@ -293,7 +289,21 @@ export class Agent {
     };
     // Whether this server is still a member: left, or told by the leader it was removed (issue #35).
     const membership = new Membership(raft, nodeId, left, logger.child({ module: 'agent.join' }));
-    rpc.refuseWhenOut(() => membership.reason());
+    const aclLogger = logger.child({ module: 'agent.acl' });
+    const aclParts = { datacenter: config.datacenter, primaryDatacenter: config.primaryDatacenter, store, logger: aclLogger, timed: (ms: number, hit: boolean) => metrics.aclResolved(ms, hit), nodeName: config.nodeName, agentMaster: () => config.acl.tokens.agentMaster };
+    // rpc ↔ acl: the resolver the Rpc checks every request with asks the Rpc itself (acl/install.ts
+    // AclRpc); these closures run only once requests arrive, after `rpc` below exists.
+    const acl = aclResolverFor(config.acl, { ...aclParts, rpc: { caughtUpWithLeader: () => rpc.caughtUpWithLeader(), read: (...a) => rpc.read(...a) } });
+    // rpc ↔ areas: bound to the area links once they exist (rpc/remote-datacenters.ts says why).
+    const remote = new LateRemoteDatacenters();
+    const rpc: Rpc = new Rpc({
+      raft, store, transport, datacenter: config.datacenter, reads: readEndpoints, writes, acl, remote,
+      observer: metrics.rpcObserver,
+      forwardLog: logger.child({ module: 'agent.rpc' }),
+      outOfCluster: () => membership.reason(),
+    });
+    // clockOffsets is read at scrape time, once `health` below exists.
+    metrics.watch({ raft, store, blocking: rpc.blocking, clockOffsets: () => health.clockOffsets.list() });
     const joiner = new Joiner(self, raft, transport, logger.child({ module: 'agent.join' }), membership, catalogNodeName);
     const health = new ServerHealth(self, raft, store, transport, (cmd: Command) => rpc.apply(cmd, { internal: true }), logger.child({ module: 'agent.leader' }), membership);
     installForceLeave(rpc.leader, health);
@@ -305,7 +315,7 @@ export class Agent {
     const failures = runnerFailures(logger.child({ module: 'agent.runners' }), (runner) => metrics.runnerFailed(runner));
     const connect = new AgentConnect({ config, initialCa: initialCa(config), rpc, store, logger: logger.child({ module: 'agent.connect' }) });
     leaderDuties.add(connect.caDuty);
-    installAcl(config.acl, { datacenter: config.datacenter, primaryDatacenter: config.primaryDatacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
+    installAclDuties(config.acl, { ...aclParts, rpc, leaderDuties, replicationToken: () => config.acl.tokens.replication });
     const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc, membership);
     made.agent = agent;
     // The Raft node stops itself when carrying out a Ready failed for a reason other than storage
@@ -334,6 +344,7 @@ export class Agent {
     await clearUploads(dataDir);
     agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter, transport, dataDir, maxArchiveBytes: () => config.snapshot.restoreMaxBytes, logger: logger.child({ module: 'agent.snapshot' }) });
     agent.areas = installAreas({ self, version: VERSION, raft, store, rpc, transport, leaderDuties, translateWanAddrs: config.translateWanAddrs, logger: logger.child({ module: 'agent.areas' }), secureLink: transport instanceof TcpTransport ? (address, dc, useTls) => transport.setDialTls(address, tls.wanDial(dc, useTls)) : undefined });
+    remote.bind(agent.areas.links);
 
     raft.start();
     if (config.bootstrapExpect === 1 && raft.configuration().length === 0) {
