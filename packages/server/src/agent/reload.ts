@@ -186,7 +186,7 @@ async function reloadDefinitions(agent: Reloadable, next: AgentConfig): Promise<
   for (const [id, def] of newServices) {
     const was = oldServices.get(id);
     if (was && same(was, def)) continue;
-    await local.addService(def, all, false);
+    await local.addService(def, all, { persist: false });
     out.push(`services: ${was ? '~' : '+'}${id}`);
   }
   for (const [id, def] of newChecks) {
