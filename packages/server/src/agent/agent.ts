@@ -142,10 +142,12 @@ export class Agent {
     readonly leaderDuties: LeaderDuties,
     readonly rpc: Rpc,
     private readonly membership: Membership,
+    /** This server's catalog entry and serfHealth, kept by the leader from its facts (node_meta among them). */
+    private readonly health: ServerHealth,
     loadConfig: (() => AgentConfig) | undefined,
   ) {
     this.stopped = new Promise((resolve) => (this.markStopped = resolve));
-    this.common = new CommonAgent(base, transport instanceof TcpTransport ? transport : undefined, loadConfig);
+    this.common = new CommonAgent(base, transport instanceof TcpTransport ? transport : undefined, loadConfig, () => ({ nodeMeta: this.health, snapshots: this.snapshots }));
   }
 
   get config(): AgentConfig {
@@ -282,7 +284,7 @@ export class Agent {
     const connect = new AgentConnect({ config, initialCa: initialCa(config), rpc, store, logger: logger.child({ module: 'agent.connect' }) });
     leaderDuties.add(connect.caDuty);
     installAclDuties(config.acl, { ...aclParts, rpc, leaderDuties, replicationToken: () => config.acl.tokens.replication });
-    const agent = new Agent(base, nodeId, db, transport, store, raft, self, joiner, leaderDuties, rpc, membership, options.loadConfig);
+    const agent = new Agent(base, nodeId, db, transport, store, raft, self, joiner, leaderDuties, rpc, membership, health, options.loadConfig);
     made.agent = agent;
     // The Raft node stops itself when carrying out a Ready failed for a reason other than storage
     // (storage faults are retried, never fatal): a bug in the state machine or Raft. An agent
@@ -305,7 +307,7 @@ export class Agent {
     agent.sessions = installSessions({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }), failures });
     // An archive a crash left half-checked is nobody's (snapshot/archive-upload.ts).
     await clearUploads(dataDir);
-    agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter, transport, dataDir, maxArchiveBytes: () => config.snapshot.restoreMaxBytes, logger: logger.child({ module: 'agent.snapshot' }) });
+    agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter, transport, dataDir, maxArchiveBytes: config.snapshot.restoreMaxBytes, logger: logger.child({ module: 'agent.snapshot' }) });
     agent.areas = installAreas({ self, version: VERSION, raft, store, rpc, transport, leaderDuties, translateWanAddrs: config.translateWanAddrs, logger: logger.child({ module: 'agent.areas' }), secureLink: transport instanceof TcpTransport ? (address, dc, useTls) => transport.setDialTls(address, tls.wanDial(dc, useTls)) : undefined });
     remote.bind(agent.areas.links);
 

@@ -14,10 +14,11 @@ import { addLogSecret, createLogger, type Logger } from '../runtime/logger';
 import { runnerFailures, type RunnerFailures } from '../runtime/runner-failures';
 import { loadAgentTls, type AgentTls } from '../tls/tls-files';
 import { checkDataFormat, DATA_FORMAT } from './data-format';
+import { freezeConfig } from './config-snapshot';
 
 export interface BaseDeps {
-  /** The configuration the agent started with. */
-  readonly config: AgentConfig;
+  /** The configuration the agent started with, frozen (agent/config-snapshot.ts); a reload makes new ones (agent/common-agent.ts `config`). */
+  readonly config: Readonly<AgentConfig>;
   readonly logger: Logger;
   /** The logger writes through it, so /v1/agent/monitor can follow its lines. */
   readonly logTap: LogTap;
@@ -43,6 +44,8 @@ export interface BaseOptions {
 
 /** `made.tempDir` is set as soon as a temporary data dir exists, so that a failed start removes it. */
 export async function buildBaseDeps(config: AgentConfig, options: BaseOptions, made: { tempDir?: string }): Promise<BaseDeps> {
+  // From here on nothing changes it: a reload makes a new snapshot (agent/reload.ts).
+  freezeConfig(config);
   const logTap = new LogTap();
   const logger = options.logger ?? createLogger(config.logLevel, config.logJson, logTap.destination);
   for (const token of Object.values(config.acl.tokens)) addLogSecret(token);

@@ -62,7 +62,7 @@ export class ClientAgent {
     loadConfig: (() => AgentConfig) | undefined,
   ) {
     this.stopped = new Promise((resolve) => (this.markStopped = resolve));
-    this.common = new CommonAgent(base, transport, loadConfig);
+    this.common = new CommonAgent(base, transport, loadConfig, () => ({ nodeMeta: this.heartbeats }));
   }
 
   get config(): AgentConfig {
@@ -244,7 +244,8 @@ export class ClientAgent {
           Tags: { role: 'node', dc: config.datacenter, id: this.nodeId, vsn: '2', build: VERSION }, Status: 1,
         },
         Coord: null,
-        DebugConfig: debugConfig(config, this.nodeId, this.advertise, this.httpPort),
+        // The snapshot in force, a reload's included.
+        DebugConfig: debugConfig(this.config, this.nodeId, this.advertise, this.httpPort),
         Stats: { agent: { server: this.link.current, servers: this.link.known.join(',') }, antiEntropy: this.syncer?.stats ?? { passes: 0, writes: 0, blocked: 0 } },
       }),
     });

@@ -16,7 +16,7 @@ import { followManagedProxies } from '../connect/managed-proxy-follower';
 import { proxyTokensOf } from '../connect/proxy-tokens';
 import { installDns } from '../dns/install';
 import type { DnsRpc } from '../dns/lookups';
-import type { DnsServer } from '../dns/server';
+import type { DnsInterface } from '../dns/install';
 import { createApp } from '../http/app';
 import { softFileLimit, type ConnectionLimiter } from '../http/connection-limit';
 import { createHttpServer, httpAddressOf, listenHttp, LISTEN_BACKLOG } from '../http/http-server';
@@ -36,7 +36,7 @@ import { installWatches } from '../watches/install';
 import type { AgentWatches } from '../watches/agent-watches';
 import type { BaseDeps } from './base-deps';
 import { applyLiveLimits } from './live-limits';
-import { ConfigReloader, type ReloadResult } from './reload';
+import { ConfigReloader, type Reloadable, type ReloadResult, type ReloadTargets } from './reload';
 
 /** What the agent kind gives the local state: where this node's catalog rows are, and how the agent writes. */
 export interface LocalWiring {
@@ -64,7 +64,7 @@ export interface ServeWiring {
   dns: { rpc: DnsRpc; remoteQueries?: RemoteDatacenterExecutor };
 }
 
-export class CommonAgent {
+export class CommonAgent implements Reloadable {
   /** This agent's own services and checks (local/local-state.ts). */
   local: LocalState | undefined;
   /** Keeps them in the catalog: check results and anti-entropy (local/syncer.ts). */
@@ -77,7 +77,7 @@ export class CommonAgent {
   /** The config file's watches (once the HTTP API listens). */
   watches: AgentWatches | undefined;
   /** The DNS interface (undefined when disabled or its default port was taken). */
-  dns: DnsServer | undefined;
+  dns: DnsInterface | undefined;
   private http: Server | null = null;
   /** The HTTPS listener (ports.https), when configured. */
   private https: Server | null = null;
@@ -85,18 +85,41 @@ export class CommonAgent {
   private httpLimiter: ConnectionLimiter | undefined;
   private stopFollowing: (() => void) | undefined;
   private readonly reloader: ConfigReloader;
+  /** The configuration in force: the start's, then each reload's snapshot (agent/config-snapshot.ts). */
+  private current: Readonly<AgentConfig>;
 
   constructor(
     readonly base: BaseDeps,
     /** The server port, whose limits a reload changes (a transport given by a test may be none). */
     private readonly serverPort: TcpTransport | undefined,
     loadConfig: (() => AgentConfig) | undefined,
+    /** The agent kind's parts a reload changes (its node facts; a server's snapshots). */
+    private readonly kindTargets: () => Pick<ReloadTargets, 'nodeMeta' | 'snapshots'>,
   ) {
+    this.current = base.config;
     this.reloader = new ConfigReloader(this, loadConfig);
   }
 
-  get config(): AgentConfig {
-    return this.base.config;
+  get config(): Readonly<AgentConfig> {
+    return this.current;
+  }
+
+  adopt(next: Readonly<AgentConfig>): void {
+    this.current = next;
+  }
+
+  /** Every part a reload changes, for agent/reload.ts `reloadParts`. */
+  reloadTargets(): ReloadTargets {
+    return {
+      logger: this.base.logger,
+      tokens: this.base.tokens,
+      metrics: this.base.metrics,
+      dns: this.dns,
+      listeners: { applyLimits: (config) => this.applyLimits(config) },
+      watches: this.watches,
+      local: this.local,
+      ...this.kindTargets(),
+    };
   }
 
   get logger() {
@@ -217,7 +240,7 @@ export class CommonAgent {
 
   /** The DNS port (UDP and TCP), 0 when DNS is not served. */
   get dnsPort(): number {
-    return this.dns?.port ?? 0;
+    return this.dns?.server.port ?? 0;
   }
 
   /**
@@ -228,12 +251,12 @@ export class CommonAgent {
     return this.reloader.reload();
   }
 
-  /** A reload changed limits: every listener takes the running config's (agent/live-limits.ts). */
-  applyLimits(): void {
+  /** A reload changed limits: every listener takes `config`'s (agent/live-limits.ts). */
+  private applyLimits(config: Readonly<AgentConfig>): void {
     const servers = [this.http, this.https].filter((s): s is Server => s !== null);
     applyLiveLimits(
-      { http: this.httpLimiter ? { servers, limiter: this.httpLimiter } : undefined, serverPort: this.serverPort, dns: this.dns },
-      this.config,
+      { http: this.httpLimiter ? { servers, limiter: this.httpLimiter } : undefined, serverPort: this.serverPort, dns: this.dns?.server },
+      config,
       this.logger.child({ module: 'agent' }),
     );
   }
@@ -251,7 +274,7 @@ export class CommonAgent {
 
   /** Closes DNS, then HTTP(S) with their open connections. */
   async closeListeners(): Promise<void> {
-    await this.dns?.close();
+    await this.dns?.server.close();
     for (const http of [this.http, this.https]) {
       if (!http) continue;
       await new Promise<void>((resolve) => {
