@@ -42,7 +42,8 @@ export class AgentTokens {
   private writing: Promise<void> = Promise.resolve();
 
   /**
-   * @param tokens the agent configuration's token object (changed in place)
+   * @param tokens the token record every reader of `acl.tokens` holds (changed in place: the one
+   *   part of the configuration that is state, not a snapshot — agent/config-snapshot.ts)
    * @param dataDir where to persist them, or undefined when persistence is off
    */
   constructor(
@@ -70,6 +71,20 @@ export class AgentTokens {
         addLogSecret(v);
       }
     }
+  }
+
+  /**
+   * A reload: the config files' tokens, then (with persistence) the persisted ones over them, as
+   * Consul's reload does. Answers the kinds whose value changed.
+   */
+  async reload(fromFiles: AgentTokenFields): Promise<AgentTokenKind[]> {
+    const before = { ...this.tokens };
+    for (const kind of Object.keys(FIELDS) as AgentTokenKind[]) {
+      addLogSecret(fromFiles[FIELDS[kind]]);
+      this.tokens[FIELDS[kind]] = fromFiles[FIELDS[kind]];
+    }
+    await this.load();
+    return (Object.keys(FIELDS) as AgentTokenKind[]).filter((kind) => before[FIELDS[kind]] !== this.tokens[FIELDS[kind]]);
   }
 
   get(kind: AgentTokenKind): string | undefined {

@@ -1,15 +1,12 @@
-// One agent process: LevelDB, the Raft node and its transport, the store, cluster membership,
-// the leader's reconcile loop and the HTTP API, wired together and torn down in order.
+// A server agent: LevelDB, the Raft node and its transport, the store, cluster membership, the
+// leader's duties, wired in order on what every agent is built on (agent/base-deps.ts) and beside
+// the half both agent kinds share — local state, Connect, watches, the HTTP and DNS listeners,
+// reload (agent/common-agent.ts) — and torn down in order.
 //
-// Why ~760 lines: it is the server agent's composition root (every part built, wired and stopped
-// in order, with the reload paths). Issue #26 item 4 (one composition root shared with the client
-// agent, Consul's BaseDeps) is what will shrink it; until then the order of construction is kept
-// readable in one place.
-import { mkdtemp, rm } from 'node:fs/promises';
+// Why ~620 lines: it is the server agent's composition root (its parts built and wired in the
+// order they need each other, read top to bottom in `boot`) and its cluster operations (join,
+// leave, members, the Raft configuration), which read the same few fields.
 import { makeDirDurably, syncDir } from '../runtime/durable-file';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { RaftNode, TcpTransport, type RaftStorage, type ServerInfo, type Transport } from '@registry/raft';
@@ -18,13 +15,7 @@ import type { AgentConfig } from '../config/config';
 import { readEndpoints } from '../endpoints';
 import { endpointWrites } from '../endpoints/writes';
 import { aclDatacenterGate } from '../acl/acl-datacenter-gate';
-import { createApp } from '../http/app';
-import { uiAssets } from '../ui/ui-assets';
-import { createHttpServer, httpAddressOf, listenHttp, LISTEN_BACKLOG } from '../http/http-server';
-import { withRequestLog } from '../http/request-log';
-import { softFileLimit } from '../http/connection-limit';
-import type { ClusterOps, RouteDeps } from '../http/routes/deps';
-import { allRoutes } from '../http/routes';
+import type { ClusterOps } from '../http/routes/deps';
 import { serverError, badRequest } from '../errors';
 import { Joiner } from '../cluster/join';
 import { LeftMarker } from '../cluster/left-marker';
@@ -41,48 +32,37 @@ import { installClientGateway } from '../cluster/client-gateway';
 import { clientMemberOut } from '../cluster/client-members';
 import { serverMember } from '../cluster/member-record';
 import { Rpc } from '../rpc/rpc';
-import { installAcl } from '../acl/install';
+import { aclResolverFor, installAclDuties } from '../acl/install';
+import { LateRemoteDatacenters } from '../rpc/remote-datacenters';
 import { LeaderDuties } from '../runtime/leader-duties';
 import { AgentConnect } from '../connect/agent-connect';
 import { initialCa } from '../config/connect-config';
 import { ManagedProxies } from '../connect/managed-proxies';
-import { followManagedProxies } from '../connect/managed-proxy-follower';
-import { proxyTokensOf } from '../connect/proxy-tokens';
 import { installSessions } from '../sessions/install';
 import type { SessionRenewer } from '../sessions/session-ttl';
 import type { LocalState } from '../local/local-state';
 import type { Syncer } from '../local/syncer';
-import { installLocalState } from '../local/install';
-import { addLogSecret, createLogger, type Logger } from '../runtime/logger';
-import { ConfigReloader, type ReloadResult } from './reload';
-import { applyLiveLimits } from './live-limits';
-import type { ConnectionLimiter } from '../http/connection-limit';
+import { type Logger } from '../runtime/logger';
+import { type ReloadResult } from './reload';
 import { loadOrCreateServerNodeId } from './node-id';
-import { checkDataFormat, DATA_FORMAT } from './data-format';
-import { runnerFailures } from '../runtime/runner-failures';
-import { LogTap } from '../runtime/log-tap';
 import { agentLifecycle } from './agent-lifecycle';
 import { debugConfig } from './debug-config';
 import { advertiseHost } from './advertise-address';
-import { AgentTokens } from '../acl/agent-tokens';
 import { AutopilotHealth } from '../cluster/autopilot-health';
 import type { AgentLifecycle } from '../http/routes/deps';
 import { storeStateMachine } from './store-fsm';
 import { Metrics } from '../metrics/metrics';
 import { installAreas, type Areas } from '../areas/install';
-import { installDns } from '../dns/install';
-import type { DnsServer } from '../dns/server';
 import { clearUploads } from '../snapshot/archive-upload';
 import { Snapshots } from '../snapshot/snapshots';
 import { installRaftPromote } from '../cluster/raft-promote';
 import { peerOf } from '../cluster/peer-lookup';
 import { installLeaveServer, leaveCluster } from '../cluster/graceful-leave';
-import { loadAgentTls, type AgentTls } from '../tls/tls-files';
 import { monotonicMs } from '../time';
-import { installWatches } from '../watches/install';
-import type { AgentWatches } from '../watches/agent-watches';
 import { JsonEncoder } from '../http/json-encoder';
 import { largeAnswerDuty, SliceLane } from '../http/slice-lane';
+import { buildBaseDeps, closeBaseDeps, type BaseDeps } from './base-deps';
+import { CommonAgent } from './common-agent';
 
 declare module '../rpc/leader-calls' {
   interface LeaderMethods {
@@ -135,53 +115,26 @@ export interface AgentOptions {
 }
 
 export class Agent {
-  private http: Server | null = null;
-  /** The HTTPS listener (ports.https), when configured. */
-  private https: Server | null = null;
-  /** TLS options read from cert_file/key_file/ca_file at start (tls/tls-files.ts). */
-  private tls: Pick<AgentTls, 'https'> = {};
-  /** The DNS interface (undefined when disabled or its default port was taken). */
-  private dns: DnsServer | undefined;
-  /** Counts the connections of the HTTP and HTTPS servers together (one share of descriptors). */
-  private httpLimiter: ConnectionLimiter | undefined;
   private stopping: Promise<void> | null = null;
-  /** The Connect side: agent cache, leaf signer, CA duty (set once during start). */
-  connect: AgentConnect | undefined;
-  /** Managed proxies' processes, following the local state (set once during start). */
-  proxies: ManagedProxies | undefined;
   /** Session TTL timers and renewals (set once during start). */
   sessions: SessionRenewer | undefined;
   /** Network areas: links to other datacenters, `?dc=` forwarding, coordinates (set once during start). */
   areas: Areas | undefined;
-  /** This agent's own services and checks (local/local-state.ts; set once during start). */
-  local: LocalState | undefined;
   /** Tokens, maintenance, monitor, host, force-leave, WAN view (set once during start). */
   lifecycle: AgentLifecycle | undefined;
   /** Backups, GET/PUT /v1/snapshot (set once during start). */
   snapshots: Snapshots | undefined;
-  /** This agent's metrics, GET /v1/agent/metrics (set once during start). */
-  metrics: Metrics | undefined;
-  /** The config file's watches (set once the HTTP API listens). */
-  watches: AgentWatches | undefined;
-  /** Keeps this node's services and checks in the catalog: check results and anti-entropy (local/syncer.ts). */
-  syncer: Syncer | undefined;
-  /** Where large answers' slices and the store's first listing builds take turns (set once during start). */
-  largeAnswerLane: SliceLane | undefined;
-  private stopFollowing: (() => void) | undefined;
   /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
   readonly stopped: Promise<void>;
   /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
   exitCode = 0;
   private markStopped!: () => void;
-  private loadConfig: (() => AgentConfig) | undefined;
-  private reloader: ConfigReloader | undefined;
+  /** What both agent kinds share: local state, Connect, watches, listeners, reload (agent/common-agent.ts). */
+  private readonly common: CommonAgent;
 
   private constructor(
-    readonly config: AgentConfig,
-    readonly logger: Logger,
+    private readonly base: BaseDeps,
     readonly nodeId: string,
-    readonly dataDir: string,
-    private readonly tempDataDir: boolean,
     private readonly db: Level<string, unknown>,
     readonly transport: Transport,
     readonly store: Store,
@@ -191,36 +144,54 @@ export class Agent {
     readonly leaderDuties: LeaderDuties,
     readonly rpc: Rpc,
     private readonly membership: Membership,
+    /** This server's catalog entry and serfHealth, kept by the leader from its facts (node_meta among them). */
+    private readonly health: ServerHealth,
+    loadConfig: (() => AgentConfig) | undefined,
   ) {
     this.stopped = new Promise((resolve) => (this.markStopped = resolve));
+    this.common = new CommonAgent(base, transport instanceof TcpTransport ? transport : undefined, loadConfig, () => ({ nodeMeta: this.health, snapshots: this.snapshots }));
+  }
+
+  get config(): AgentConfig {
+    return this.common.config;
+  }
+  get logger(): Logger {
+    return this.base.logger;
+  }
+  get dataDir(): string {
+    return this.base.dataDir;
+  }
+  get metrics(): Metrics {
+    return this.base.metrics;
+  }
+  get local(): LocalState | undefined {
+    return this.common.local;
+  }
+  get proxies(): ManagedProxies | undefined {
+    return this.common.proxies;
+  }
+  get connect(): AgentConnect | undefined {
+    return this.common.connect;
+  }
+  get syncer(): Syncer | undefined {
+    return this.common.syncer;
   }
 
   static async start(config: AgentConfig, options: AgentOptions = {}): Promise<Agent> {
     // A start that fails (port in use, …) undoes what it made, the -dev temporary dir included.
-    const made: { agent?: Agent; tempDir?: string } = {};
+    const made: { agent?: Agent; base?: BaseDeps; tempDir?: string } = {};
     try {
-      const agent = await Agent.boot(config, options, made);
-      agent.loadConfig = options.loadConfig;
-      return agent;
+      return await Agent.boot(config, options, made);
     } catch (err) {
-      await made.agent?.stop().catch(() => undefined);
-      if (made.tempDir) await rm(made.tempDir, { recursive: true, force: true });
+      if (made.agent) await made.agent.stop().catch(() => undefined);
+      await closeBaseDeps(made.base, made);
       throw err;
     }
   }
 
-  private static async boot(config: AgentConfig, options: AgentOptions, made: { agent?: Agent; tempDir?: string }): Promise<Agent> {
-    // The logger writes through a tap so /v1/agent/monitor can follow its lines.
-    const logTap = new LogTap();
-    const logger = options.logger ?? createLogger(config.logLevel, config.logJson, logTap.destination);
-    for (const token of Object.values(config.acl.tokens)) addLogSecret(token);
-    const tempDataDir = !config.dataDir;
-    const dataDir = config.dataDir ?? (made.tempDir = await mkdtemp(join(tmpdir(), 'registry-dev-')));
-    // Durably: a data dir whose own name a power cut takes is a first start again (issue 35).
-    await makeDirDurably(dataDir);
-    // Before anything in the data dir is opened: a newer format is refused untouched (agent/data-format.ts).
-    const format = await checkDataFormat(dataDir, VERSION);
-    logger.info({ dataDir, format: DATA_FORMAT, marker: format }, 'data dir format');
+  private static async boot(config: AgentConfig, options: AgentOptions, made: { agent?: Agent; base?: BaseDeps; tempDir?: string }): Promise<Agent> {
+    const base = (made.base = await buildBaseDeps(config, { logger: options.logger, version: VERSION, tempPrefix: 'registry-dev-' }, made));
+    const { logger, dataDir, tls, metrics, failures } = base;
     // LevelDB would make its folder with a plain mkdir: made here so its name is on the disk before
     // any snapshot or id is written into it (a configured node_id writes no node-id file whose
     // directory sync would carry it).
@@ -240,9 +211,6 @@ export class Agent {
       throw err;
     }
 
-    const tls = await loadAgentTls(config.tls, config.datacenter);
-    const metrics = new Metrics(config.telemetry);
-    metrics.start();
     const refusals = new ServerPortRefusals(logger.child({ module: 'agent.server.rpc' }), (reason) => metrics.serverPortRefused(reason));
     // Frames, joins and hellos name this server by the address others reach it by, never by a
     // wildcard bind address (agent/advertise-address.ts; a transport given by the caller — tests:
@@ -289,11 +257,6 @@ export class Agent {
       isPrimary: (config.primaryDatacenter ?? config.datacenter) === config.datacenter,
       localTokensEnabled: () => !!config.acl.enableTokenReplication && !!config.acl.tokens.replication,
     });
-    const rpc = new Rpc(raft, store, transport, config.datacenter, readEndpoints, writes);
-    rpc.setObserver(metrics.rpcObserver);
-    // clockOffsets is read at scrape time, once `health` below exists.
-    metrics.watch({ raft, store, blocking: rpc.blocking, clockOffsets: () => health.clockOffsets.list() });
-    rpc.setForwardLogger(logger.child({ module: 'agent.rpc' }));
     const left = new LeftMarker(dataDir);
     const catalogNodeName = (id: string) => {
       const node = store.catalogNode(id).value;
@@ -301,7 +264,21 @@ export class Agent {
     };
     // Whether this server is still a member: left, or told by the leader it was removed (issue #35).
     const membership = new Membership(raft, nodeId, left, logger.child({ module: 'agent.join' }));
-    rpc.refuseWhenOut(() => membership.reason());
+    const aclLogger = logger.child({ module: 'agent.acl' });
+    const aclParts = { datacenter: config.datacenter, primaryDatacenter: config.primaryDatacenter, store, logger: aclLogger, timed: (ms: number, hit: boolean) => metrics.aclResolved(ms, hit), nodeName: config.nodeName, agentMaster: () => config.acl.tokens.agentMaster };
+    // rpc ↔ acl: the resolver the Rpc checks every request with asks the Rpc itself (acl/install.ts
+    // AclRpc); these closures run only once requests arrive, after `rpc` below exists.
+    const acl = aclResolverFor(config.acl, { ...aclParts, rpc: { caughtUpWithLeader: () => rpc.caughtUpWithLeader(), read: (...a) => rpc.read(...a) } });
+    // rpc ↔ areas: bound to the area links once they exist (rpc/remote-datacenters.ts says why).
+    const remote = new LateRemoteDatacenters();
+    const rpc: Rpc = new Rpc({
+      raft, store, transport, datacenter: config.datacenter, reads: readEndpoints, writes, acl, remote,
+      observer: metrics.rpcObserver,
+      forwardLog: logger.child({ module: 'agent.rpc' }),
+      outOfCluster: () => membership.reason(),
+    });
+    // clockOffsets is read at scrape time, once `health` below exists.
+    metrics.watch({ raft, store, blocking: rpc.blocking, clockOffsets: () => health.clockOffsets.list() });
     const joiner = new Joiner(self, raft, transport, logger.child({ module: 'agent.join' }), membership, catalogNodeName);
     const health = new ServerHealth(self, raft, store, transport, (cmd: Command) => rpc.apply(cmd, { internal: true }), logger.child({ module: 'agent.leader' }), membership);
     installForceLeave(rpc.leader, health);
@@ -310,12 +287,10 @@ export class Agent {
     // Client agents' heartbeats and serfHealth (cluster/client-liveness.ts); the leader is the only writer.
     const clients = new ClientLiveness({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), timeoutMs: config.clients.heartbeatTimeoutMs, logger: logger.child({ module: 'agent.leader' }) });
     leaderDuties.add(clients);
-    const failures = runnerFailures(logger.child({ module: 'agent.runners' }), (runner) => metrics.runnerFailed(runner));
     const connect = new AgentConnect({ config, initialCa: initialCa(config), rpc, store, logger: logger.child({ module: 'agent.connect' }) });
     leaderDuties.add(connect.caDuty);
-    installAcl(config.acl, { datacenter: config.datacenter, primaryDatacenter: config.primaryDatacenter, store, rpc, leaderDuties, logger: logger.child({ module: 'agent.acl' }), timed: (ms, hit) => metrics.aclResolved(ms, hit), nodeName: config.nodeName });
-    const agent = new Agent(config, logger, nodeId, dataDir, tempDataDir, db, transport, store, raft, self, joiner, leaderDuties, rpc, membership);
-    agent.largeAnswerLane = largeAnswerLane;
+    installAclDuties(config.acl, { ...aclParts, rpc, leaderDuties, replicationToken: () => config.acl.tokens.replication });
+    const agent = new Agent(base, nodeId, db, transport, store, raft, self, joiner, leaderDuties, rpc, membership, health, options.loadConfig);
     made.agent = agent;
     // The Raft node stops itself when carrying out a Ready failed for a reason other than storage
     // (storage faults are retried, never fatal): a bug in the state machine or Raft. An agent
@@ -326,7 +301,6 @@ export class Agent {
       agent.exitCode = 1;
       void agent.stop().catch(() => undefined);
     });
-    agent.metrics = metrics;
     agent.registerRpc();
     installClientGateway({
       transport, rpc, store,
@@ -336,13 +310,12 @@ export class Agent {
       members: () => agent.members(),
       raftConfiguration: () => agent.clusterOps().raftConfiguration(),
     });
-    agent.connect = connect;
     agent.sessions = installSessions({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }), failures });
-    agent.tls = tls;
     // An archive a crash left half-checked is nobody's (snapshot/archive-upload.ts).
     await clearUploads(dataDir);
-    agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter, transport, dataDir, maxArchiveBytes: () => config.snapshot.restoreMaxBytes, logger: logger.child({ module: 'agent.snapshot' }) });
+    agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter, transport, dataDir, maxArchiveBytes: config.snapshot.restoreMaxBytes, logger: logger.child({ module: 'agent.snapshot' }) });
     agent.areas = installAreas({ self, version: VERSION, raft, store, rpc, transport, leaderDuties, translateWanAddrs: config.translateWanAddrs, logger: logger.child({ module: 'agent.areas' }), secureLink: transport instanceof TcpTransport ? (address, dc, useTls) => transport.setDialTls(address, tls.wanDial(dc, useTls)) : undefined });
+    remote.bind(agent.areas.links);
 
     raft.start();
     if (config.bootstrapExpect === 1 && raft.configuration().length === 0) {
@@ -360,43 +333,36 @@ export class Agent {
     // deregistered through the catalog, a definition set aside at start because it no longer loads
     // — is repaired at the next pass. It starts once the agent's own definitions are restored, so a
     // first pass never removes what is about to be registered again.
-    const { local, syncer, maintenance } = await installLocalState({
-      config, dataDir, store,
+    await agent.common.startLocal({
+      connect, store,
       view: async () => ({ node: store.catalogNode(config.nodeName).value, checks: store.healthNode(config.nodeName).value }),
       apply: (cmd: Command) => rpc.apply(cmd, { internal: true }),
-      nodeChecks: (node, minIndex, signal) => connect.nodeChecks(node, minIndex, signal),
-      keepService: (id) => id === SERVER_SERVICE_ID,
-      logger: logger.child({ module: 'agent.checks' }),
-      syncLogger: logger.child({ module: 'agent.anti_entropy' }),
-      failures,
+      keepService: (id: string) => id === SERVER_SERVICE_ID,
     });
-    agent.local = local;
-    agent.syncer = syncer;
-    // Managed proxies follow the local state; they start once the HTTP API they are given listens.
-    const proxies = new ManagedProxies(() => agent.httpAddress, logger.child({ module: 'agent.connect' }), failures);
-    proxies.hold();
-    proxies.reportTo(metrics);
-    agent.proxies = proxies;
-    agent.stopFollowing = followManagedProxies(local, proxies);
     new AutopilotHealth({ self: { id: nodeId, node: config.nodeName, address }, version: VERSION, raft, store, transport, leaderCalls: rpc.leader });
-    const tokens = new AgentTokens(config.acl.tokens, config.acl.enableTokenPersistence ? dataDir : undefined);
-    await tokens.load();
-    void local.restored.then(() => {
-      if (!agent.stopping) syncer.start(config.clients.antiEntropyIntervalMs);
-    });
+    agent.common.startSyncer(() => agent.stopping !== null);
     agent.lifecycle = agentLifecycle({
-      datacenter: config.datacenter, dataDir, raft, store, rpc, areas: agent.areas, tokens, maintenance, logTap,
+      datacenter: config.datacenter, dataDir, raft, store, rpc, areas: agent.areas, tokens: base.tokens, maintenance: agent.common.maintenance!, logTap: base.logTap,
       nodeNameOf: (id) => agent.nodeNameOf(id),
     });
-    await agent.listenHttp();
-    proxies.release();
-    // Watches query this agent's HTTP API, so they start once it listens.
-    agent.watches = installWatches({ config, httpAddress: () => agent.httpAddress, failures, logger: logger.child({ module: 'agent.watches' }) });
-    agent.dns = await installDns({
-      rpc, config: config.dns, port: config.dnsPort, portSet: config.dnsPortSet, host: config.client, datacenter: config.datacenter,
-      nodeName: config.nodeName, translateWanAddrs: config.translateWanAddrs, defaultToken: () => config.acl.tokens.default,
-      remoteQueries: agent.areas?.routes.queryExecutor, logger: logger.child({ module: 'agent.dns' }),
-      fileLimit: softFileLimit(), observer: metrics.dnsObserver,
+    await agent.common.serve({
+      routes: {
+        rpc,
+        agent: { nodeName: config.nodeName, nodeId, datacenter: config.datacenter, primaryDatacenter: config.primaryDatacenter, consulCompat: config.consulCompat,
+          localAclTokens: () => (config.primaryDatacenter ?? config.datacenter) === config.datacenter || (!!config.acl.enableTokenReplication && !!config.acl.tokens.replication),
+        },
+        cluster: agent.clusterOps(),
+        sessions: agent.sessions,
+        lifecycle: agent.lifecycle,
+        snapshots: agent.snapshots,
+      },
+      wan: agent.areas?.routes,
+      acl: rpc.aclResolver,
+      https: true,
+      ui: true,
+      dns: { rpc, remoteQueries: agent.areas?.routes.queryExecutor },
+      largeAnswerLane,
+      json: new JsonEncoder(rpc.sharedValues),
     });
     logger.info(
       { node: config.nodeName, id: nodeId, datacenter: config.datacenter, http: agent.httpAddress, server: address },
@@ -406,23 +372,27 @@ export class Agent {
   }
 
   get httpAddress(): string {
-    return httpAddressOf(this.http);
+    return this.common.httpAddress;
   }
 
   /** What `registry agent` prints once running (agent/banner.ts). */
   bannerFacts(): BannerFacts {
-    return { version: VERSION, nodeId: this.nodeId, config: this.config, httpPort: this.httpPort, httpsPort: this.httpsPort, dnsPort: this.dnsPort, clusterAddress: this.self.address };
+    return { version: VERSION, nodeId: this.nodeId, config: this.config, httpPort: this.httpPort, httpsPort: this.common.httpsPort, dnsPort: this.dnsPort, clusterAddress: this.self.address };
   }
 
   /** 0 when not listening, or listening on a unix socket. */
   get httpPort(): number {
-    const a = this.http?.address();
-    return a && typeof a !== 'string' ? a.port : 0;
+    return this.common.httpPort;
   }
 
   /** The DNS port (UDP and TCP), 0 when DNS is not served. */
   get dnsPort(): number {
-    return this.dns?.port ?? 0;
+    return this.common.dnsPort;
+  }
+
+  /** The HTTPS port, 0 when HTTPS is not served. */
+  get httpsPort(): number {
+    return this.common.httpsPort;
   }
 
   /**
@@ -430,22 +400,7 @@ export class Agent {
    * configuration throws (ConfigError) and leaves the running one untouched. Reloads run one at a time.
    */
   reload(): Promise<ReloadResult> {
-    this.reloader ??= new ConfigReloader(this, this.loadConfig);
-    return this.reloader.reload();
-  }
-
-  /** A reload changed limits: every listener takes the running config's (agent/live-limits.ts). */
-  applyLimits(): void {
-    const servers = [this.http, this.https].filter((s): s is Server => s !== null);
-    applyLiveLimits(
-      {
-        http: this.httpLimiter ? { servers, limiter: this.httpLimiter } : undefined,
-        serverPort: this.transport instanceof TcpTransport ? this.transport : undefined,
-        dns: this.dns,
-      },
-      this.config,
-      this.logger.child({ module: 'agent' }),
-    );
+    return this.common.reload();
   }
 
   /** Stop serving. With `transfer`, a leader first hands leadership to a follower (SIGTERM). */
@@ -464,98 +419,16 @@ export class Agent {
       }
     }
     this.joiner.stop();
-    this.watches?.stop();
-    this.syncer?.stop();
     this.leaderDuties.stop();
-    this.metrics?.stop();
-    this.stopFollowing?.();
-    this.local?.stop();
-    this.lifecycle?.maintenance.stop();
-    this.connect?.stop();
+    this.common.stopWork();
     this.areas?.stop();
     this.snapshots?.stop();
-    await this.dns?.close();
-    for (const http of [this.http, this.https]) {
-      if (!http) continue;
-      await new Promise<void>((resolve) => {
-        http.close(() => resolve());
-        http.closeAllConnections();
-      });
-    }
+    await this.common.closeListeners();
     await this.raft.stop();
     await this.transport.close();
     await this.db.close();
-    if (this.tempDataDir) await rm(this.dataDir, { recursive: true, force: true });
-    this.logger.info('agent stopped');
+    await this.common.finish();
     this.markStopped();
-  }
-
-  private async listenHttp(): Promise<void> {
-    const deps: RouteDeps = {
-      rpc: this.rpc,
-      agent: { nodeName: this.config.nodeName, nodeId: this.nodeId, datacenter: this.config.datacenter,
-        primaryDatacenter: this.config.primaryDatacenter,
-        localAclTokens: () => (this.config.primaryDatacenter ?? this.config.datacenter) === this.config.datacenter || (!!this.config.acl.enableTokenReplication && !!this.config.acl.tokens.replication),
-        consulCompat: this.config.consulCompat,
-      },
-      cluster: this.clusterOps(),
-      connect: this.connect!,
-      local: this.local!,
-      sessions: this.sessions,
-      metrics: this.metrics,
-      lifecycle: this.lifecycle,
-      reload: () => this.reload(),
-      snapshots: this.snapshots,
-    };
-    const routes = allRoutes(deps, this.areas?.routes);
-    const app = createApp(routes, {
-      datacenter: this.config.datacenter,
-      defaultToken: () => this.config.acl.tokens.default,
-      acl: this.rpc.aclResolver,
-      proxyTokens: proxyTokensOf(() => this.local, () => this.config.acl.tokens.default),
-      logger: this.logger.child({ module: 'agent.http' }),
-      consulCompat: this.config.consulCompat,
-      translateAddresses: this.config.translateWanAddrs,
-      metrics: this.metrics,
-      ui: this.webUi(),
-      json: new JsonEncoder(this.rpc.sharedValues),
-      largeAnswerLane: this.largeAnswerLane,
-    });
-    // Bounded receive timeouts (blocking waits come after the request is read and are not cut),
-    // idle keep-alive, and a cap on open connections below the descriptor limit (docs/http.md).
-    const httpLogger = this.logger.child({ module: 'agent.http' });
-    const refused = (reason: string) => this.metrics?.httpRefused(reason);
-    const { server, limits, limiter } = createHttpServer(withRequestLog(app, httpLogger), this.config.http, httpLogger, undefined, refused);
-    this.httpLimiter = limiter;
-    httpLogger.info({ maxConns: limits.maxConns, maxConnsPerClient: limits.maxConnsPerClient }, 'http connection limits');
-    // TCP, or a unix socket with addresses.http = "unix:///path".
-    await listenHttp(server, this.config);
-    this.http = server;
-    if (this.tls.https) {
-      // HTTPS counts against the same caps (one limiter): both ports together hold HTTP's share.
-      const { server: https } = createHttpServer(withRequestLog(app, httpLogger), this.config.http, httpLogger, this.tls.https, refused, limiter);
-      await new Promise<void>((resolve, reject) => {
-        https.once('error', reject);
-        https.listen({ port: this.config.tls.httpsPort, host: this.config.client, backlog: LISTEN_BACKLOG }, () => {
-          https.off('error', reject);
-          resolve();
-        });
-      });
-      this.https = https;
-    }
-  }
-
-  /** The web UI's folders when `ui` is on (docs/ui.md); a bundle that was not built is logged, not fatal. */
-  private webUi(): { dirs: string[] } | undefined {
-    if (!this.config.ui) return undefined;
-    const assets = uiAssets(this.config.uiDir);
-    if (assets.problem) this.logger.warn({ problem: assets.problem }, 'web UI not available');
-    return { dirs: assets.dirs };
-  }
-
-  /** The HTTPS port, 0 when HTTPS is not served. */
-  get httpsPort(): number {
-    return (this.https?.address() as AddressInfo | null)?.port ?? 0;
   }
 
   /** Operations that must run on the leader (rpc/leader-calls.ts). */

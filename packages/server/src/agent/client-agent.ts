@@ -5,20 +5,10 @@
 // every other request is forwarded to a live server through ForwardingRpc, the same RpcApi the HTTP
 // routes use on a server. `?cached` and the agent cache are served here (cache/agent-cache.ts,
 // through AgentConnect). docs/cluster.md "Client agents".
-import { mkdtemp, rm } from 'node:fs/promises';
-import { makeDirDurably } from '../runtime/durable-file';
-import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { TcpTransport } from '@registry/raft';
 import type { Command } from '@registry/store';
 import type { AgentConfig } from '../config/config';
-import { createApp } from '../http/app';
-import { createHttpServer, httpAddressOf, listenHttp } from '../http/http-server';
-import { withRequestLog } from '../http/request-log';
-import { softFileLimit } from '../http/connection-limit';
-import type { AgentLifecycle, RouteDeps } from '../http/routes/deps';
-import { allRoutes } from '../http/routes';
+import type { AgentLifecycle } from '../http/routes/deps';
 import { badRequest } from '../errors';
 import { allowAllResolver, type AclResolver } from '../rpc/acl-resolver';
 import { CachedAclResolver } from '../acl/cached-resolver';
@@ -26,113 +16,101 @@ import { withAgentMaster } from '../acl/agent-master';
 import { AgentConnect } from '../connect/agent-connect';
 import { initialCa } from '../config/connect-config';
 import { ManagedProxies } from '../connect/managed-proxies';
-import { followManagedProxies } from '../connect/managed-proxy-follower';
 import type { LocalState } from '../local/local-state';
-import type { Maintenance } from '../local/maintenance';
 import type { Syncer } from '../local/syncer';
-import { installLocalState } from '../local/install';
-import { proxyTokensOf } from '../connect/proxy-tokens';
-import { AgentTokens } from '../acl/agent-tokens';
-import { installDns } from '../dns/install';
-import type { DnsServer } from '../dns/server';
 import type { DnsRpc } from '../dns/lookups';
 import { Metrics } from '../metrics/metrics';
-import { loadAgentTls } from '../tls/tls-files';
 import { ForwardingRpc } from '../client/forwarding-rpc';
 import { ServerLink } from '../client/server-link';
 import { Heartbeats } from '../client/heartbeats';
 import { NodeMirror } from '../client/node-mirror';
 import { tokenFetcher } from '../client/token-fetch';
 import { clientClusterOps, clientForceLeave } from './client-cluster-ops';
-import { addLogSecret, createLogger, type Logger } from '../runtime/logger';
+import { type Logger } from '../runtime/logger';
 import { loadOrCreateNodeId } from './node-id';
-import { checkDataFormat } from './data-format';
-import { runnerFailures } from '../runtime/runner-failures';
 import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
-import { LogTap } from '../runtime/log-tap';
 import { hostFacts } from './host-facts';
 import { debugConfig } from './debug-config';
 import { advertiseHost } from './advertise-address';
 import { hostOf } from '../cluster/server-info';
 import type { BannerFacts } from './banner';
-import { ConfigReloader, type ReloadResult } from './reload';
-import { applyLiveLimits } from './live-limits';
-import type { ConnectionLimiter } from '../http/connection-limit';
+import { type ReloadResult } from './reload';
 import { VERSION, type AgentOptions } from './agent';
 import { monotonicMs } from '../time';
-import { installWatches } from '../watches/install';
-import type { AgentWatches } from '../watches/agent-watches';
+import { buildBaseDeps, closeBaseDeps, type BaseDeps } from './base-deps';
+import { CommonAgent } from './common-agent';
+import type { ClusterOps } from '../http/routes/deps';
 import { largeAnswerDuty, SliceLane } from '../http/slice-lane';
 
 export class ClientAgent {
-  private http: Server | null = null;
-  private dns: DnsServer | undefined;
-  private httpLimiter: ConnectionLimiter | undefined;
   private stopping: Promise<void> | null = null;
   readonly stopped: Promise<void>;
   /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
   exitCode = 0;
   private markStopped!: () => void;
-  /** This agent's own services and checks (local/local-state.ts). */
-  local: LocalState | undefined;
-  /** The Connect side: agent cache, leaves (connect/agent-connect.ts). */
-  connect: AgentConnect | undefined;
-  /** Managed proxies' processes, following the local state. */
-  proxies: ManagedProxies | undefined;
-  maintenance: Maintenance | undefined;
-  /** Keeps this node's services and checks in the catalog: check results and anti-entropy (local/syncer.ts). */
-  syncer: Syncer | undefined;
-  private stopFollowing: (() => void) | undefined;
-  metrics: Metrics | undefined;
-  watches: AgentWatches | undefined;
+  /** What both agent kinds share: local state, Connect, watches, listeners, reload (agent/common-agent.ts). */
+  private readonly common: CommonAgent;
+  private heartbeats!: Heartbeats;
+  private mirrorTimer: NodeJS.Timeout | null = null;
 
   private constructor(
-    readonly config: AgentConfig,
-    readonly logger: Logger,
+    private readonly base: BaseDeps,
     readonly nodeId: string,
-    readonly dataDir: string,
-    private readonly tempDataDir: boolean,
     private readonly transport: TcpTransport,
     readonly link: ServerLink,
     readonly rpc: ForwardingRpc,
     readonly mirror: NodeMirror,
-    private readonly logTap: LogTap,
+    loadConfig: (() => AgentConfig) | undefined,
   ) {
     this.stopped = new Promise((resolve) => (this.markStopped = resolve));
+    this.common = new CommonAgent(base, transport, loadConfig, () => ({ nodeMeta: this.heartbeats }));
   }
 
-  private reloader: ConfigReloader | undefined;
+  get config(): AgentConfig {
+    return this.common.config;
+  }
+  get logger(): Logger {
+    return this.base.logger;
+  }
+  get dataDir(): string {
+    return this.base.dataDir;
+  }
+  get metrics(): Metrics {
+    return this.base.metrics;
+  }
+  get local(): LocalState | undefined {
+    return this.common.local;
+  }
+  get proxies(): ManagedProxies | undefined {
+    return this.common.proxies;
+  }
+  get connect(): AgentConnect | undefined {
+    return this.common.connect;
+  }
+  get syncer(): Syncer | undefined {
+    return this.common.syncer;
+  }
 
   static async start(config: AgentConfig, options: AgentOptions = {}): Promise<ClientAgent> {
-    const made: { agent?: ClientAgent; tempDir?: string } = {};
+    const made: { agent?: ClientAgent; base?: BaseDeps; tempDir?: string } = {};
     try {
       return await ClientAgent.boot(config, options, made);
     } catch (err) {
-      await made.agent?.stop().catch(() => undefined);
-      if (made.tempDir) await rm(made.tempDir, { recursive: true, force: true });
+      if (made.agent) await made.agent.stop().catch(() => undefined);
+      await closeBaseDeps(made.base, made);
       throw err;
     }
   }
-
-  private heartbeats!: Heartbeats;
 
   /** The host this client advertises (its catalog node's address), resolved at start. */
   private get advertise(): string {
     return hostOf(this.transport.address);
   }
 
-  private static async boot(config: AgentConfig, options: AgentOptions, made: { agent?: ClientAgent; tempDir?: string }): Promise<ClientAgent> {
-    const logTap = new LogTap();
-    const logger = options.logger ?? createLogger(config.logLevel, config.logJson, logTap.destination);
-    for (const token of Object.values(config.acl.tokens)) addLogSecret(token);
-    const tempDataDir = !config.dataDir;
-    const dataDir = config.dataDir ?? (made.tempDir = await mkdtemp(join(tmpdir(), 'registry-client-')));
-    // Durably: a data dir whose own name a power cut takes is a first start again (issue 35).
-    await makeDirDurably(dataDir);
-    // Before anything in the data dir is read: a newer format is refused untouched (agent/data-format.ts).
-    await checkDataFormat(dataDir, VERSION);
+  private static async boot(config: AgentConfig, options: AgentOptions, made: { agent?: ClientAgent; base?: BaseDeps; tempDir?: string }): Promise<ClientAgent> {
+    const base = (made.base = await buildBaseDeps(config, { logger: options.logger, version: VERSION, tempPrefix: 'registry-client-' }, made));
+    const { logger, dataDir, tls } = base;
     const nodeId = await loadOrCreateNodeId(dataDir, config.nodeId);
-    const tls = await loadAgentTls(config.tls, config.datacenter);
     // A client serves nothing on the RPC port; it only dials servers (an ephemeral port, so any
     // number of clients and a server can share a host).
     // Its heartbeats name it by the address others reach it by (agent/advertise-address.ts), and its
@@ -146,13 +124,8 @@ export class ClientAgent {
     // servers check them like any other (cluster/client-gateway.ts no longer trusts `internal`).
     const agentToken = () => agentTokenOf(config);
     const mirror = new NodeMirror(rpc, config.nodeName, config.datacenter, agentToken);
-    const agent = new ClientAgent(config, logger, nodeId, dataDir, tempDataDir, transport, link, rpc, mirror, logTap);
+    const agent = new ClientAgent(base, nodeId, transport, link, rpc, mirror, options.loadConfig);
     made.agent = agent;
-    agent.reloader = new ConfigReloader(agent, options.loadConfig);
-    const metrics = new Metrics(config.telemetry);
-    agent.metrics = metrics;
-    agent.metrics.start();
-    const failures = runnerFailures(logger.child({ module: 'agent.runners' }), (runner) => metrics.runnerFailed(runner));
 
     // The agent's own writes (its services, checks, their results, maintenance, anti-entropy) go
     // with its authority; the mirror follows them. `internal` still counts with servers that have
@@ -165,86 +138,56 @@ export class ClientAgent {
     // Its leader calls (Connect.Sign of a leaf for a service of this agent, refreshed in the
     // background, not per request) are the agent's own too: its agent token, which the servers check.
     const connect = new AgentConnect({ config, initialCa: initialCa(config), rpc, store: mirror.store, logger: logger.child({ module: 'agent.connect' }), agentToken, lostContactSince: () => agent.heartbeats?.lostSince });
-    agent.connect = connect;
-    // Built as on a server (local/install.ts); the catalog view is the node mirror.
-    const { local, syncer, maintenance } = await installLocalState({
-      config, dataDir, store: mirror.store,
-      view: () => mirror.refresh(),
-      apply,
-      nodeChecks: (node, minIndex, signal) => connect.nodeChecks(node, minIndex, signal),
-      logger: logger.child({ module: 'agent.checks' }),
-      syncLogger: logger.child({ module: 'agent.anti_entropy' }),
-      failures,
-    });
-    agent.local = local;
-    agent.syncer = syncer;
-    agent.maintenance = maintenance;
-    // Managed proxies follow the local state; they start once the HTTP API they are given listens.
-    const proxies = new ManagedProxies(() => agent.httpAddress, logger.child({ module: 'agent.connect' }), failures);
-    proxies.hold();
-    proxies.reportTo(metrics);
-    agent.proxies = proxies;
-    agent.stopFollowing = followManagedProxies(local, proxies);
+    // Built as on a server (agent/common-agent.ts); the catalog view is the node mirror.
+    await agent.common.startLocal({ connect, store: mirror.store, view: () => mirror.refresh(), apply });
 
     agent.heartbeats = new Heartbeats(link, { id: nodeId, node: config.nodeName, address: advertise, port: config.httpPort, nodeMeta: config.nodeMeta }, logger.child({ module: 'agent.client' }), () => {
       void mirror.refresh().catch(() => undefined);
-      // As on a server: the first pass waits until the loaded services and checks are in the
-      // catalog (local.restored), each service written with its checks, so no pass writes a
-      // service alone — for a moment a service with no checks would pass every health read.
-      void local.restored.then(() => {
-        if (!agent.stopping) syncer.start(config.clients.antiEntropyIntervalMs);
-      });
+      // As on a server, once the first heartbeat put this node in the catalog.
+      agent.common.startSyncer(() => agent.stopping !== null);
     });
     agent.heartbeats.start();
 
-    await agent.listenHttp();
-    proxies.release();
-    // Watches query this agent's HTTP API, so they start once it listens.
-    agent.watches = installWatches({ config, httpAddress: () => agent.httpAddress, failures, logger: logger.child({ module: 'agent.watches' }) });
-    agent.dns = await installDns({
-      rpc: dnsRpc(rpc), config: config.dns, port: config.dnsPort, portSet: config.dnsPortSet, host: config.client, datacenter: config.datacenter,
-      nodeName: config.nodeName, translateWanAddrs: config.translateWanAddrs, defaultToken: () => config.acl.tokens.default,
-      logger: logger.child({ module: 'agent.dns' }),
-      fileLimit: softFileLimit(), observer: agent.metrics.dnsObserver,
+    await agent.common.serve({
+      routes: {
+        rpc,
+        agent: { nodeName: config.nodeName, nodeId, datacenter: config.datacenter, primaryDatacenter: config.primaryDatacenter, consulCompat: config.consulCompat },
+        cluster: agent.clusterOps(),
+        sessions: { ttlMinMs: config.sessionTtlMinMs, renew: (id: string, token?: string) => rpc.leader.call('Session.Renew', { id }, undefined, token) },
+        lifecycle: agent.lifecycle(),
+      },
+      acl: rpc.aclResolver,
+      https: false,
+      ui: false,
+      dns: { rpc: dnsRpc(rpc) },
+      largeAnswerLane: new SliceLane(largeAnswerDuty(process.env.REGISTRY_LARGE_ANSWER_DUTY)),
     });
     logger.info({ node: config.nodeName, id: nodeId, datacenter: config.datacenter, http: agent.httpAddress, servers: config.retryJoin, mode: 'client' }, 'registry agent running');
     return agent;
   }
 
   get httpAddress(): string {
-    return httpAddressOf(this.http);
+    return this.common.httpAddress;
   }
 
   /** What `registry agent` prints once running (agent/banner.ts). */
   bannerFacts(): BannerFacts {
-    return { version: VERSION, nodeId: this.nodeId, config: this.config, httpPort: this.httpPort, httpsPort: -1, dnsPort: this.dns?.port ?? 0, clusterAddress: `${this.advertise}:${this.httpPort}` };
+    return { version: VERSION, nodeId: this.nodeId, config: this.config, httpPort: this.httpPort, httpsPort: -1, dnsPort: this.common.dnsPort, clusterAddress: `${this.advertise}:${this.httpPort}` };
   }
 
   get httpPort(): number {
-    const a = this.http?.address();
-    return a && typeof a !== 'string' ? a.port : 0;
+    return this.common.httpPort;
   }
 
   /** SIGHUP, PUT /v1/agent/reload: what a server's reload applies (agent/reload.ts), on this client. */
   reload(): Promise<ReloadResult> {
-    return this.reloader!.reload();
-  }
-
-  /** A reload changed limits: every listener takes the running config's (agent/live-limits.ts). */
-  applyLimits(): void {
-    applyLiveLimits(
-      { http: this.http && this.httpLimiter ? { servers: [this.http], limiter: this.httpLimiter } : undefined, serverPort: this.transport, dns: this.dns },
-      this.config,
-      this.logger.child({ module: 'agent' }),
-    );
+    return this.common.reload();
   }
 
   stop(_options: { transfer?: boolean } = {}): Promise<void> {
     if (!this.stopping) this.stopping = this.shutdown();
     return this.stopping;
   }
-
-  private mirrorTimer: NodeJS.Timeout | null = null;
 
   /** Refresh the node mirror shortly after the agent's own writes (coalesced). */
   private mirrorSoon(): void {
@@ -256,26 +199,12 @@ export class ClientAgent {
   }
 
   private async shutdown(): Promise<void> {
-    this.watches?.stop();
     this.heartbeats?.stop();
-    this.syncer?.stop();
     if (this.mirrorTimer) clearTimeout(this.mirrorTimer);
-    this.stopFollowing?.();
-    this.local?.stop();
-    this.maintenance?.stop();
-    this.connect?.stop();
-    this.metrics?.stop();
-    await this.dns?.close();
-    if (this.http) {
-      const http = this.http;
-      await new Promise<void>((resolve) => {
-        http.close(() => resolve());
-        http.closeAllConnections();
-      });
-    }
+    this.common.stopWork();
+    await this.common.closeListeners();
     await this.transport.close();
-    if (this.tempDataDir) await rm(this.dataDir, { recursive: true, force: true });
-    this.logger.info('agent stopped');
+    await this.common.finish();
     this.markStopped();
   }
 
@@ -289,12 +218,10 @@ export class ClientAgent {
   }
 
   private lifecycle(): AgentLifecycle {
-    const tokens = new AgentTokens(this.config.acl.tokens, this.config.acl.enableTokenPersistence ? this.dataDir : undefined);
-    void tokens.load();
     return {
-      tokens,
-      maintenance: this.maintenance!,
-      monitor: (minRank, listener) => this.logTap.attach(minRank, listener),
+      tokens: this.base.tokens,
+      maintenance: this.common.maintenance!,
+      monitor: (minRank, listener) => this.base.logTap.attach(minRank, listener),
       host: () => hostFacts(this.dataDir),
       forceLeave: (node, token) => clientForceLeave(this.rpc, node, token),
       wanMembers: () => [],
@@ -304,41 +231,26 @@ export class ClientAgent {
     };
   }
 
-  private async listenHttp(): Promise<void> {
+  private clusterOps(): ClusterOps {
     const config = this.config;
-    const deps: RouteDeps = {
+    return clientClusterOps({
+      link: this.link,
       rpc: this.rpc,
-      agent: { nodeName: config.nodeName, nodeId: this.nodeId, datacenter: config.datacenter, primaryDatacenter: config.primaryDatacenter, consulCompat: config.consulCompat },
-      cluster: clientClusterOps({
-        link: this.link,
-        rpc: this.rpc,
-        heartbeats: this.heartbeats,
-        node: config.nodeName,
-        leave: () => this.leave(),
-        self: () => ({
-          Config: { Datacenter: config.datacenter, NodeName: config.nodeName, NodeID: this.nodeId, Server: false, Version: VERSION },
-          Member: {
-            Name: config.nodeName, Addr: this.advertise, Port: this.httpPort,
-            Tags: { role: 'node', dc: config.datacenter, id: this.nodeId, vsn: '2', build: VERSION }, Status: 1,
-          },
-          Coord: null,
-          DebugConfig: debugConfig(config, this.nodeId, this.advertise, this.httpPort),
-          Stats: { agent: { server: this.link.current, servers: this.link.known.join(',') }, antiEntropy: this.syncer?.stats ?? { passes: 0, writes: 0, blocked: 0 } },
-        }),
+      heartbeats: this.heartbeats,
+      node: config.nodeName,
+      leave: () => this.leave(),
+      self: () => ({
+        Config: { Datacenter: config.datacenter, NodeName: config.nodeName, NodeID: this.nodeId, Server: false, Version: VERSION },
+        Member: {
+          Name: config.nodeName, Addr: this.advertise, Port: this.httpPort,
+          Tags: { role: 'node', dc: config.datacenter, id: this.nodeId, vsn: '2', build: VERSION }, Status: 1,
+        },
+        Coord: null,
+        // The snapshot in force, a reload's included.
+        DebugConfig: debugConfig(this.config, this.nodeId, this.advertise, this.httpPort),
+        Stats: { agent: { server: this.link.current, servers: this.link.known.join(',') }, antiEntropy: this.syncer?.stats ?? { passes: 0, writes: 0, blocked: 0 } },
       }),
-      connect: this.connect!,
-      local: this.local!,
-      sessions: { ttlMinMs: config.sessionTtlMinMs, renew: (id: string, token?: string) => this.rpc.leader.call('Session.Renew', { id }, undefined, token) },
-      metrics: this.metrics,
-      lifecycle: this.lifecycle(),
-      reload: () => this.reload(),
-    };
-    const logger = this.logger.child({ module: 'agent.http' });
-    const app = createApp(allRoutes(deps), { datacenter: config.datacenter, defaultToken: () => config.acl.tokens.default, acl: this.rpc.aclResolver, proxyTokens: proxyTokensOf(() => this.local, () => config.acl.tokens.default), logger, consulCompat: config.consulCompat, translateAddresses: config.translateWanAddrs, metrics: this.metrics, largeAnswerLane: new SliceLane(largeAnswerDuty(process.env.REGISTRY_LARGE_ANSWER_DUTY)) });
-    const { server, limiter } = createHttpServer(withRequestLog(app, logger), config.http, logger, undefined, (reason) => this.metrics?.httpRefused(reason));
-    await listenHttp(server, config);
-    this.http = server;
-    this.httpLimiter = limiter;
+    });
   }
 }
 

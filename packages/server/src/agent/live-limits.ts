@@ -2,7 +2,7 @@
 // `http_config`'s timeouts and `snapshot_restore_max_bytes`. What each part does with new values is
 // its own: the HTTP servers (http/http-server.ts reconfigureHttpServers), the server port's gate
 // (raft/src/transport/inbound-limits.ts update), the DNS sockets (dns/server.ts setLimits); the
-// restore size is read from the config at each restore. New caps decide the connections accepted
+// restore size by the snapshots' own reload (snapshot/snapshots.ts). New caps decide the connections accepted
 // from then on; timeouts and in-flight bounds apply to open connections as well; members' Raft links
 // count against nothing and are never touched.
 import { formatDurationMs } from '@registry/store';
@@ -56,14 +56,6 @@ export function limitChanges(before: AgentConfig, after: AgentConfig): string[] 
     if (a !== b) out.push(`${key}: ${show(a)} → ${show(b)}`);
   }
   return out;
-}
-
-/** Copies `next`'s limits into the running `cfg` (in place: parts of the agent hold these objects). */
-export function adoptLimits(cfg: AgentConfig, next: AgentConfig): void {
-  Object.assign(cfg.http, next.http);
-  Object.assign(cfg.rpc, next.rpc);
-  Object.assign(cfg.dns.limits, next.dns.limits);
-  Object.assign(cfg.snapshot, next.snapshot);
 }
 
 /** Applies `config`'s limits to the running listeners and logs the effective ones. */

@@ -1,36 +1,51 @@
 // Applying a re-read configuration to a running agent (SIGHUP, PUT /v1/agent/reload), as Consul's
-// reload does: the log level, ACL tokens, services and checks from config files, watches, node_meta,
-// DNS settings, telemetry and every listener's limits (agent/live-limits.ts) take effect; addresses,
-// ports, data dir, node name and datacenter need a restart and are only reported. The running
-// config object is updated in place — down to the
-// node_meta and telemetry objects themselves — because the parts that use it hold those objects and
-// read them on every use: token lookups, the DNS handler, the metrics endpoint (telemetry), and this
-// server's facts, which the leader reads every second and re-registers the node from when they
-// change (node_meta reaches the catalog that way, cluster/server-health.ts).
+// ReloadConfig does: the log level, ACL tokens, services and checks from config files, watches,
+// node_meta, DNS settings, telemetry and every listener's limits (agent/live-limits.ts) take effect;
+// addresses, ports, data dir, node name and datacenter need a restart and are only reported.
+// A reload makes a new frozen snapshot (agent/config-snapshot.ts) and hands it to each part that
+// reacts, through that part's own `reload`: `reloadParts` below is the one list of them.
 import { Authorizer } from '@registry/acl';
-import { AgentTokens } from '../acl/agent-tokens';
+import type { AgentTokens } from '../acl/agent-tokens';
 import type { AgentConfig } from '../config/config';
+import type { DnsConfig } from '../dns/config';
 import type { LocalState } from '../local/local-state';
 import type { ServiceDefinition } from '../local/local-services';
+import type { TelemetryConfig } from '../metrics/config';
 import type { AgentCheckDefinition } from '../schemas/agent-check';
 import type { AgentWatches } from '../watches/agent-watches';
-import { adoptLimits, limitChanges } from './live-limits';
-import { addLogSecret, setLogLevel, type Logger } from '../runtime/logger';
+import { limitChanges } from './live-limits';
+import { reloadedConfig } from './config-snapshot';
+import { setLogLevel, type Logger } from '../runtime/logger';
 
-export interface Reloadable {
-  config: AgentConfig;
+/** Every part of a running agent that a reload changes (agent/common-agent.ts gathers them). */
+export interface ReloadTargets {
   logger: Logger;
+  tokens: AgentTokens;
+  metrics: { reload(telemetry: TelemetryConfig): void };
+  dns: { reload(config: DnsConfig): void } | undefined;
+  /** Every listener's limits: HTTP(S), the server port, DNS (agent/live-limits.ts). */
+  listeners: { applyLimits(config: AgentConfig): void };
+  /** This node's facts sent to the catalog: a server's health reconcile, a client's heartbeats. */
+  nodeMeta: { reload(nodeMeta: Record<string, string>): void } | undefined;
+  /** Backups: a server's restore bound. */
+  snapshots?: { reload(maxArchiveBytes: number): void };
+  watches: AgentWatches | undefined;
   local: LocalState | undefined;
-  watches?: AgentWatches | undefined;
-  dataDir: string;
-  /** Applies the running config's limits to the listeners (called after they were copied into it). */
-  applyLimits?(): void;
+}
+
+/** What a reloader runs on: the running snapshot, and the parts to tell. */
+export interface Reloadable {
+  /** The snapshot in force. */
+  readonly config: Readonly<AgentConfig>;
+  /** Installs a reload's snapshot as the one in force. */
+  adopt(next: Readonly<AgentConfig>): void;
+  reloadTargets(): ReloadTargets;
 }
 
 /**
- * An agent's reload (server or client): re-read the configuration, apply it, log what changed and
- * what needs a restart. An invalid configuration throws (ConfigError) and leaves the running one
- * untouched. Reloads run one at a time.
+ * An agent's reload (server or client): re-read the configuration, make the new snapshot, hand it
+ * to every part, log what changed and what needs a restart. An invalid configuration throws
+ * (ConfigError) and leaves the running one untouched. Reloads run one at a time.
  */
 export class ConfigReloader {
   private reloading: Promise<ReloadResult> = Promise.resolve({ changed: [], needRestart: [] });
@@ -42,15 +57,20 @@ export class ConfigReloader {
 
   reload(): Promise<ReloadResult> {
     const run = async (): Promise<ReloadResult> => {
-      const log = this.agent.logger.child({ module: 'agent' });
-      let next: AgentConfig;
+      const targets = this.agent.reloadTargets();
+      const log = targets.logger.child({ module: 'agent' });
+      let loaded: AgentConfig;
       try {
-        next = this.loadConfig ? this.loadConfig() : this.agent.config;
+        loaded = this.loadConfig ? this.loadConfig() : this.agent.config;
       } catch (err) {
         log.error({ err: (err as Error).message }, 'reload failed: the new configuration is invalid, keeping the running one');
         throw err;
       }
-      const result = await applyReload(this.agent, next);
+      const running = this.agent.config;
+      const next = reloadedConfig(running, loaded);
+      this.agent.adopt(next);
+      const changed = await reloadParts(targets, running, next, loaded.acl.tokens);
+      const result = { changed, needRestart: needRestart(running, loaded) };
       log.info({ changed: result.changed.length > 0 ? result.changed.join(', ') : 'nothing' }, 'configuration reloaded');
       if (result.needRestart.length > 0) log.warn({ settings: result.needRestart.join(', ') }, 'reload: these settings take effect only after a restart');
       return result;
@@ -85,88 +105,57 @@ const RESTART_ONLY: ReadonlyArray<[keyof AgentConfig, string]> = [
   ['raft', 'raft'],
 ];
 
-/** Fields other parts of the agent read on use (added by their own issues; copied when present). */
-const READ_ON_USE: ReadonlyArray<[string, string]> = [
-  ['nodeMeta', 'node_meta'],
-  ['telemetry', 'telemetry'],
-  ['watchHandlerTimeoutMs', 'watch_handler_timeout'],
-];
+function needRestart(running: Readonly<AgentConfig>, loaded: AgentConfig): string[] {
+  const out = RESTART_ONLY.filter(([field]) => !same(running[field], loaded[field])).map(([, key]) => key);
+  if (running.dns.domain !== loaded.dns.domain) out.push('domain');
+  return out;
+}
 
 const serviceId = (d: ServiceDefinition) => d.ID || d.Name || '';
 const checkId = (d: AgentCheckDefinition) => d.CheckID || d.ID || d.Name || '';
 
-export async function applyReload(agent: Reloadable, next: AgentConfig): Promise<ReloadResult> {
-  const cfg = agent.config;
+/**
+ * Each part that reacts to a reload, told in turn; answers what took effect. `fileTokens` are the
+ * re-read files' tokens (the snapshots share the running token record, which they are applied to).
+ */
+export async function reloadParts(t: ReloadTargets, prev: Readonly<AgentConfig>, next: Readonly<AgentConfig>, fileTokens: AgentConfig['acl']['tokens']): Promise<string[]> {
   const changed: string[] = [];
-  const needRestart = RESTART_ONLY.filter(([field]) => !same(cfg[field], next[field])).map(([, key]) => key);
-  if (cfg.dns.domain !== next.dns.domain) needRestart.push('domain');
-
-  if (cfg.logLevel !== next.logLevel) {
-    setLogLevel(agent.logger, next.logLevel);
-    changed.push(`log_level: ${cfg.logLevel} → ${next.logLevel}`);
-    cfg.logLevel = next.logLevel;
-  }
-
-  const tokensBefore = { ...cfg.acl.tokens };
-  for (const key of ['agent', 'default', 'agentMaster', 'replication'] as const) {
-    addLogSecret(next.acl.tokens[key]);
-    cfg.acl.tokens[key] = next.acl.tokens[key];
+  if (prev.logLevel !== next.logLevel) {
+    setLogLevel(t.logger, next.logLevel);
+    changed.push(`log_level: ${prev.logLevel} → ${next.logLevel}`);
   }
   // As Consul: tokens set through /v1/agent/token and persisted win over the files on a reload too.
-  if (cfg.acl.enableTokenPersistence) await new AgentTokens(cfg.acl.tokens, agent.dataDir).load();
-  for (const key of ['agent', 'default', 'agentMaster', 'replication'] as const) {
-    if (tokensBefore[key] !== cfg.acl.tokens[key]) changed.push(`acl.tokens.${key}`);
-  }
-
-  // dns.limits are limits (below), kept as the running object.
-  const dns = { ...next.dns, domain: cfg.dns.domain, limits: cfg.dns.limits };
-  if (!same(cfg.dns, dns)) {
-    Object.assign(cfg.dns, dns);
+  for (const kind of await t.tokens.reload(fileTokens)) changed.push(`acl.tokens.${TOKEN_FIELD[kind]}`);
+  if (!same({ ...prev.dns, limits: undefined }, { ...next.dns, limits: undefined })) {
+    t.dns?.reload(next.dns);
     changed.push('dns_config');
   }
-
-  const limits = limitChanges(cfg, next);
+  const limits = limitChanges(prev, next);
   if (limits.length > 0) {
-    adoptLimits(cfg, next);
-    agent.applyLimits?.();
+    t.listeners.applyLimits(next);
+    t.snapshots?.reload(next.snapshot.restoreMaxBytes);
     changed.push(...limits);
   }
-
-  const open = cfg as unknown as Record<string, unknown>;
-  const incoming = next as unknown as Record<string, unknown>;
-  for (const [field, key] of READ_ON_USE) {
-    if (!(field in incoming) || same(open[field], incoming[field])) continue;
-    if (isRecord(open[field]) && isRecord(incoming[field])) replaceContents(open[field], incoming[field]);
-    else open[field] = incoming[field];
-    changed.push(key);
+  if (!same(prev.nodeMeta, next.nodeMeta)) {
+    t.nodeMeta?.reload(next.nodeMeta);
+    changed.push('node_meta');
   }
-
-  changed.push(...(await reloadDefinitions(agent, next)));
-  // A changed list replaces every watch, as Consul's reloadWatches (an unchanged one keeps running).
-  if (!same(cfg.watches, next.watches)) {
-    agent.watches?.replace(next.watches);
-    cfg.watches = next.watches;
-    changed.push(`watches: ${next.watches.length}`);
+  if (!same(prev.telemetry, next.telemetry)) {
+    t.metrics.reload(next.telemetry);
+    changed.push('telemetry');
   }
-  return { changed, needRestart };
+  if (prev.watchHandlerTimeoutMs !== next.watchHandlerTimeoutMs) changed.push('watch_handler_timeout');
+  if (t.local) changed.push(...(await reloadDefinitions(t.local, prev.definitions, next.definitions)));
+  if (t.watches?.reload(next)) changed.push(`watches: ${next.watches.length}`);
+  return changed;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** `target` becomes a copy of `source`, keeping its identity (others hold a reference to it). */
-function replaceContents(target: Record<string, unknown>, source: Record<string, unknown>): void {
-  for (const k of Object.keys(target)) if (!(k in source)) delete target[k];
-  Object.assign(target, source);
-}
+/** The names reload logs tokens by (the config's fields, as before). */
+const TOKEN_FIELD = { default: 'default', agent: 'agent', agent_master: 'agentMaster', replication: 'replication' } as const;
 
 /** Config-file services and checks: removed ones are deregistered, new and changed ones registered. */
-async function reloadDefinitions(agent: Reloadable, next: AgentConfig): Promise<string[]> {
-  const before = agent.config.definitions;
-  const after = next.definitions;
-  const local = agent.local;
-  if (!local || same(before, after)) return [];
+async function reloadDefinitions(local: LocalState, before: AgentConfig['definitions'], after: AgentConfig['definitions']): Promise<string[]> {
+  if (same(before, after)) return [];
   const all = Authorizer.allowAll();
   const out: string[] = [];
   const oldServices = new Map(before.services.map((d) => [serviceId(d), d]));
@@ -186,7 +175,7 @@ async function reloadDefinitions(agent: Reloadable, next: AgentConfig): Promise<
   for (const [id, def] of newServices) {
     const was = oldServices.get(id);
     if (was && same(was, def)) continue;
-    await local.addService(def, all, false);
+    await local.addService(def, all, { persist: false });
     out.push(`services: ${was ? '~' : '+'}${id}`);
   }
   for (const [id, def] of newChecks) {
@@ -195,6 +184,5 @@ async function reloadDefinitions(agent: Reloadable, next: AgentConfig): Promise<
     await local.addCheck(def, all, false);
     out.push(`checks: ${was ? '~' : '+'}${id}`);
   }
-  agent.config.definitions = after;
   return out;
 }

@@ -27,6 +27,7 @@ export interface AreasDeps {
 }
 
 export interface Areas {
+  /** The way to other datacenters: agent/ binds the Rpc's RemoteDatacenters port to it. */
   readonly links: WanLinks;
   readonly routes: WanRouteDeps;
   /** This server's LAN coordinate (`Coord` of /v1/agent/self). */
@@ -36,7 +37,6 @@ export interface Areas {
 
 export function installAreas(d: AreasDeps): Areas {
   const links = new WanLinks({ self: d.self, version: d.version, raft: d.raft, store: d.store, rpc: d.rpc, transport: d.transport, logger: d.logger, secureLink: d.secureLink });
-  d.rpc.setRemoteDatacenters(links);
   const ops = new AreaOps(links, d.rpc);
   d.leaderDuties.add(new AreaRetryJoin(links, d.store, d.logger));
   links.start();

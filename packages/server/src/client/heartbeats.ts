@@ -28,11 +28,16 @@ export class Heartbeats {
 
   constructor(
     private readonly link: ServerLink,
-    private readonly facts: ClientFacts,
+    private facts: ClientFacts,
     private readonly logger: Logger,
     /** Called after the first heartbeat the servers accepted (the node is in the catalog then). */
     private readonly onJoined: () => void,
   ) {}
+
+  /** A reload's `node_meta`: sent with the next heartbeat, and the servers register the node again with it. */
+  reload(nodeMeta: Record<string, string>): void {
+    this.facts = { ...this.facts, nodeMeta };
+  }
 
   start(): void {
     const loop = async () => {

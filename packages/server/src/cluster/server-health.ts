@@ -59,7 +59,7 @@ export class ServerHealth implements LeaderDuty {
   readonly clockOffsets: ClockOffsets;
 
   constructor(
-    private readonly self: ServerFacts,
+    private self: ServerFacts,
     private readonly raft: RaftNode,
     private readonly store: Store,
     private readonly transport: Transport,
@@ -85,6 +85,14 @@ export class ServerHealth implements LeaderDuty {
       },
     });
   }
+  /**
+   * A reload's `node_meta` (agent/reload.ts): this server's facts carry it from now on; the leader
+   * reads them every second and registers the node again when they changed.
+   */
+  reload(nodeMeta: Record<string, string>): void {
+    this.self = { ...this.self, nodeMeta };
+  }
+
 
   /**
    * What this server answers to `cluster.info`: its facts, and why its Raft storage fails while

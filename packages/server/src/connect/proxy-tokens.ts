@@ -5,7 +5,6 @@
 // the leaf and the proxy configuration, which check it against the proxy they serve — opt out
 // (route `proxyToken: 'raw'`, Consul's parseTokenWithoutResolvingProxyToken).
 import type { LocalService } from '../local/local-services';
-import type { ServiceTokens } from '../local/service-tokens';
 
 /**
  * The token a request made with `token` acts with: the proxy's service's registration token when
@@ -15,23 +14,23 @@ import type { ServiceTokens } from '../local/service-tokens';
  */
 export function proxyActingToken(
   proxyByToken: (token: string) => LocalService | undefined,
-  tokens: ServiceTokens,
+  serviceToken: (serviceId: string) => string | undefined,
   defaultToken: () => string | undefined,
 ): (token: string) => string | undefined {
   return (token) => {
     const target = proxyByToken(token)?.managed?.targetId;
     if (target === undefined) return undefined;
-    return tokens.get(target) ?? defaultToken() ?? '';
+    return serviceToken(target) ?? defaultToken() ?? '';
   };
 }
 
 /** The HTTP edge's proxy-token resolver for an agent's mesh (read at each request: it may be wired later). */
 export function proxyTokensOf(
-  mesh: () => { proxyByToken(token: string): LocalService | undefined; serviceTokens: ServiceTokens } | undefined,
+  mesh: () => { proxyByToken(token: string): LocalService | undefined; serviceToken(serviceId: string): string | undefined } | undefined,
   defaultToken: () => string | undefined,
 ): (token: string) => string | undefined {
   return (token) => {
     const m = mesh();
-    return m ? proxyActingToken((t) => m.proxyByToken(t), m.serviceTokens, defaultToken)(token) : undefined;
+    return m ? proxyActingToken((t) => m.proxyByToken(t), (id) => m.serviceToken(id), defaultToken)(token) : undefined;
   };
 }

@@ -60,12 +60,18 @@ export class DnsHandler {
 
   constructor(
     private readonly lookups: Lookups,
-    private readonly cfg: DnsConfig,
+    private cfg: DnsConfig,
     localDc: string,
     translateWanAddrs: boolean,
     private readonly logger: DnsLogger,
   ) {
     this.ctx = { domain: cfg.domain, localDc, translateWanAddrs };
+  }
+
+  /** A reload's `dns_config` (agent/reload.ts; the domain is kept: it needs a restart). */
+  reload(cfg: DnsConfig): void {
+    this.cfg = cfg;
+    this.lookups.reload(cfg);
   }
 
   /** The response to `req`, received over `network` from `remoteIp`. Never throws. */

@@ -31,7 +31,14 @@ export interface DnsDeps {
   observer?: DnsObserver;
 }
 
-export async function installDns(d: DnsDeps): Promise<DnsServer | undefined> {
+/** The running DNS interface: its sockets, and the settings a reload changes. */
+export interface DnsInterface {
+  server: DnsServer;
+  /** A reload's `dns_config` (agent/reload.ts); its limits go to `server.setLimits`. */
+  reload(config: DnsConfig): void;
+}
+
+export async function installDns(d: DnsDeps): Promise<DnsInterface | undefined> {
   if (d.port < 0) return undefined;
   const lookups = new Lookups({
     rpc: d.rpc,
@@ -55,7 +62,7 @@ export async function installDns(d: DnsDeps): Promise<DnsServer | undefined> {
       onError: (err) => d.logger.warn({ err: err.message }, 'dns: socket error'),
     });
     d.logger.info({ dns: server.address, domain: d.config.domain, limits }, 'dns interface listening');
-    return server;
+    return { server, reload: (config) => handler.reload(config) };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (!d.portSet && (code === 'EADDRINUSE' || code === 'EACCES')) {

@@ -41,7 +41,12 @@ export interface QueryAnswer {
 }
 
 export class Lookups {
-  constructor(private readonly d: LookupDeps) {}
+  constructor(private d: LookupDeps) {}
+
+  /** A reload's `dns_config` (through DnsHandler.reload). */
+  reload(config: DnsConfig): void {
+    this.d = { ...this.d, config };
+  }
 
   /** Instances of `service` (with `tag`, when not empty) in `dc`, checks included, unfiltered by health. */
   async serviceNodes(service: string, tag: string, dc: string): Promise<CheckServiceNodeOut[]> {

@@ -85,12 +85,24 @@ interface Tracked {
 }
 
 
+/** How a service is added (LocalState.addService). */
+export interface AddServiceOptions {
+  /** Saved under the data dir (the HTTP API); false: from the config files or the data dir. Default true. */
+  persist?: boolean;
+  /** The token it was registered with ('' for none); undefined: keep what it had. */
+  token?: string;
+  /** Restored check states by check id (a restart). */
+  start?: Map<string, StartState>;
+  /** Loaded at start: the catalog row is written by the sync once the node is there. */
+  local?: boolean;
+}
+
 const RETRY_MS = 1_000;
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export class LocalState {
   /** The tokens services were registered with, for their managed proxies (connect/proxy-tokens.ts). */
-  readonly serviceTokens = new ServiceTokens();
+  private readonly serviceTokens = new ServiceTokens();
   private readonly services_ = new Map<string, LocalService>();
   /**
    * Managed proxies by their token: the HTTP edge asks on every request that carries a token
@@ -186,10 +198,14 @@ export class LocalState {
   // ---- services ----
 
   /**
-   * `persist` is true for a registration through the HTTP API (Consul's remote source) and false
-   * for one from the config files or the data dir (its local source); script checks are judged so.
+   * Consul's `AddService(service, chkTypes, persist, token, source)`. `persist` is true for a
+   * registration through the HTTP API (Consul's remote source) and false for one from the config
+   * files or the data dir (its local source); script checks are judged so. `token` is the one it
+   * was registered with ('' for none), which its managed proxy acts with (`serviceToken`); not
+   * given, the service keeps what it had (the config files and the data dir carry none).
    */
-  async addService(def: ServiceDefinition, authz: Authorizer, persist = true, start: Map<string, StartState> = new Map(), local = false): Promise<void> {
+  async addService(def: ServiceDefinition, authz: Authorizer, options: AddServiceOptions = {}): Promise<void> {
+    const { persist = true, token, start = new Map<string, StartState>(), local = false } = options;
     const mainId = def.ID || def.Name || '';
     const refusal = scriptChecksRefusal(this.serviceCheckDefinitions(def), persist ? 'remote' : 'local', this.deps.scripts);
     if (refusal) throw badRequest(refusal);
@@ -219,7 +235,13 @@ export class LocalState {
       // A check the new definition no longer has leaves no saved TTL state behind.
       for (const checkId of paused.keys()) if (!this.checks_.has(checkId)) await this.deps.files?.removeCheckState(checkId);
     }
+    if (token !== undefined) this.serviceTokens.remember(mainId, token);
     if (persist && this.deps.files) await this.deps.files.saveService(mainId, def);
+  }
+
+  /** The token service `id` was registered with through the HTTP API (Consul's State.ServiceToken); undefined: none known. */
+  serviceToken(id: string): string | undefined {
+    return this.serviceTokens.get(id);
   }
 
   /** false when the agent has no such service. */
@@ -231,6 +253,7 @@ export class LocalState {
     const gone = await this.pause((t) => family.has(t.spec.ServiceID));
     for (const child of [...this.services_.values()]) if (child.parentId === id) await this.dropService(child.service.ID);
     await this.dropService(id);
+    this.serviceTokens.forget(id);
     this.changed();
     await this.dropOrphans();
     await this.deps.files?.removeService(id);
@@ -349,7 +372,7 @@ export class LocalState {
     for (const { def, file } of [...config.services.map((def) => ({ def, file: undefined })), ...ownServices]) {
       await this.loading(`service ${serviceId(def)}`, async () => {
         const start = await restoredStates(this.restoreSources, this.serviceCheckSpecs(def));
-        await this.addService(withStatuses(def, start), all, false, start, true);
+        await this.addService(withStatuses(def, start), all, { persist: false, start, local: true });
       }, file === undefined ? undefined : (err) => setAside({ file, def }, `service ${JSON.stringify(serviceId(def))}`, err));
     }
     const configCheckIds = new Set(config.checks.map(checkId));

@@ -112,7 +112,7 @@ export class Metrics implements ProxyMetricsSink {
   readonly rpcObserver: RpcObserver;
   readonly dnsObserver: DnsObserver;
 
-  constructor(private readonly config: TelemetryConfig) {
+  constructor(private config: TelemetryConfig) {
     const kinds: ForwardKind[] = ['write', 'read', 'leader-call', 'commit-index'];
     this.forwarded = Object.fromEntries(kinds.map((k) => [k, this.forwardedSeries.bind({ kind: k })])) as Record<ForwardKind, CounterCell>;
     this.forwardErrors = Object.fromEntries(kinds.map((k) => [k, this.forwardErrorSeries.bind({ kind: k })])) as Record<ForwardKind, CounterCell>;
@@ -150,6 +150,11 @@ export class Metrics implements ProxyMetricsSink {
 
   get prometheusEnabled(): boolean {
     return this.config.prometheusRetentionMs > 0;
+  }
+
+  /** A reload's `telemetry` (agent/reload.ts): what the metrics endpoint serves from now on. */
+  reload(config: TelemetryConfig): void {
+    this.config = config;
   }
 
   start(): void {

@@ -28,24 +28,15 @@ const CALL_TIMEOUT_MS = 10_000;
 
 export class LeaderCalls {
   private readonly local = new Map<string, (args: never) => Promise<unknown>>();
-  private observer: RpcObserver = noRpcObserver;
 
   constructor(
     private readonly raft: RaftNode,
     private readonly transport: Transport,
     private readonly leaderWait: LeaderWait,
+    private readonly observer: RpcObserver = noRpcObserver,
+    /** Why this server is out of its cluster, or null (cluster/membership.ts): calls then fail at once. */
+    private readonly outOfCluster: () => string | null = () => null,
   ) {}
-
-  setObserver(observer: RpcObserver): void {
-    this.observer = observer;
-  }
-
-  /** Why this server is out of its cluster, or null (cluster/membership.ts): calls then fail at once. */
-  private outOfCluster: () => string | null = () => null;
-
-  refuseWhenOut(reason: () => string | null): void {
-    this.outOfCluster = reason;
-  }
 
   /** Serve `method` whenever this server leads; while it does not, callers are told to find the leader. */
   handle<M extends LeaderMethod>(method: M, serve: (args: LeaderArgs<M>) => Promise<Reply<M>>): void {

@@ -1,5 +1,5 @@
 // What the RPC layer reports about forwarding, for the agent's metrics. rpc/ imports nothing above
-// it, so the metrics module implements this interface and the agent wires it in (setObserver).
+// it, so the metrics module implements this interface and the agent hands it to `new Rpc`.
 
 /**
  * What was sent to the leader: a write (`rpc.apply`), a default read forwarded whole (`rpc.read`), a

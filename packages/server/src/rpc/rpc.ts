@@ -96,6 +96,34 @@ interface ForwardedRead {
   waitMs: number | undefined;
 }
 
+/** Where forwarded requests are logged (a pino child logger has this shape). */
+export interface ForwardLogger {
+  debug(o: object, msg: string): void;
+  isLevelEnabled(level: string): boolean;
+}
+
+/** What an Rpc is built from (agent/ builds them first; rpc/ imports nothing above it). */
+export interface RpcParts {
+  raft: RaftNode;
+  store: Store;
+  transport: Transport;
+  datacenter: string;
+  /** Every read endpoint by name with its policy (endpoints/index.ts). */
+  reads: Readonly<Record<string, ReadEndpoint>>;
+  /** The write endpoints' leader-side checks (ACL, lock-delay): endpoints/writes.ts. */
+  writes: WriteGate;
+  /** Token → Authorizer for every read and write; allow-all when ACLs are off. */
+  acl?: AclResolver;
+  /** Other datacenters (`?dc=`); none: Consul's `No path to datacenter`. */
+  remote?: RemoteDatacenters;
+  /** Told about forwarding (metrics); nothing by default. */
+  observer?: RpcObserver;
+  /** Forwarded requests are logged here at debug level; silent when absent. */
+  forwardLog?: ForwardLogger;
+  /** Why this server is out of its cluster, or null (cluster/membership.ts). */
+  outOfCluster?: () => string | null;
+}
+
 export class Rpc {
   private readonly reused = new ReusedReads();
   /** Read results shared until the next apply: the HTTP edge keeps their JSON (http/json-encoder.ts). */
@@ -110,19 +138,46 @@ export class Rpc {
   readonly commitIndexes: CommitIndexBatcher;
   private readonly appliedWait: AppliedWait;
 
-  constructor(
-    private readonly raft: RaftNode,
-    private readonly store: Store,
-    private readonly transport: Transport,
-    private readonly datacenter: string,
-    /** Every read endpoint by name with its policy (endpoints/index.ts). */
-    private readonly reads: Readonly<Record<string, ReadEndpoint>>,
-    /** The write endpoints' leader-side checks (ACL, lock-delay): endpoints/writes.ts. */
-    private readonly writes: WriteGate,
-    private acl: AclResolver = allowAllResolver,
-  ) {
+  private readonly raft: RaftNode;
+  private readonly store: Store;
+  private readonly transport: Transport;
+  private readonly datacenter: string;
+  private readonly reads: Readonly<Record<string, ReadEndpoint>>;
+  private readonly writes: WriteGate;
+  private readonly acl: AclResolver;
+  /** Other datacenters (network areas): every request for a `dc` other than this one goes there. */
+  private readonly remote: RemoteDatacenters;
+  /** Told about forwarding (metrics). */
+  private readonly observer: RpcObserver;
+  /** Where forwarded requests are logged at debug level (-log-level debug). */
+  private readonly forwardLog: ForwardLogger | undefined;
+  /**
+   * Why this server is out of its cluster (removed, or left: cluster/membership.ts), or null. While
+   * it is, writes, leader calls and reads that need the leader fail at once saying so: no leader
+   * replicates to it, so waiting for one only turned every request into a 7 s hang (issue #35).
+   * Stale reads still answer from its own state, with X-Registry-KnownLeader false.
+   */
+  private readonly outOfCluster: () => string | null;
+
+  /** Blocking queries waiting on this server now (Consul's rpc.queries_blocking). */
+  readonly blocking: OpenQueries = { open: 0 };
+
+  /** Everything it uses is given here, once: the composition root (agent/) builds it in order. */
+  constructor(parts: RpcParts) {
+    this.raft = parts.raft;
+    this.store = parts.store;
+    this.transport = parts.transport;
+    this.datacenter = parts.datacenter;
+    this.reads = parts.reads;
+    this.writes = parts.writes;
+    this.acl = parts.acl ?? allowAllResolver;
+    this.remote = parts.remote ?? noRemoteDatacenters;
+    this.observer = parts.observer ?? noRpcObserver;
+    this.forwardLog = parts.forwardLog;
+    this.outOfCluster = parts.outOfCluster ?? (() => null);
+    const { raft, transport } = parts;
     this.leaderWait = new LeaderWait(raft);
-    this.leader = new LeaderCalls(raft, transport, this.leaderWait);
+    this.leader = new LeaderCalls(raft, transport, this.leaderWait, this.observer, this.outOfCluster);
     transport.handle('rpc.apply', (body) => {
       const req = body as ForwardedApply;
       const fetching = this.tokenFetch(req.token, req.internal);
@@ -140,24 +195,6 @@ export class Rpc {
     watchLoopStalls();
   }
 
-  /** Other datacenters (network areas): every request for a `dc` other than this one goes there. */
-  private remote: RemoteDatacenters = noRemoteDatacenters;
-
-  /** Told about forwarding (metrics); nothing by default. */
-  private observer: RpcObserver = noRpcObserver;
-
-  /** Blocking queries waiting on this server now (Consul's rpc.queries_blocking). */
-  readonly blocking: OpenQueries = { open: 0 };
-
-  setObserver(observer: RpcObserver): void {
-    this.observer = observer;
-    this.leader.setObserver(observer);
-  }
-
-  setRemoteDatacenters(remote: RemoteDatacenters): void {
-    this.remote = remote;
-  }
-
   /**
    * A secondary datacenter asks the primary about a token it does not hold before a request uses
    * it; undefined — nothing to wait for, and no extra turn of the loop — everywhere else and for
@@ -167,35 +204,10 @@ export class Rpc {
     return internal ? undefined : this.acl.prepareForwarded?.(token);
   }
 
-  /**
-   * Why this server is out of its cluster (removed, or left: cluster/membership.ts), or null. While
-   * it is, writes, leader calls and reads that need the leader fail at once saying so: no leader
-   * replicates to it, so waiting for one only turned every request into a 7 s hang (issue #35).
-   * Stale reads still answer from its own state, with X-Registry-KnownLeader false.
-   */
-  private outOfCluster: () => string | null = () => null;
-
-  refuseWhenOut(reason: () => string | null): void {
-    this.outOfCluster = reason;
-    this.leader.refuseWhenOut(reason);
-  }
-
   private refuseIfOut(): void {
     if (this.raft.isLeader()) return;
     const out = this.outOfCluster();
     if (out) throw notAMember(out);
-  }
-
-  /** Where forwarded requests are logged at debug level (-log-level debug); silent until set. */
-  private forwardLog: { debug(o: object, msg: string): void; isLevelEnabled(level: string): boolean } | undefined;
-
-  setForwardLogger(logger: { debug(o: object, msg: string): void; isLevelEnabled(level: string): boolean }): void {
-    this.forwardLog = logger;
-  }
-
-  /** Swap the ACL resolver (the agent installs the real one once the store exists). */
-  setAclResolver(acl: AclResolver): void {
-    this.acl = acl;
   }
 
   /** The resolver in force; agent-local routes (agent, operator) check their tokens with it. */

@@ -56,8 +56,8 @@ export interface SnapshotDeps {
   transport?: Transport;
   /** Where an uploaded archive is written while it is checked (archive-upload.ts). */
   dataDir: string;
-  /** Largest archive a restore accepts (`snapshot_restore_max_bytes`), read at each restore: a reload may change it. */
-  maxArchiveBytes: () => number;
+  /** Largest archive a restore accepts (`snapshot_restore_max_bytes`); a reload changes it (`reload`). */
+  maxArchiveBytes: number;
   logger?: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
 }
 
@@ -74,7 +74,15 @@ const PREPARED_TTL_MS = 10 * 60_000;
 export class Snapshots {
   private readonly expiry = new Map<string, NodeJS.Timeout>();
 
+  private maxArchiveBytes: number;
+
+  /** A reload's `snapshot_restore_max_bytes` (agent/reload.ts): the next restore's bound. */
+  reload(maxArchiveBytes: number): void {
+    this.maxArchiveBytes = maxArchiveBytes;
+  }
+
   constructor(private readonly d: SnapshotDeps) {
+    this.maxArchiveBytes = d.maxArchiveBytes;
     d.rpc.leader.handle('Snapshot.Save', () => this.saveHere());
     d.transport?.handle(PREPARE, (body) => this.prepareHere(body as PrepareRequest).then(() => true));
   }
@@ -115,7 +123,7 @@ export class Snapshots {
    * again on the leader (management only).
    */
   async restore(body: Readable, declaredLength: number | null, token: string | undefined): Promise<ArchiveMeta> {
-    const upload = await receiveUpload(body, this.d.dataDir, this.d.maxArchiveBytes(), declaredLength);
+    const upload = await receiveUpload(body, this.d.dataDir, this.maxArchiveBytes, declaredLength);
     let read: { meta: ArchiveMeta; state: Buffer };
     try {
       if (upload.bytes === 0) throw new ArchiveError('snapshot archive is empty');

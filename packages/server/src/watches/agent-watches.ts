@@ -16,17 +16,33 @@ export interface AgentWatchesDeps {
   /** The agent's HTTP listener (`host:port` or `unix:///path`). */
   httpAddress(): string;
   /** `http_config.consul_compat`: CONSUL_INDEX and X-Consul-Index are set too. */
-  consulCompat(): boolean;
-  /** `watch_handler_timeout` in ms, read at each run (0: none). */
-  handlerTimeoutMs(): number;
+  consulCompat: boolean;
+  /** `watch_handler_timeout` in ms (0: none); a reload changes it (`reload`). */
+  handlerTimeoutMs: number;
   failures: RunnerFailures;
   logger: Logger;
 }
 
 export class AgentWatches {
   private plans: WatchPlan[] = [];
+  private definitions: readonly WatchDefinition[] = [];
+  private handlerTimeoutMs: number;
 
-  constructor(private readonly deps: AgentWatchesDeps) {}
+  constructor(private readonly deps: AgentWatchesDeps) {
+    this.handlerTimeoutMs = deps.handlerTimeoutMs;
+  }
+
+  /**
+   * A reload (agent/reload.ts): the handler timeout applies to the next runs; a changed list
+   * replaces every watch, as Consul's reloadWatches (an unchanged one keeps running). Answers
+   * whether the list was replaced.
+   */
+  reload(next: { watchHandlerTimeoutMs: number; watches: readonly WatchDefinition[] }): boolean {
+    this.handlerTimeoutMs = next.watchHandlerTimeoutMs;
+    if (JSON.stringify(this.definitions) === JSON.stringify(next.watches)) return false;
+    this.replace(next.watches);
+    return true;
+  }
 
   /** How many watches run. */
   get count(): number {
@@ -36,6 +52,7 @@ export class AgentWatches {
   /** Stop every running watch and start `watches` instead. */
   replace(watches: readonly WatchDefinition[]): void {
     for (const plan of this.plans) plan.stop();
+    this.definitions = watches;
     this.plans = watches.map((w, i) => this.start(w, i));
     if (this.plans.length > 0) this.deps.logger.info({ watches: this.plans.map((p) => p.label) }, 'watches running');
   }
@@ -57,12 +74,12 @@ export class AgentWatches {
       fetch: (index, signal) => fetchFromAgent(this.deps.httpAddress(), query, index, watch.token, signal),
       handle: async (value, index, signal) => {
         const body = `${JSON.stringify(value)}\n`;
-        const compat = this.deps.consulCompat();
+        const compat = this.deps.consulCompat;
         if (handler.kind === 'http') {
           return runHttpHandler(handler, body, { 'X-Registry-Index': String(index), ...(compat ? { 'X-Consul-Index': String(index) } : {}) });
         }
         const env: Record<string, string> = { REGISTRY_INDEX: String(index), ...(compat ? { CONSUL_INDEX: String(index) } : {}) };
-        const run = runScriptHandler(handler, body, env, this.deps.handlerTimeoutMs());
+        const run = runScriptHandler(handler, body, env, this.handlerTimeoutMs);
         const kill = () => run.kill();
         signal.addEventListener('abort', kill);
         try {

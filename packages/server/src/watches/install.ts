@@ -15,9 +15,9 @@ export function installWatches(deps: { config: WatchesConfig; httpAddress: () =>
   const { config } = deps;
   const watches = new AgentWatches({
     httpAddress: deps.httpAddress,
-    // Read on use: a reload changes them in place (agent/reload.ts).
-    consulCompat: () => config.consulCompat,
-    handlerTimeoutMs: () => config.watchHandlerTimeoutMs,
+    consulCompat: config.consulCompat,
+    // A reload hands the new one to AgentWatches.reload (agent/reload.ts).
+    handlerTimeoutMs: config.watchHandlerTimeoutMs,
     failures: deps.failures,
     logger: deps.logger,
   });

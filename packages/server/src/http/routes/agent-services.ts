@@ -22,9 +22,8 @@ export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
       path: '/v1/agent/service/register',
       body: compileBody(agentServiceSchema),
       async handle({ body, opts }) {
-        await deps.local.addService(body, authz(opts.token));
-        // What its managed proxy, if any, will act with (connect/proxy-tokens.ts).
-        deps.local.serviceTokens.remember(body.ID || body.Name!, opts.token);
+        // The token is what its managed proxy, if any, will act with (connect/proxy-tokens.ts).
+        await deps.local.addService(body, authz(opts.token), { token: opts.token ?? '' });
         return undefined;
       },
     }),
@@ -35,7 +34,6 @@ export function agentServiceRoutes(deps: RouteDeps): Route<any>[] {
       async handle({ params, opts }) {
         const id = params.id;
         const found = await deps.local.removeService(id, authz(opts.token));
-        if (found) deps.local.serviceTokens.forget(id);
         // Consul: unknown IDs are fine with ACLs off, an error with them on.
         if (!found && deps.local.aclsEnabled) throw badRequest(`Unknown service ${JSON.stringify(id)}`);
         return undefined;
