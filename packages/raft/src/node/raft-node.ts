@@ -630,11 +630,17 @@ export class RaftNode extends EventEmitter {
     //    failed write is retried until it succeeds; nothing below happens before it has.
     // A snapshot from the leader came in pieces (snapshot-transfer.ts), or whole from an older leader.
     const received = ready.snapshot && this.snapshotReceiver.take(ready.snapshot.meta);
+    if (ready.snapshot && !received && ready.snapshot.data === undefined) {
+      // Its pieces are gone: saving anything in their place would store an empty snapshot and drop
+      // the whole log with it. Nothing of this Ready is written; the node stops (drive()) and,
+      // restarted from its disk, is sent the snapshot again.
+      throw new Error(`raft: the snapshot at ${ready.snapshot.meta.index} (term ${ready.snapshot.meta.term}) the core installs has no pieces; refusing to store it`);
+    }
     const install: Install | undefined =
       ready.snapshot &&
       (received
         ? { meta: ready.snapshot.meta, ...('sink' in received ? { sink: received.sink } : { data: received.pieces }), ...(received.staged ? { staged: received.staged } : {}) }
-        : { meta: ready.snapshot.meta, data: ready.snapshot.data ?? new Uint8Array(0) });
+        : { meta: ready.snapshot.meta, data: ready.snapshot.data! });
     if (!(await this.persist(ready, install))) return; // stopped meanwhile
     if (install) await this.restoreSnapshot(install);
     if (this.stopped) return;
@@ -665,6 +671,8 @@ export class RaftNode extends EventEmitter {
 
     // 5. Advance, then compact if enough has been applied since the last snapshot.
     this.core.advance(ready);
+    // Snapshots assembled from pieces at or below what is applied will never be installed.
+    this.snapshotReceiver.settled(this.applied);
     if (this.snapshots.due()) this.snapshots.take();
   }
 

@@ -1,0 +1,141 @@
+// A snapshot whose every piece is in is kept until the driver installs it, whatever transfer comes
+// next (snapshot-transfer.ts). The last piece steps the core at once, but the driver reaches the
+// Ready that installs it only after the Ready it is still writing: a new transfer starting at offset
+// 0 in between (the leader sending again, a new leader) used to drop the assembled pieces, and the
+// driver then stored an EMPTY snapshot in their place — the whole log dropped with it — and failed
+// to restore it. Here the test plays the leader against one real RaftNode over the in-memory
+// network, holding up the follower's log write to open exactly that window.
+import {
+  InMemoryNetwork,
+  MemoryStorage,
+  RaftNode,
+  type Entry,
+  type HardState,
+  type SnapshotData,
+  type SnapshotMeta,
+  type ServerInfo,
+  type StorageSnapshotSink,
+} from '@registry/raft';
+import { bytes, ListFsm, text, waitFor } from './cluster-harness';
+
+/** The RPC a snapshot's pieces travel by (snapshot-transfer.ts). */
+const INSTALL_SNAPSHOT = 'raft.installSnapshot';
+
+/** MemoryStorage whose log writes can be held up, recording the snapshots it stores. */
+class HeldStorage extends MemoryStorage {
+  private gate: Promise<void> | null = null;
+  private open: (() => void) | null = null;
+  /** Log writes that reached the gate while it was closed. */
+  held = 0;
+  /** Bytes of every snapshot stored (saved whole or committed from a sink). */
+  stored: number[] = [];
+
+  hold(): void {
+    this.gate = new Promise((r) => (this.open = r));
+  }
+
+  release(): void {
+    this.open?.();
+    this.gate = null;
+  }
+
+  override async append(hardState: HardState | undefined, entries: Entry[]): Promise<void> {
+    if (this.gate) {
+      this.held++;
+      await this.gate;
+    }
+    return super.append(hardState, entries);
+  }
+
+  override async saveSnapshot(meta: SnapshotMeta, data: SnapshotData, compactTo: number): Promise<void> {
+    await super.saveSnapshot(meta, data, compactTo);
+    this.stored.push((await this.readSnapshot())!.size);
+  }
+
+  override createSnapshot(meta: SnapshotMeta, compactTo: number): StorageSnapshotSink {
+    const sink = super.createSnapshot(meta, compactTo);
+    return {
+      get size() {
+        return sink.size;
+      },
+      write: (chunk) => sink.write(chunk),
+      commit: async () => {
+        await sink.commit();
+        this.stored.push((await this.readSnapshot())!.size);
+      },
+      abort: () => sink.abort(),
+    };
+  }
+}
+
+let node: RaftNode | undefined;
+afterEach(async () => {
+  await node?.stop();
+  node = undefined;
+});
+
+test('a transfer starting over right after the last piece does not take the assembled snapshot from the core', async () => {
+  const network = new InMemoryNetwork();
+  const leader = network.transport('n1:1');
+  network.transport('n2:1').onMessage(() => undefined);
+  const answers: string[] = [];
+  leader.onMessage((m) => answers.push(m.type));
+  const servers: ServerInfo[] = [
+    { id: 'n1', address: 'n1:1' },
+    { id: 'n2', address: 'n2:1' },
+    { id: 'n3', address: 'n3:1' },
+  ];
+  const storage = new HeldStorage();
+  const fsm = new ListFsm();
+  // A long election timeout: n3 stays a follower of the test for the whole test.
+  node = await RaftNode.create({ id: 'n3', storage, transport: network.transport('n3:1'), fsm, tickMs: 50, electionTicks: 400 });
+  const errors: unknown[] = [];
+  node.on('error', (err) => errors.push(err));
+  await node.bootstrap(servers);
+  node.start();
+
+  // 1. A Ready is being written: n1's heartbeat of term 2 makes n3 store the new term, and that write is held.
+  storage.hold();
+  leader.send(servers[2], { type: 'heartbeat', from: 'n1', to: 'n3', term: 2, commit: 0 });
+  await waitFor(() => storage.held > 0, 5_000, 'the term write reached storage');
+
+  // 2. Meanwhile a whole snapshot arrives in pieces: its last piece steps the core, which installs
+  //    it in its next Ready — one the driver reaches only once the write above is done.
+  const state = ['alpha', 'beta', 'gamma', 'delta'];
+  const data = bytes(JSON.stringify(state));
+  const meta: SnapshotMeta = { index: 20, term: 2, configuration: { servers } };
+  const piece = (transfer: string, from: number, to: number) => ({
+    from: 'n1',
+    to: 'n3',
+    term: 2,
+    meta,
+    transfer,
+    offset: from,
+    size: data.length,
+    done: to >= data.length,
+    data: data.subarray(from, to),
+  });
+  const half = Math.floor(data.length / 2);
+  expect(await leader.call('n3:1', INSTALL_SNAPSHOT, piece('n1/2/20/1', 0, half))).toMatchObject({ ok: true });
+  expect(await leader.call('n3:1', INSTALL_SNAPSHOT, piece('n1/2/20/1', half, data.length))).toMatchObject({ ok: true });
+
+  // 3. The leader starts the transfer over (its probe timed out before n3 answered): offset 0 again.
+  expect(await leader.call('n3:1', INSTALL_SNAPSHOT, piece('n1/2/20/2', 0, half))).toMatchObject({ ok: true });
+
+  // 4. The write completes: the driver reaches the Ready that installs the snapshot.
+  storage.release();
+  await waitFor(() => fsm.restoredFrom.includes(20) || errors.length > 0 || storage.stored.length > 0, 10_000, 'the snapshot was installed');
+  await waitFor(() => fsm.restoredFrom.includes(20) || errors.length > 0, 10_000, 'the snapshot was restored');
+
+  // The snapshot stored is the leader's, whole, and the state machine holds its state.
+  expect(storage.stored).toEqual([data.length]);
+  const reader = (await storage.readSnapshot())!;
+  const chunks: Uint8Array[] = [];
+  for (let i = 0; i < reader.chunks; i++) chunks.push(await reader.read(i));
+  reader.close();
+  expect(reader.meta.index).toBe(20);
+  expect(JSON.parse(text(Buffer.concat(chunks)))).toEqual(state);
+  expect(fsm.items).toEqual(state);
+  expect(errors).toEqual([]);
+  await waitFor(() => answers.includes('appendResp'), 5_000, 'n3 acknowledged the snapshot');
+});
