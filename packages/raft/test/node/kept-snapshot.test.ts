@@ -28,6 +28,8 @@ class HeldStorage extends MemoryStorage {
   private open: (() => void) | null = null;
   /** Log writes that reached the gate while it was closed. */
   held = 0;
+  /** Log writes asked for. */
+  appends = 0;
   /** Bytes of every snapshot stored (saved whole or committed from a sink). */
   stored: number[] = [];
 
@@ -41,6 +43,7 @@ class HeldStorage extends MemoryStorage {
   }
 
   override async append(hardState: HardState | undefined, entries: Entry[]): Promise<void> {
+    this.appends++;
     if (this.gate) {
       this.held++;
       await this.gate;
@@ -159,4 +162,31 @@ test.each(cases)('a transfer starting over right after the last piece does not t
   expect(fsm.items).toEqual(state);
   expect(errors).toEqual([]);
   if (from === 'n1') await waitFor(() => answers.includes('appendResp'), 5_000, 'n3 acknowledged the snapshot');
+});
+
+test('a snapshot the core installs without bytes or pieces is refused, never stored empty', async () => {
+  // A leader's Raft message naming a snapshot but carrying no bytes (none of its pieces came):
+  // the driver has nothing to store. It used to store an empty snapshot, dropping the whole log.
+  const network = new InMemoryNetwork();
+  const leader = network.transport('n1:1');
+  leader.onMessage(() => undefined);
+  const servers: ServerInfo[] = [
+    { id: 'n1', address: 'n1:1' },
+    { id: 'n3', address: 'n3:1' },
+  ];
+  const storage = new HeldStorage();
+  node = await RaftNode.create({ id: 'n3', storage, transport: network.transport('n3:1'), fsm: new ListFsm(), tickMs: 50, electionTicks: 400 });
+  const errors: unknown[] = [];
+  node.on('error', (err) => errors.push(err));
+  await node.bootstrap(servers);
+  node.start();
+  const appendsBefore = storage.appends;
+
+  leader.send(servers[1], { type: 'snapshot', from: 'n1', to: 'n3', term: 2, meta: { index: 20, term: 2, configuration: { servers } } });
+  await waitFor(() => errors.length > 0, 5_000, 'the node refused the snapshot');
+
+  expect(String(errors[0])).toMatch(/has no pieces; refusing to store it/);
+  // Nothing of that Ready was written (the node stopped and closed its storage after refusing).
+  expect(storage.stored).toEqual([]);
+  expect(storage.appends).toBe(appendsBefore);
 });
