@@ -665,7 +665,8 @@ export class RaftCore {
       this.configs.reset(meta.configuration);
       this.commit = meta.index;
       this.latestSnapshot = meta;
-      this.raw.installSnapshot(meta, m.data ?? new Uint8Array(0));
+      // No data when its pieces travelled apart (snapshot-transfer.ts): the driver holds them.
+      this.raw.installSnapshot(meta, m.data);
     }
     this.respondAppend(m, true, meta.index, 0);
   }

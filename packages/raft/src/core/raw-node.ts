@@ -14,7 +14,7 @@ export class RawNode {
   private readStates: ReadState[] = [];
   private failedReads: number[] = [];
   /** A snapshot received from the leader, waiting to be handed to the driver. */
-  private snapshotToInstall: { meta: SnapshotMeta; data: Uint8Array } | undefined;
+  private snapshotToInstall: { meta: SnapshotMeta; data?: Uint8Array } | undefined;
 
   /** The highest committed index handed out in a Ready. */
   private handedCommitted: number;
@@ -56,9 +56,9 @@ export class RawNode {
    * The log was replaced by a leader's snapshot: the driver installs it, and no committed
    * entry at or below it is handed out (the snapshot already holds their effect).
    */
-  installSnapshot(meta: SnapshotMeta, data: Uint8Array): void {
+  installSnapshot(meta: SnapshotMeta, data: Uint8Array | undefined): void {
     this.handedCommitted = meta.index;
-    this.snapshotToInstall = { meta, data };
+    this.snapshotToInstall = data === undefined ? { meta } : { meta, data };
   }
 
   hasReady(commit: number, soft: SoftState, hard: HardState): boolean {

@@ -126,7 +126,8 @@ export interface Ready {
   softState?: SoftState;
   hardState?: HardState;
   entries: Entry[];
-  snapshot?: { meta: SnapshotMeta; data: Uint8Array };
+  /** `data` is absent when the snapshot came in pieces: the driver holds those (snapshot-transfer.ts). */
+  snapshot?: { meta: SnapshotMeta; data?: Uint8Array };
   messages: Message[];
   committed: Entry[];
   readStates: ReadState[];

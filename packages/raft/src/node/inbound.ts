@@ -58,8 +58,19 @@ export class Inbound {
   /** The snapshot a Ready installs: pieces assembled here (or their file), or whole from an older leader. */
   install(snapshot: NonNullable<Ready['snapshot']>): Install {
     const received = this.receiver.take(snapshot.meta);
-    if (!received) return { meta: snapshot.meta, data: snapshot.data ?? new Uint8Array(0) };
+    if (!received) {
+      // Its pieces are gone: saving anything in their place would store an empty snapshot and drop
+      // the whole log with it. Nothing of this Ready is written; the node stops (drive()) and,
+      // restarted from its disk, is sent the snapshot again.
+      if (snapshot.data === undefined) throw new Error(`raft: the snapshot at ${snapshot.meta.index} (term ${snapshot.meta.term}) the core installs has no pieces; refusing to store it`);
+      return { meta: snapshot.meta, data: snapshot.data };
+    }
     return { meta: snapshot.meta, ...('sink' in received ? { sink: received.sink } : { data: received.pieces }), ...(received.staged ? { staged: received.staged } : {}) };
+  }
+
+  /** Snapshots assembled from pieces at or below what is applied will never be installed: let go. */
+  settled(applied: number): void {
+    this.receiver.settled(applied);
   }
 
   /** The node stops: a transfer under way is dropped. */

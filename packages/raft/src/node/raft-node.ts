@@ -488,6 +488,7 @@ export class RaftNode extends EventEmitter {
 
     // 5. Advance, then compact if enough has been applied since the last snapshot.
     this.core.advance(ready);
+    this.inbound.settled(this.fsm.applied);
     if (this.snapshots.due()) this.snapshots.take();
   }
 

@@ -10,8 +10,10 @@
 // Restarting: a transfer is named by the leader, its term and a counter. A piece that does not
 // continue the follower's transfer exactly (another transfer's, a lost one before it, an old term's)
 // is refused and the leader drops its transfer; the core sends the snapshot again once its probe
-// times out, and that transfer starts over at offset 0, which discards whatever the follower held.
-// A new leader's transfer replaces an old leader's the same way. Nothing reaches the core or the
+// times out, and that transfer starts over at offset 0, which discards the pieces of the follower's
+// unfinished transfer. A new leader's transfer replaces an old leader's the same way. A snapshot
+// whose every piece is in is kept until the driver takes it or has applied past it, whatever
+// transfer comes next: the core may hold it in a Ready the driver has not reached yet. Nothing reaches the core or the
 // state machine before the last piece of a transfer is in. A follower whose storage streams
 // (createSnapshot) writes each piece straight into a new snapshot file as it arrives — it holds
 // none of them in memory (issue #34: a wiped follower held the whole state) — and that file becomes
@@ -251,7 +253,13 @@ interface PartialTransfer {
 /** The follower's side: the pieces of the current transfer, then the assembled snapshot. */
 export class SnapshotReceiver {
   private partial: PartialTransfer | null = null;
-  private assembled: { meta: SnapshotMeta; received: ReceivedSnapshot } | null = null;
+  /**
+   * Snapshots assembled and handed to the core but not yet taken by the driver, by index/term. A
+   * new transfer does not drop them: the core may already hold one in a Ready the driver has not
+   * reached (a Ready before it is still being written), and without its pieces the driver would
+   * have nothing to install. They go when taken, or once the driver has applied past them.
+   */
+  private readonly assembled = new Map<string, { meta: SnapshotMeta; received: ReceivedSnapshot }>();
   /** Drops an abandoned transfer's pieces (up to a whole snapshot's worth of memory, or a file). */
   private idle: NodeJS.Timeout | null = null;
   /** Pieces are taken one at a time (a sink's write is asynchronous). */
@@ -275,8 +283,9 @@ export class SnapshotReceiver {
     if (refused) return { ok: false, term, reason: refused };
     if (p.term < term) return { ok: false, term, reason: `stale term ${p.term} < ${term}` };
     if (p.offset === 0) {
-      // A new transfer (a restart, a new leader): what an earlier one brought is dropped.
-      this.drop();
+      // A new transfer (a restart, a new leader): the pieces of an unfinished one are dropped. An
+      // assembled snapshot is kept: the core may be about to install it (take()).
+      this.dropPartial();
       this.partial = { transfer: p.transfer, pieces: [], sink: this.deps.createSink?.(p.meta) ?? null, staging: this.deps.stage?.(p.meta) ?? null, received: 0, started: monotonicMs() };
       this.deps.logger?.info({ from: p.from, index: p.meta.index, bytes: p.size, staged: this.partial.staging !== null }, 'raft: receiving a snapshot');
     } else if (!this.partial || this.partial.transfer !== p.transfer || this.partial.received !== p.offset) {
@@ -323,13 +332,17 @@ export class SnapshotReceiver {
     this.deps.logger?.info({ from: p.from, index: p.meta.index, bytes: p.size, ms: Math.round(monotonicMs() - partial.started) }, 'raft: received snapshot');
     const staged = partial.staging ? { staged: partial.staging.result } : {};
     const assembled = { meta: p.meta, received: partial.sink ? { sink: partial.sink, ...staged } : { pieces: partial.pieces, ...staged } };
-    this.assembled = assembled;
+    const key = keyOf(p.meta);
+    // The same snapshot again (the leader sent it anew): the newer copy replaces the older one.
+    const before = this.assembled.get(key);
+    if (before) discard(before.received);
+    this.assembled.set(key, assembled);
     if (partial.staging) {
-      // A snapshot the core does not install (it holds newer state by then) is only let go by the
-      // next transfer; its decoded state (a whole second state) goes sooner. Should the core still
-      // install it, it is restored from the stored pieces instead.
+      // A snapshot the core does not install (it holds newer state by then) is only let go once the
+      // driver applies past it; its decoded state (a whole second state) goes sooner. Should the
+      // core still install it, it is restored from the stored pieces instead.
       const release = setTimeout(() => {
-        if (this.assembled === assembled) delete assembled.received.staged;
+        if (this.assembled.get(key) === assembled) delete assembled.received.staged;
       }, IDLE_TRANSFER_MS);
       release.unref?.();
     }
@@ -339,27 +352,40 @@ export class SnapshotReceiver {
     return { ok: true, term: this.deps.term() };
   }
 
-  /** The snapshot `meta` names, if it was the last one assembled (taken once). */
+  /**
+   * The snapshot `meta` names, if it was assembled and not yet taken (taken once). Older ones
+   * assembled before it go: the core installs `meta`, so it will never ask for them.
+   */
   take(meta: SnapshotMeta): ReceivedSnapshot | undefined {
-    const a = this.assembled;
-    if (!a || a.meta.index !== meta.index || a.meta.term !== meta.term) return undefined;
-    this.assembled = null;
+    const a = this.assembled.get(keyOf(meta));
+    if (!a) return undefined;
+    this.assembled.delete(keyOf(meta));
+    this.dropAssembled((m) => m.index < meta.index);
     return a.received;
   }
 
-  /** Drops a transfer under way (the node stops). */
+  /**
+   * The driver has applied through `applied`: the core never installs a snapshot at or below its
+   * commit index, so assembled ones there are let go (their files removed).
+   */
+  settled(applied: number): void {
+    if (this.assembled.size > 0) this.dropAssembled((m) => m.index <= applied);
+  }
+
+  /** Drops a transfer under way and every snapshot nobody took (the node stops). */
   clear(): void {
     if (this.idle) clearTimeout(this.idle);
     this.idle = null;
-    this.drop();
+    this.dropPartial();
+    this.dropAssembled(() => true);
   }
 
-  /** Drops the transfer under way and an assembled snapshot nobody took: their files are removed. */
-  private drop(): void {
-    this.dropPartial();
-    const a = this.assembled;
-    this.assembled = null;
-    if (a && 'sink' in a.received) void a.received.sink.abort().catch(() => undefined);
+  private dropAssembled(which: (meta: SnapshotMeta) => boolean): void {
+    for (const [key, a] of this.assembled) {
+      if (!which(a.meta)) continue;
+      this.assembled.delete(key);
+      discard(a.received);
+    }
   }
 
   private dropPartial(): void {
@@ -368,4 +394,13 @@ export class SnapshotReceiver {
     void p?.sink?.abort().catch(() => undefined);
     p?.staging?.feed.fail(new Error('transfer dropped'));
   }
+}
+
+function keyOf(meta: SnapshotMeta): string {
+  return `${meta.index}/${meta.term}`;
+}
+
+/** An assembled snapshot nobody will install: a file its pieces were written into is removed. */
+function discard(received: ReceivedSnapshot): void {
+  if ('sink' in received) void received.sink.abort().catch(() => undefined);
 }

@@ -219,9 +219,11 @@ export class InteractionEnv {
     const rd = n.core.ready();
     const lines = formatReady(rd);
     if (rd.snapshot) {
-      n.disk.snapshot = rd.snapshot;
+      // This harness sends snapshots whole; none here comes without its data.
+      const snapshot = { meta: rd.snapshot.meta, data: rd.snapshot.data ?? new Uint8Array(0) };
+      n.disk.snapshot = snapshot;
       n.disk.entries = [];
-      n.fsm = JSON.parse(utf8.decode(rd.snapshot.data)) as Fsm;
+      n.fsm = JSON.parse(utf8.decode(snapshot.data)) as Fsm;
     }
     if (rd.hardState) n.disk.hardState = rd.hardState;
     if (rd.entries.length > 0) {

@@ -485,9 +485,10 @@ export class SimCluster {
   private persist(s: SimServer, rd: Ready): void {
     const disk = s.disk;
     if (rd.snapshot) {
-      disk.snapshot = rd.snapshot;
+      // The simulation sends snapshots whole; none here comes without its data.
+      disk.snapshot = { meta: rd.snapshot.meta, data: rd.snapshot.data ?? new Uint8Array(0) };
       disk.entries = []; // the log is replaced by the snapshot
-      this.restoreStateMachine(s, rd.snapshot.data);
+      this.restoreStateMachine(s, disk.snapshot.data);
       if (s.applied !== rd.snapshot.meta.index) throw new SafetyViolation(`${s.id}: snapshot data does not match its meta`);
     }
     if (rd.hardState) {
