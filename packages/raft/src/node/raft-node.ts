@@ -78,6 +78,10 @@ const CONF_CHANGE_WAIT_MS = 10_000;
  */
 /** How long after start() a late tick is the agent's own start, not a stall worth a warning. */
 const STARTUP_LAG_GRACE_MS = 5_000;
+/** Committed entries are applied in slices of about this many ms of event-loop time (apply()). */
+const APPLY_SLICE_MS = 8;
+/** The clock is read after every this many entries applied. */
+const APPLY_CHECK_EVERY = 64;
 
 export class RaftNode extends EventEmitter {
   private readonly opts: ResolvedOptions;
@@ -640,8 +644,9 @@ export class RaftNode extends EventEmitter {
       const observer = this.opts.observer;
       const started = monotonicMs();
       if (this.uncommittedBatches.length > 0) this.batchesCommitted(ready.committed[ready.committed.length - 1].index, started);
-      this.apply(ready.committed);
-      observer.applied?.(ready.committed.length, monotonicMs() - started);
+      const busyMs = await this.apply(ready.committed);
+      if (this.stopped) return;
+      observer.applied?.(ready.committed.length, busyMs);
     }
 
     if (this.failProposedAfterApply) {
@@ -844,10 +849,38 @@ export class RaftNode extends EventEmitter {
     this.emit('applied', this.applied);
   }
 
-  private apply(entries: Entry[]): void {
+  /**
+   * Applies `entries` in slices of about APPLY_SLICE_MS, yielding to the event loop between them
+   * (issue #34: a restart hands the whole log after the snapshot — ten thousand entries and more —
+   * to one Ready, and applying it in one go held the loop for a second on a busy machine; so can a
+   * follower that was cut off for a while). Answers the ms the applies themselves took.
+   */
+  private async apply(entries: Entry[]): Promise<number> {
+    let busyMs = 0;
+    let from = 0;
+    while (from < entries.length) {
+      const started = monotonicMs();
+      do {
+        const to = Math.min(entries.length, from + APPLY_CHECK_EVERY);
+        this.applySome(entries, from, to);
+        from = to;
+      } while (from < entries.length && monotonicMs() - started < APPLY_SLICE_MS);
+      busyMs += monotonicMs() - started;
+      this.emit('applied', this.applied);
+      if (from < entries.length) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.stopped) break;
+      }
+    }
+    return busyMs;
+  }
+
+  /** Applies entries[from, to) (those a snapshot installed meanwhile does not cover). */
+  private applySome(entries: Entry[], from: number, to: number): void {
     const lost = () => new LeadershipLostError();
     let count = 0;
-    for (const e of entries) {
+    for (let i = from; i < to; i++) {
+      const e = entries[i];
       if (e.index <= this.applied) continue; // covered by a snapshot installed meanwhile
       let outcome: { result: unknown } | { error: Error } = { result: undefined };
       if (e.type === EntryType.Normal) {
@@ -864,8 +897,7 @@ export class RaftNode extends EventEmitter {
       this.proposed.applied(e.index, e.term, outcome, lost);
     }
     this.snapshots.applied(count);
-    this.counters.appliedEntries += entries.length;
-    this.emit('applied', this.applied);
+    this.counters.appliedEntries += to - from;
   }
 
   /**
