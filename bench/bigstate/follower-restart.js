@@ -8,21 +8,26 @@
 // start and end, the agent running, the leader known. With --prof DIR the restarted server runs with
 // cpu-prof-hook.js (a profile lands in DIR when it is stopped at the end of the round) and the heaviest
 // functions by self time are printed.
+// Also the CPU time (user + system, all threads) the restarted process used until it served the last
+// value: on a shared machine the wall time follows the load, the CPU time much less. With --bins
+// A,B (two entry points, e.g. packages/cli/bin/registry.js of two builds copied aside) the rounds
+// alternate between them on the same loaded cluster and data dir: an A/B of the restart alone.
 // Usage (after `npx tsc -b packages/cli`):
-//   node bench/bigstate/follower-restart.js [--mib 256] [--idle 20] [--rounds 3] [--settle 5] [--prof /tmp/prof]
+//   node bench/bigstate/follower-restart.js [--mib 256] [--idle 20] [--rounds 3] [--settle 5] [--prof /tmp/prof] [--bins A,B]
 'use strict';
 const { execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const { mkdirSync, readFileSync, readdirSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
-const { argOf, loopbackCaller, sleep, startCluster, until } = require('../support');
+const { argOf, cpuSeconds, loopbackCaller, sleep, startCluster, until } = require('../support');
 
 const MIB = Number(argOf('--mib', '256'));
 const IDLE_S = Number(argOf('--idle', '20'));
 const ROUNDS = Number(argOf('--rounds', '3'));
 const SETTLE_S = Number(argOf('--settle', '5'));
 const PROF = argOf('--prof', '');
+const BINS = argOf('--bins', '').split(',').filter(Boolean);
 const VALUE = 4096;
 const COUNT = Math.ceil((MIB * 1024 * 1024) / VALUE);
 
@@ -104,32 +109,41 @@ async function main() {
     await sleep(IDLE_S * 1000);
     const f = [0, 1, 2].find((m) => m !== c.leader());
     const last = `/v1/kv/${key(COUNT - 1)}?stale`;
-    const results = [];
+    const results = new Map();
+    // The entry point the follower runs now (cluster.sh finds its process by it).
+    let running = {};
     for (let round = 1; round <= ROUNDS; round++) {
       const before = rss(c.pid(f));
       const data = join(c.dir, `s${f + 1}`, 'data');
       const snaps = readdirSync(join(data, 'raft', 'snapshots'));
-      c.cmd('term', String(f + 1));
+      c.cmdWith(running, 'term', String(f + 1));
+      const bin = BINS.length > 0 ? BINS[(round - 1) % BINS.length] : '';
+      running = bin ? { REGISTRY_CLUSTER_BIN: bin } : {};
       const profDir = PROF ? join(PROF, `round-${round}`) : '';
       if (profDir) mkdirSync(profDir, { recursive: true });
       const t1 = Date.now();
-      c.cmdWith(profDir ? { NODE_OPTIONS: `--require ${join(__dirname, 'cpu-prof-hook.js')}`, CPU_PROF_DIR: profDir } : {}, 'restart', String(f + 1));
+      c.cmdWith({ ...running, ...(profDir ? { NODE_OPTIONS: `--require ${join(__dirname, 'cpu-prof-hook.js')}`, CPU_PROF_DIR: profDir } : {}) }, 'restart', String(f + 1));
       if (!(await until(async () => (await call(c.urls[f], 'GET', last, undefined, 2000)).status === 200, 300_000, 20))) throw new Error('never served the last value');
       const s = (Date.now() - t1) / 1000;
+      const cpu = cpuSeconds(c.pid(f));
       const after = rss(c.pid(f));
       await sleep(SETTLE_S * 1000);
-      results.push(s);
-      console.log(`round ${round}: s${f + 1} served the last value ${s.toFixed(2)} s after its spawn; RSS ${before} → ${after} → ${rss(c.pid(f))} ${SETTLE_S} s later; data dir ${duMiB(data).toFixed(0)} MiB (${snaps.join(', ')}); load average ${os.loadavg()[0].toFixed(2)}`);
+      const tag = bin || 'default';
+      if (!results.has(tag)) results.set(tag, []);
+      results.get(tag).push({ s, cpu });
+      console.log(`round ${round}${bin ? ` (${bin})` : ''}: s${f + 1} served the last value ${s.toFixed(2)} s after its spawn, having used ${cpu.toFixed(2)} s of CPU; RSS ${before} → ${after} → ${rss(c.pid(f))} ${SETTLE_S} s later; data dir ${duMiB(data).toFixed(0)} MiB (${snaps.join(', ')}); load average ${os.loadavg()[0].toFixed(2)}`);
       console.log(`  stages (ms after spawn): ${stages(c.logFile(f), t1)}`);
       if (profDir) {
-        c.cmd('term', String(f + 1));
+        c.cmdWith(running, 'term', String(f + 1));
         for (const p of readdirSync(profDir)) console.log(`  profile ${join(profDir, p)}:\n${heaviest(join(profDir, p))}`);
-        c.cmd('restart', String(f + 1));
+        c.cmdWith(running, 'restart', String(f + 1));
         await until(async () => (await call(c.urls[f], 'GET', last, undefined, 2000)).status === 200, 300_000, 50);
       }
     }
-    const sorted = [...results].sort((a, b) => a - b);
-    console.log(`median restart ${sorted[Math.floor(sorted.length / 2)].toFixed(2)} s of ${results.map((x) => x.toFixed(2)).join(', ')}`);
+    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    for (const [tag, rs] of results) {
+      console.log(`${tag}: median restart ${median(rs.map((r) => r.s)).toFixed(2)} s (${rs.map((r) => r.s.toFixed(2)).join(', ')}), median CPU ${median(rs.map((r) => r.cpu)).toFixed(2)} s (${rs.map((r) => r.cpu.toFixed(2)).join(', ')})`);
+    }
   } finally {
     c.stop();
     call.close();
