@@ -102,6 +102,8 @@ async function startCluster({ call, prefix, warm, keepLogs }) {
   const base = await freeClusterBase();
   const env = { ...process.env, REGISTRY_CLUSTER_DIR: dir, REGISTRY_HTTP_BASE: String(base), REGISTRY_SERVER_BASE: String(base + 100), REGISTRY_LOG_LEVEL: 'info', NODE_OPTIONS: process.env.BENCH_CLUSTER_NODE_OPTIONS ?? '' };
   const cmd = (...args) => execFileSync(CLUSTER, args, { env, encoding: 'utf8', timeout: 60_000, cwd: REPO }).trim();
+  /** cmd() with some variables of its environment changed (e.g. NODE_OPTIONS for one restarted server). */
+  const cmdWith = (extraEnv, ...args) => execFileSync(CLUSTER, args, { env: { ...env, ...extraEnv }, encoding: 'utf8', timeout: 60_000, cwd: REPO }).trim();
   const urls = [0, 1, 2].map((i) => `http://127.0.0.1:${base + i}`);
   const pid = (i) => Number(readFileSync(join(dir, `s${i + 1}`, 'pid'), 'utf8'));
   const logFile = (i) => join(dir, `s${i + 1}`, 'server.log');
@@ -157,7 +159,7 @@ async function startCluster({ call, prefix, warm, keepLogs }) {
     }
     await sleep(200);
   }
-  return { dir, urls, cmd, leader, pid, logFile, stop };
+  return { dir, urls, cmd, cmdWith, leader, pid, logFile, stop };
 }
 
 /**

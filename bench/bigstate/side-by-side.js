@@ -30,7 +30,11 @@ const LOAD_TIMEOUT_S = Number(argOf('--load-timeout', '900'));
 const VALUE = 4096;
 const COUNT = Math.ceil((MIB * 1024 * 1024) / VALUE);
 // As bench/cluster/run.js: the peers' scripts sit beside the repo (ETCD_CLUSTER_SH names another copy).
-const ETCD_SH = process.env.ETCD_CLUSTER_SH ?? join(REPO, '..', 'shared', 'peers', 'etcd', 'etcd-cluster.sh');
+// A git worktree under /work/wt/<name> finds them two levels up.
+const ETCD_SH =
+  process.env.ETCD_CLUSTER_SH ??
+  [join(REPO, '..', 'shared', 'peers', 'etcd', 'etcd-cluster.sh'), join(REPO, '..', '..', 'shared', 'peers', 'etcd', 'etcd-cluster.sh')].find((p) => existsSync(p)) ??
+  join(REPO, '..', 'shared', 'peers', 'etcd', 'etcd-cluster.sh');
 
 const onPath = (bin) => {
   try {
@@ -40,9 +44,10 @@ const onPath = (bin) => {
     return false;
   }
 };
-const SYSTEMS = argOf('--systems', 'registry,etcd,consul')
-  .split(',')
-  .filter((s) => (s === 'consul' ? onPath('consul') : s === 'etcd' ? onPath('etcd') && existsSync(ETCD_SH) : true));
+const ASKED = argOf('--systems', 'registry,etcd,consul').split(',');
+const SYSTEMS = ASKED.filter((s) => (s === 'consul' ? onPath('consul') : s === 'etcd' ? onPath('etcd') && existsSync(ETCD_SH) : true));
+// Said, not skipped silently (a run once lost its etcd column to a script path it could not find).
+for (const s of ASKED) if (!SYSTEMS.includes(s)) console.error(`skipping ${s}: ${s === 'etcd' ? `no etcd on PATH or no ${ETCD_SH} (ETCD_CLUSTER_SH names it)` : `no ${s} on PATH`}`);
 
 const call = loopbackCaller({ maxSockets: CONNS + 8, timeoutMs: 30_000 });
 const log = (...a) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...a);

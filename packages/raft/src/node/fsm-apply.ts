@@ -12,6 +12,11 @@ import type { PendingProposals } from './pending-proposals';
 import type { Snapshots } from './snapshots';
 import { stagedRestore } from './staged-restore';
 
+/** Committed entries are applied in slices of about this many ms of event-loop time (apply()). */
+const APPLY_SLICE_MS = 8;
+/** The clock is read after every this many entries applied. */
+const APPLY_CHECK_EVERY = 64;
+
 /** A snapshot from the leader to install: its bytes, or the storage sink they were written into. */
 export interface Install {
   meta: SnapshotMeta;
@@ -43,11 +48,39 @@ export class FsmApply {
     this.applied = restoredFrom;
   }
 
-  apply(entries: Entry[]): void {
+  /**
+   * Applies `entries` in slices of about APPLY_SLICE_MS, yielding to the event loop between them
+   * (issue #34: a restart hands the whole log after the snapshot — ten thousand entries and more —
+   * to one Ready, and applying it in one go held the loop for a second on a busy machine; so can a
+   * follower that was cut off for a while). Answers the ms the applies themselves took.
+   */
+  async apply(entries: Entry[], stopped: () => boolean): Promise<number> {
+    let busyMs = 0;
+    let from = 0;
+    while (from < entries.length) {
+      const started = monotonicMs();
+      do {
+        const to = Math.min(entries.length, from + APPLY_CHECK_EVERY);
+        this.applySome(entries, from, to);
+        from = to;
+      } while (from < entries.length && monotonicMs() - started < APPLY_SLICE_MS);
+      busyMs += monotonicMs() - started;
+      this.deps.emitApplied(this.applied);
+      if (from < entries.length) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (stopped()) break;
+      }
+    }
+    return busyMs;
+  }
+
+  /** Applies entries[from, to) (those a snapshot installed meanwhile does not cover). */
+  private applySome(entries: Entry[], from: number, to: number): void {
     const { opts, proposed } = this.deps;
     const lost = () => new LeadershipLostError();
     let count = 0;
-    for (const e of entries) {
+    for (let i = from; i < to; i++) {
+      const e = entries[i];
       if (e.index <= this.applied) continue; // covered by a snapshot installed meanwhile
       let outcome: { result: unknown } | { error: Error } = { result: undefined };
       if (e.type === EntryType.Normal) {
@@ -64,8 +97,7 @@ export class FsmApply {
       proposed.applied(e.index, e.term, outcome, lost);
     }
     this.deps.snapshots.applied(count);
-    this.deps.metrics.counters.appliedEntries += entries.length;
-    this.deps.emitApplied(this.applied);
+    this.deps.metrics.counters.appliedEntries += to - from;
   }
 
   /**

@@ -40,11 +40,10 @@ export class NodeMetrics {
   }
 
   /** Runs `apply` over a Ready's committed entries (through `lastIndex`), timing it for the observer. */
-  applying(lastIndex: number, entries: number, apply: () => void): void {
-    const started = monotonicMs();
-    if (this.uncommittedBatches.length > 0) this.batchesCommitted(lastIndex, started);
-    apply();
-    this.observer.applied?.(entries, monotonicMs() - started);
+  async applying(lastIndex: number, entries: number, apply: () => Promise<number>): Promise<void> {
+    if (this.uncommittedBatches.length > 0) this.batchesCommitted(lastIndex, monotonicMs());
+    const busyMs = await apply();
+    this.observer.applied?.(entries, busyMs);
   }
 
   /** How long ago (ms) each of `servers` other than `self` last answered (Infinity: not yet). */

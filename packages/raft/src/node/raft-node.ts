@@ -474,7 +474,10 @@ export class RaftNode extends EventEmitter {
 
     // 3. Apply.
     const committed = ready.committed;
-    if (committed.length > 0) this.metrics.applying(committed[committed.length - 1].index, committed.length, () => this.fsm.apply(committed));
+    if (committed.length > 0) {
+      await this.metrics.applying(committed[committed.length - 1].index, committed.length, () => this.fsm.apply(committed, () => this.stopped));
+      if (this.stopped) return;
+    }
     if (this.failProposedAfterApply) {
       this.failProposedAfterApply = false;
       this.proposed.failAll(() => new LeadershipLostError());

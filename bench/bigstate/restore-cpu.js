@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+// How fast the store rebuilds itself from a snapshot (issue #34: a restart at 512 MiB–1 GiB), in
+// one process, without the agent around it: a store is filled with --mib MiB of KV values of 4 KiB
+// (kv.apply commands with request stamps, as a server applies them), its snapshot written through
+// Raft's own file store (WalStorage's snapshot sink, 1 MiB pieces) into a temp folder, then the
+// stored snapshot read back and restored (`Store.restoreFrom`, as RaftNode.create does on a
+// restart) --runs times. Reports per run: the restore's wall time, the main thread's CPU time in it,
+// MB/s, and the largest gap of a 10 ms ping (the loop's longest stall); and the RSS around it.
+// Usage: npx tsc -b packages/cli && node bench/bigstate/restore-cpu.js [--mib 256] [--runs 3]
+'use strict';
+const { mkdtempSync, rmSync } = require('node:fs');
+const os = require('node:os');
+const { join } = require('node:path');
+const { performance } = require('node:perf_hooks');
+const { randomBytes, randomUUID } = require('node:crypto');
+const { WalStorage, LevelStorage } = require('../../packages/raft/dist/index.js');
+const { Store, encodeStamped, decodeEntry } = require('../../packages/store/dist/index.js');
+const { argOf, mainThreadSchedMs } = require('../support');
+
+const MIB = Number(argOf('--mib', '256'));
+const RUNS = Number(argOf('--runs', '3'));
+const COUNT = Math.ceil((MIB * 2 ** 20) / 4096);
+const rssMiB = () => (process.memoryUsage().rss / 2 ** 20).toFixed(0);
+
+async function main() {
+  console.log(`# ${new Date().toISOString()} node ${process.version}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`# node bench/bigstate/restore-cpu.js ${process.argv.slice(2).join(' ')}`);
+  const store = new Store({ datacenter: 'dc1' });
+  const values = Array.from({ length: 256 }, () => randomBytes(4096));
+  let at = Date.now();
+  for (let i = 0; i < COUNT; i++) {
+    const cmd = { type: 'kv.apply', op: { Verb: 'set', Key: `big/${String(i).padStart(8, '0')}`, Value: values[i % 256], Flags: 0 } };
+    const { cmd: c, request } = decodeEntry(encodeStamped(cmd, randomUUID(), at++, false));
+    store.apply(i + 1, c, request);
+  }
+  const dir = mkdtempSync(join(os.tmpdir(), 'restore-cpu-'));
+  try {
+    const storage = new WalStorage({ dir: join(dir, 'wal'), snapshots: new LevelStorage({ path: join(dir, 'db') }) });
+    await storage.load();
+    const meta = { index: COUNT, term: 1, configuration: { servers: [{ id: 'a', address: '127.0.0.1:1' }] } };
+    const sink = await storage.createSnapshot(meta, COUNT);
+    const handle = store.openSnapshot();
+    await handle.persistTo(sink);
+    await sink.commit();
+    handle.release();
+    console.log(`filled ${COUNT} values; snapshot written; RSS ${rssMiB()} MiB`);
+    let worst = 0;
+    let last = performance.now();
+    const ping = setInterval(() => {
+      const now = performance.now();
+      worst = Math.max(worst, now - last - 10);
+      last = now;
+    }, 10);
+    for (let r = 1; r <= RUNS; r++) {
+      const target = new Store({ datacenter: 'dc1' });
+      global.gc?.();
+      const rss0 = rssMiB();
+      worst = 0;
+      last = performance.now();
+      const cpu0 = mainThreadSchedMs().cpuMs;
+      const t0 = performance.now();
+      const reader = await storage.readSnapshot();
+      await target.restoreFrom(reader);
+      reader.close();
+      const ms = performance.now() - t0;
+      const cpu = mainThreadSchedMs().cpuMs - cpu0;
+      if (target.kvGet ? !target.kvGet(`big/${String(COUNT - 1).padStart(8, '0')}`) : false) throw new Error('the last value is missing');
+      console.log(`run ${r}: restored ${(reader.size / 2 ** 20).toFixed(0)} MiB in ${ms.toFixed(0)} ms (main thread CPU ${cpu.toFixed(0)} ms, ${(reader.size / 2 ** 20 / (ms / 1000)).toFixed(0)} MiB/s); longest ping gap ${worst.toFixed(0)} ms; RSS ${rss0} → ${rssMiB()} MiB; load ${os.loadavg()[0].toFixed(2)}`);
+    }
+    clearInterval(ping);
+    await storage.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
