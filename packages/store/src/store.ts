@@ -1,7 +1,7 @@
 // The replicated state machine: applies committed commands, answers reads with their watch keys and
 // indexes, wakes blocking queries, and snapshots/restores its whole state.
 //
-// Why ~670 lines: this is the store's whole public surface — one method per read the endpoints make,
+// Why ~710 lines: this is the store's whole public surface — one method per read the endpoints make,
 // plus apply, snapshot and restore — each a few lines over the tables and reads in catalog/, kv/,
 // sessions/, acl/ and the rest, where the work is done.
 import { catalogNode, catalogNodes, catalogService, catalogServices, type NodeMetaQuery, type ServiceQuery } from './catalog/catalog-reads';

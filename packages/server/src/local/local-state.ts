@@ -7,6 +7,11 @@
 // they change; anti-entropy (anti-entropy.ts) repairs the catalog from services() and checks().
 // Both are kept on disk (local-state-files.ts) so a restart brings them back. Whoever follows this
 // state — managed proxies, hash-blocking reads — subscribes with onChange().
+//
+// Why ~660 lines: it is the one writer (issue #26 item 2), so every way a service or check changes
+// — add, remove, TTL update, maintenance, a config reload's set, a restart's reload from disk — is
+// a method here, each a few lines over local-services.ts, the runners and the files; split, the
+// "only writer" rule would be spread over files again.
 import { Authorizer } from '@registry/acl';
 import type { CheckRequest, Command, Store } from '@registry/store';
 import type { Logger } from '../runtime/logger';

@@ -5,6 +5,10 @@
 // nothing else forwards, blocks or checks consistency. Which of that a read gets is its endpoint's
 // policy (endpoints/<area>-reads.ts, `read({ forward, blocking, reuse, run })`): this file carries it
 // out and names no endpoint.
+//
+// Why ~600 lines: apply (forward, resend, dedup window) and read (the three consistencies, blocking,
+// reuse) are the one way through and share the leader tracking and the forwarding; what is not
+// that way through is beside it (leader-calls.ts, settled-read.ts, reused-reads.ts, query-options.ts).
 import { CommandError, encodeStamped, type Command, type Store } from '@registry/store';
 import { NotLeaderError, RemoteError, RpcConnectionError, StorageFaultError, type RaftNode, type Transport } from '@registry/raft';
 import type { Authorizer } from '@registry/acl';
