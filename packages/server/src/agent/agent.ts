@@ -3,7 +3,7 @@
 // the half both agent kinds share — local state, Connect, watches, the HTTP and DNS listeners,
 // reload (agent/common-agent.ts) — and torn down in order.
 //
-// Why ~620 lines: it is the server agent's composition root (its parts built and wired in the
+// Why ~590 lines: it is the server agent's composition root (its parts built and wired in the
 // order they need each other, read top to bottom in `boot`) and its cluster operations (join,
 // leave, members, the Raft configuration), which read the same few fields.
 import { makeDirDurably, syncDir } from '../runtime/durable-file';
@@ -37,11 +37,8 @@ import { LateRemoteDatacenters } from '../rpc/remote-datacenters';
 import { LeaderDuties } from '../runtime/leader-duties';
 import { AgentConnect } from '../connect/agent-connect';
 import { initialCa } from '../config/connect-config';
-import { ManagedProxies } from '../connect/managed-proxies';
 import { installSessions } from '../sessions/install';
 import type { SessionRenewer } from '../sessions/session-ttl';
-import type { LocalState } from '../local/local-state';
-import type { Syncer } from '../local/syncer';
 import { type Logger } from '../runtime/logger';
 import { type ReloadResult } from './reload';
 import { loadOrCreateServerNodeId } from './node-id';
@@ -51,7 +48,6 @@ import { advertiseHost } from './advertise-address';
 import { AutopilotHealth } from '../cluster/autopilot-health';
 import type { AgentLifecycle } from '../http/routes/deps';
 import { storeStateMachine } from './store-fsm';
-import { Metrics } from '../metrics/metrics';
 import { installAreas, type Areas } from '../areas/install';
 import { clearUploads } from '../snapshot/archive-upload';
 import { Snapshots } from '../snapshot/snapshots';
@@ -61,8 +57,9 @@ import { installLeaveServer, leaveCluster } from '../cluster/graceful-leave';
 import { monotonicMs } from '../time';
 import { JsonEncoder } from '../http/json-encoder';
 import { largeAnswerDuty, SliceLane } from '../http/slice-lane';
-import { buildBaseDeps, closeBaseDeps, type BaseDeps } from './base-deps';
+import { buildBaseDeps, type BaseDeps } from './base-deps';
 import { CommonAgent } from './common-agent';
+import { AgentShell, startOrUndo, type StartMade } from './agent-shell';
 
 declare module '../rpc/leader-calls' {
   interface LeaderMethods {
@@ -114,8 +111,7 @@ export interface AgentOptions {
   loadConfig?: () => AgentConfig;
 }
 
-export class Agent {
-  private stopping: Promise<void> | null = null;
+export class Agent extends AgentShell {
   /** Session TTL timers and renewals (set once during start). */
   sessions: SessionRenewer | undefined;
   /** Network areas: links to other datacenters, `?dc=` forwarding, coordinates (set once during start). */
@@ -124,16 +120,10 @@ export class Agent {
   lifecycle: AgentLifecycle | undefined;
   /** Backups, GET/PUT /v1/snapshot (set once during start). */
   snapshots: Snapshots | undefined;
-  /** Resolves when the agent has stopped (after `leave`, a signal, or `stop`). */
-  readonly stopped: Promise<void>;
-  /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
-  exitCode = 0;
-  private markStopped!: () => void;
-  /** What both agent kinds share: local state, Connect, watches, listeners, reload (agent/common-agent.ts). */
-  private readonly common: CommonAgent;
+  protected readonly common: CommonAgent;
 
   private constructor(
-    private readonly base: BaseDeps,
+    protected readonly base: BaseDeps,
     readonly nodeId: string,
     private readonly db: Level<string, unknown>,
     readonly transport: Transport,
@@ -148,48 +138,15 @@ export class Agent {
     private readonly health: ServerHealth,
     loadConfig: (() => AgentConfig) | undefined,
   ) {
-    this.stopped = new Promise((resolve) => (this.markStopped = resolve));
+    super();
     this.common = new CommonAgent(base, transport instanceof TcpTransport ? transport : undefined, loadConfig, () => ({ nodeMeta: this.health, snapshots: this.snapshots }));
   }
 
-  get config(): AgentConfig {
-    return this.common.config;
-  }
-  get logger(): Logger {
-    return this.base.logger;
-  }
-  get dataDir(): string {
-    return this.base.dataDir;
-  }
-  get metrics(): Metrics {
-    return this.base.metrics;
-  }
-  get local(): LocalState | undefined {
-    return this.common.local;
-  }
-  get proxies(): ManagedProxies | undefined {
-    return this.common.proxies;
-  }
-  get connect(): AgentConnect | undefined {
-    return this.common.connect;
-  }
-  get syncer(): Syncer | undefined {
-    return this.common.syncer;
+  static start(config: AgentConfig, options: AgentOptions = {}): Promise<Agent> {
+    return startOrUndo((made) => Agent.boot(config, options, made));
   }
 
-  static async start(config: AgentConfig, options: AgentOptions = {}): Promise<Agent> {
-    // A start that fails (port in use, …) undoes what it made, the -dev temporary dir included.
-    const made: { agent?: Agent; base?: BaseDeps; tempDir?: string } = {};
-    try {
-      return await Agent.boot(config, options, made);
-    } catch (err) {
-      if (made.agent) await made.agent.stop().catch(() => undefined);
-      await closeBaseDeps(made.base, made);
-      throw err;
-    }
-  }
-
-  private static async boot(config: AgentConfig, options: AgentOptions, made: { agent?: Agent; base?: BaseDeps; tempDir?: string }): Promise<Agent> {
+  private static async boot(config: AgentConfig, options: AgentOptions, made: StartMade<Agent>): Promise<Agent> {
     const base = (made.base = await buildBaseDeps(config, { logger: options.logger, version: VERSION, tempPrefix: 'registry-dev-' }, made));
     const { logger, dataDir, tls, metrics, failures } = base;
     // LevelDB would make its folder with a plain mkdir: made here so its name is on the disk before

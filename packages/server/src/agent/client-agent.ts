@@ -15,11 +15,7 @@ import { CachedAclResolver } from '../acl/cached-resolver';
 import { withAgentMaster } from '../acl/agent-master';
 import { AgentConnect } from '../connect/agent-connect';
 import { initialCa } from '../config/connect-config';
-import { ManagedProxies } from '../connect/managed-proxies';
-import type { LocalState } from '../local/local-state';
-import type { Syncer } from '../local/syncer';
 import type { DnsRpc } from '../dns/lookups';
-import { Metrics } from '../metrics/metrics';
 import { ForwardingRpc } from '../client/forwarding-rpc';
 import { ServerLink } from '../client/server-link';
 import { Heartbeats } from '../client/heartbeats';
@@ -37,24 +33,19 @@ import type { BannerFacts } from './banner';
 import { type ReloadResult } from './reload';
 import { VERSION, type AgentOptions } from './agent';
 import { monotonicMs } from '../time';
-import { buildBaseDeps, closeBaseDeps, type BaseDeps } from './base-deps';
+import { buildBaseDeps, type BaseDeps } from './base-deps';
 import { CommonAgent } from './common-agent';
+import { AgentShell, startOrUndo, type StartMade } from './agent-shell';
 import type { ClusterOps } from '../http/routes/deps';
 import { largeAnswerDuty, SliceLane } from '../http/slice-lane';
 
-export class ClientAgent {
-  private stopping: Promise<void> | null = null;
-  readonly stopped: Promise<void>;
-  /** The process's exit status once stopped: 0, or 1 after a stop on purpose for a fault (docs/operations.md, "What ends the process"). */
-  exitCode = 0;
-  private markStopped!: () => void;
-  /** What both agent kinds share: local state, Connect, watches, listeners, reload (agent/common-agent.ts). */
-  private readonly common: CommonAgent;
+export class ClientAgent extends AgentShell {
+  protected readonly common: CommonAgent;
   private heartbeats!: Heartbeats;
   private mirrorTimer: NodeJS.Timeout | null = null;
 
   private constructor(
-    private readonly base: BaseDeps,
+    protected readonly base: BaseDeps,
     readonly nodeId: string,
     private readonly transport: TcpTransport,
     readonly link: ServerLink,
@@ -62,44 +53,12 @@ export class ClientAgent {
     readonly mirror: NodeMirror,
     loadConfig: (() => AgentConfig) | undefined,
   ) {
-    this.stopped = new Promise((resolve) => (this.markStopped = resolve));
+    super();
     this.common = new CommonAgent(base, transport, loadConfig, () => ({ nodeMeta: this.heartbeats }));
   }
 
-  get config(): AgentConfig {
-    return this.common.config;
-  }
-  get logger(): Logger {
-    return this.base.logger;
-  }
-  get dataDir(): string {
-    return this.base.dataDir;
-  }
-  get metrics(): Metrics {
-    return this.base.metrics;
-  }
-  get local(): LocalState | undefined {
-    return this.common.local;
-  }
-  get proxies(): ManagedProxies | undefined {
-    return this.common.proxies;
-  }
-  get connect(): AgentConnect | undefined {
-    return this.common.connect;
-  }
-  get syncer(): Syncer | undefined {
-    return this.common.syncer;
-  }
-
-  static async start(config: AgentConfig, options: AgentOptions = {}): Promise<ClientAgent> {
-    const made: { agent?: ClientAgent; base?: BaseDeps; tempDir?: string } = {};
-    try {
-      return await ClientAgent.boot(config, options, made);
-    } catch (err) {
-      if (made.agent) await made.agent.stop().catch(() => undefined);
-      await closeBaseDeps(made.base, made);
-      throw err;
-    }
+  static start(config: AgentConfig, options: AgentOptions = {}): Promise<ClientAgent> {
+    return startOrUndo((made) => ClientAgent.boot(config, options, made));
   }
 
   /** The host this client advertises (its catalog node's address), resolved at start. */
@@ -107,7 +66,7 @@ export class ClientAgent {
     return hostOf(this.transport.address);
   }
 
-  private static async boot(config: AgentConfig, options: AgentOptions, made: { agent?: ClientAgent; base?: BaseDeps; tempDir?: string }): Promise<ClientAgent> {
+  private static async boot(config: AgentConfig, options: AgentOptions, made: StartMade<ClientAgent>): Promise<ClientAgent> {
     const base = (made.base = await buildBaseDeps(config, { logger: options.logger, version: VERSION, tempPrefix: 'registry-client-' }, made));
     const { logger, dataDir, tls } = base;
     const nodeId = await loadOrCreateNodeId(dataDir, config.nodeId);
