@@ -23,6 +23,8 @@ afterEach(async () => {
 test('a write held by a paused server is answered "outcome unknown" and is not applied over a newer write when that server resumes', async () => {
   cluster = await ClusterHarness.start({ size: 3, extraArgs: ['-dns-port', '-1'] });
   const leader = await cluster.waitForLeader(30_000);
+  // The survivors elect only once each has caught up (cluster-harness.ts, waitAllCaughtUp).
+  await cluster.waitAllCaughtUp();
   const held = (leader + 1) % 3;
   // The client agent knows only the server about to be paused, so its write goes there first.
   clients = new ClientAgents(cluster.dir, [cluster.servers[held].serverAddress]);

@@ -27,6 +27,8 @@ interface Hold {
 test('two clients compete for a lock while the leader is killed: never two holders, usable after failover', async () => {
   cluster = await ClusterHarness.start({ size: 3 });
   const leader = await cluster.waitForLeader(15_000);
+  // The survivors elect only once each has caught up (cluster-harness.ts, waitAllCaughtUp).
+  await cluster.waitAllCaughtUp();
   const followers = [0, 1, 2].filter((i) => i !== leader);
 
   // One session per client, on its own server's node, tied to no check (the kill must not end it).

@@ -61,6 +61,8 @@ function checkPerKey(history: readonly Operation[]): Array<CheckResult & { ok: f
 test('membership nemesis: removals of followers and the leader, a removal during a leader kill, wipes with and without the id; linearizable, and each round ends with exactly the intended voters', async () => {
   const c = (cluster = await ClusterHarness.start({ size: 3 }));
   await c.waitForLeader(60_000);
+  // The survivors elect only once each has caught up (cluster-harness.ts, waitAllCaughtUp).
+  await c.waitAllCaughtUp();
   const lines: string[] = [];
   const t0 = Date.now();
   const say = (line: string): void => void lines.push(`+${((Date.now() - t0) / 1000).toFixed(1)}s ${line}`);

@@ -72,6 +72,8 @@ test('a server that has never heard from a leader refuses stale reads with 500',
   // One server of a three-server cluster, started alone: it can never elect a leader.
   cluster = await ClusterHarness.start({ size: 3, proxied: true });
   await cluster.waitForLeader(15_000);
+  // The survivors elect only once each has caught up (cluster-harness.ts, waitAllCaughtUp).
+  await cluster.waitAllCaughtUp();
   await cluster.kill(0, 'SIGKILL');
   cluster.partition([0], [1, 2]);
   await cluster.restart(0);
