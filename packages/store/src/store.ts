@@ -143,7 +143,6 @@ export class Store {
     }
     const result = this.applyCommand(index, cmd);
     this.state.requests.record(request, index, result);
-    if (request.at >= this.stampSeen.at) this.stampSeen = { at: request.at, mono: performance.now() };
     return result;
   }
 
@@ -155,19 +154,13 @@ export class Store {
     return this.state.requests.latestStamp;
   }
 
-  /** The latest stamp as last seen here, and this process's monotonic time then (not replicated). */
-  private stampSeen = { at: 0, mono: 0 };
-
   /**
    * The log's time now as this server can tell it: the latest stamp it has applied, advanced by its
    * own monotonic clock since it applied it (0 while no stamp exists). Servers compare these to
    * measure how long a forwarded write was on its way without comparing wall clocks.
    */
   logTimeNow(): number {
-    const latest = this.state.requests.latestStamp;
-    if (latest === 0) return 0;
-    if (latest !== this.stampSeen.at) this.stampSeen = { at: latest, mono: performance.now() };
-    return latest + (performance.now() - this.stampSeen.mono);
+    return this.state.requests.logTimeNow();
   }
 
   /**

@@ -79,11 +79,15 @@ export class ServerLink {
         if (left <= 0 || clientGone?.()) return this.writeGivenUp(maybeDelivered, lastError);
         const address = this.current;
         try {
-          // A copy whose budget is spent unanswered is reset off its connection, so the kernel
-          // cannot deliver it when a black-holed link heals (the server's own budget check needs
-          // the log's time, which this agent may not know yet).
+          // Every copy left unanswered is reset off its connection, so the kernel cannot deliver
+          // it when a black-holed link heals: the server's own check of a late copy needs the
+          // log's time, which this agent may not know yet. (Only the budget's last attempt was
+          // reset; a first copy from an agent cut off right after it joined, before any heartbeat
+          // told it the log's time, arrived 17 s late with 15 s left on it and was applied after
+          // its client had been told the outcome was unknown — multi-host-partitions.test.ts.)
+          // A server that has not answered in SERVER_WRITE_MS is past its own budget anyway.
           const timeoutMs = Math.min(left, SERVER_WRITE_MS) + 1_000;
-          const env = (await this.transport.call(address, method, bodyFor(left), timeoutMs, { discardOnTimeout: left <= SERVER_WRITE_MS })) as Envelope<T>;
+          const env = (await this.transport.call(address, method, bodyFor(left), timeoutMs, { discardOnTimeout: true })) as Envelope<T>;
           if (env.ok) return env;
           if (!('retry' in env)) {
             // This server's refusal says nothing of the copy an earlier one may still hold ("No

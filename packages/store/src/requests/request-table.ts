@@ -108,6 +108,13 @@ export class RequestTable {
   private count = 0;
   /** The latest stamp applied: where the next leader's log clock continues from. */
   private latest = 0;
+  /**
+   * This process's monotonic time when `latest` was applied (not replicated). Taken here, at the
+   * apply, not when someone next asks: asked lazily, a server that applied the last stamp before a
+   * partition and was asked only after it healed told the stamp's own time, the log's time stood
+   * still in between, and a copy held that long in a cut link looked fresh (multi-host-partitions).
+   */
+  private latestAppliedAt = 0;
   private readonly ids = new ProposerLanes();
   private readonly slots: SlotIndex;
 
@@ -149,8 +156,16 @@ export class RequestTable {
     return this.latest;
   }
 
+  /** The log's time now as this server can tell it: the latest stamp advanced by the time since it was applied (0: none). */
+  logTimeNow(): number {
+    return this.latest === 0 ? 0 : this.latest + (performance.now() - this.latestAppliedAt);
+  }
+
   private push(id: string, index: number, at: number, result: unknown): void {
-    if (at > this.latest) this.latest = at;
+    if (at > this.latest) {
+      this.latest = at;
+      this.latestAppliedAt = performance.now();
+    }
     const seq = this.ids.intern(id);
     const lane = this.ids.lane;
     if (this.count === this.capacity) this.grow();
