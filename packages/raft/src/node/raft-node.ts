@@ -30,6 +30,7 @@ import { PeerSender } from './peer-sender';
 import { PendingProposals } from './pending-proposals';
 import { PendingReads } from './pending-reads';
 import { ProposalQueue } from './proposal-queue';
+import { ReadyProgress } from './ready-progress';
 import { Snapshots } from './snapshots';
 import { describeStorageError, StorageFaultError, type StorageFault } from './storage-fault';
 import { Ticker } from './ticker';
@@ -71,6 +72,8 @@ export class RaftNode extends EventEmitter {
   private catchUp: CatchUpGate | null = null;
   private scheduled = false;
   private inFlight: Promise<void> | null = null;
+  /** The step the Ready in flight is at: one that does not finish is reported (ready-progress.ts). */
+  private readonly readyProgress = new ReadyProgress();
   private stopped = false;
   private role: Role;
   private readonly leaders: LeaderWatch;
@@ -386,6 +389,7 @@ export class RaftNode extends EventEmitter {
   private tick(): void {
     if (this.logFault.current) return; // no elections, no heartbeats: the clock stands still until we are back
     this.core.tick();
+    this.readyProgress.check(this.opts.logger, this.opts.id);
     // A quiet server with enough applied entries still snapshots when its interval comes round.
     if (this.opts.snapshotIntervalMs > 0 && !this.inFlight && this.snapshots.due()) this.snapshots.take();
     if (this.catchUp?.pending) this.catchUp.poll();
@@ -423,10 +427,12 @@ export class RaftNode extends EventEmitter {
     const ready = this.core.ready();
     this.inFlight = this.handleReady(ready).then(
       () => {
+        this.readyProgress.done();
         this.inFlight = null;
         this.schedule();
       },
       (err: unknown) => {
+        this.readyProgress.done();
         this.inFlight = null;
         if (this.stopped) return;
         // Not a storage failure (those are retried in log-writer.ts): a bug in the state machine or
@@ -463,8 +469,12 @@ export class RaftNode extends EventEmitter {
     //    failed write is retried until it succeeds; nothing below happens before it has.
     // A snapshot from the leader came in pieces (inbound.ts), or whole from an older leader.
     const install = ready.snapshot && this.inbound.install(ready.snapshot);
+    this.readyProgress.at('persist');
     if (!(await this.log.persist(ready, install))) return; // stopped meanwhile
-    if (install) await this.fsm.restore(install);
+    if (install) {
+      this.readyProgress.at('restore');
+      await this.fsm.restore(install);
+    }
     if (this.stopped) return;
     this.metrics.counters.appendedEntries += ready.entries.length;
 
@@ -475,6 +485,7 @@ export class RaftNode extends EventEmitter {
     // 3. Apply.
     const committed = ready.committed;
     if (committed.length > 0) {
+      this.readyProgress.at('apply');
       await this.metrics.applying(committed[committed.length - 1].index, committed.length, () => this.fsm.apply(committed, () => this.stopped));
       if (this.stopped) return;
     }
@@ -504,6 +515,10 @@ export class RaftNode extends EventEmitter {
       this.emit('role', role);
     }
     if (wasLeader && role !== 'leader') {
+      // Why, as far as this server can tell: how long ago each follower last answered (a leader that
+      // hears no majority within an election timeout steps down: check-quorum).
+      const heard = this.metrics.followerLastContact(this.core.configuration.servers, this.id).map((f) => `${f.address} ${Number.isFinite(f.ms) ? `${Math.round(f.ms)} ms ago` : 'never'}`);
+      this.opts.logger.info({ id: this.id, term: this.core.term, followersLastHeard: heard.join(', ') }, 'raft: no longer leader');
       // Queued proposals never reached the log: they are refused as not-leader at once.
       this.queue.rejectAll(new NotLeaderError(null));
       // Proposals in the log are failed only after this Ready's committed entries are applied
