@@ -22,20 +22,6 @@ export interface StateMachine {
    * never joined into one buffer. The driver waits for it before doing anything else.
    */
   restoreFrom?(source: SnapshotSource, meta: SnapshotMeta): Promise<void>;
-  /**
-   * Optional: decode the snapshot read through `source` into a new state beside the current one,
-   * which stays as it is (and may go on applying entries) until commit() makes the new one current.
-   * A follower stages the leader's snapshot while its pieces arrive (node/staged-restore.ts), so
-   * that decoding overlaps the transfer. Rejects, keeping nothing, when `source.read` rejects or the
-   * bytes are not a snapshot; a staged state nobody commits is simply let go.
-   */
-  stageFrom?(source: SnapshotSource, meta: SnapshotMeta): Promise<StagedRestore>;
-}
-
-/** A state decoded from a snapshot, not yet current (StateMachine.stageFrom). */
-export interface StagedRestore {
-  /** Makes it the state machine's state (synchronous: nothing is applied in between). */
-  commit(): void;
 }
 
 /** A snapshot's pieces, read in order (a stored snapshot's reader, or the pieces of a transfer). */

@@ -288,15 +288,6 @@ export class Store {
    * the bytes are not a snapshot.
    */
   async restoreFrom(source: { readonly chunks: number; read(i: number): Promise<Uint8Array> }, opts: { sliceMs?: number } = {}): Promise<void> {
-    (await this.stageFrom(source, opts)).commit();
-  }
-
-  /**
-   * restoreFrom() without the swap: the new state is decoded beside the current one (which keeps
-   * applying meanwhile) and only commit() makes it current. A follower decodes a leader's snapshot
-   * this way while the pieces arrive (issue #34); `source.chunks` may grow while it runs.
-   */
-  async stageFrom(source: { readonly chunks: number; read(i: number): Promise<Uint8Array> }, opts: { sliceMs?: number } = {}): Promise<{ commit(): void }> {
     const sliceMs = opts.sliceMs ?? 4;
     const steps = this.restorePieceSteps();
     let next = 0;
@@ -315,14 +306,10 @@ export class Store {
       r = steps.next();
     }
     const ready = r.value;
-    return {
-      commit: () => {
-        this.state = ready.state;
-        this.indexes = ready.indexes;
-        this.last = ready.lastIndex;
-        fireAll(this.watches.takeAll(), this.onWatcherError);
-      },
-    };
+    this.state = ready.state;
+    this.indexes = ready.indexes;
+    this.last = ready.lastIndex;
+    fireAll(this.watches.takeAll(), this.onWatcherError);
   }
 
   /** The bytes of a snapshot turned into a state and its index table, a step at a time. */

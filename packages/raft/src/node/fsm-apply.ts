@@ -3,14 +3,13 @@
 // (on disk already: log-writer.ts) restored — a piece at a time where the state machine and the
 // storage can. Also the restore of the stored snapshot at start (loadRestoring).
 import { EntryType, type Entry, type SnapshotMeta } from '../core/types';
-import { LeadershipLostError, type PersistedStateMeta, type SnapshotData, type SnapshotSource, type StagedRestore, type StorageSnapshotSink } from '../interfaces';
+import { LeadershipLostError, type PersistedStateMeta, type SnapshotData, type SnapshotSource, type StorageSnapshotSink } from '../interfaces';
 import { monotonicMs } from '../monotonic-clock';
 import { joinSnapshot, snapshotSize } from '../storage/snapshot-chunks';
 import type { NodeMetrics } from './node-metrics';
 import type { ResolvedOptions } from './options';
 import type { PendingProposals } from './pending-proposals';
 import type { Snapshots } from './snapshots';
-import { stagedRestore } from './staged-restore';
 
 /** Committed entries are applied in slices of about this many ms of event-loop time (apply()). */
 const APPLY_SLICE_MS = 8;
@@ -22,8 +21,6 @@ export interface Install {
   meta: SnapshotMeta;
   data?: SnapshotData;
   sink?: StorageSnapshotSink;
-  /** The state machine's state decoded from the pieces while they arrived (staged-restore.ts). */
-  staged?: Promise<StagedRestore>;
 }
 
 export interface FsmApplyDeps {
@@ -106,11 +103,7 @@ export class FsmApply {
    */
   async restore(snapshot: Install): Promise<void> {
     const { opts } = this.deps;
-    const staged = snapshot.staged && (await stagedRestore(opts, snapshot.meta, snapshot.staged));
-    if (staged) {
-      staged.commit();
-      if (snapshot.sink || opts.storage.readSnapshot) snapshot.data = [];
-    } else if (snapshot.sink) {
+    if (snapshot.sink) {
       // Written straight into the storage as the pieces came: read back from there, a piece at a time.
       const reader = await opts.storage.readSnapshot!();
       if (!reader || reader.meta.index !== snapshot.meta.index || reader.meta.term !== snapshot.meta.term) throw new Error('raft: the installed snapshot is not the stored one');

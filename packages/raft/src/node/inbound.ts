@@ -6,7 +6,6 @@ import type { Message, NodeId, Ready, SnapshotMeta } from '../core/types';
 import type { Install } from './fsm-apply';
 import type { ResolvedOptions } from './options';
 import { INSTALL_SNAPSHOT, SnapshotReceiver, type SnapshotMessage } from './snapshot-transfer';
-import { startStaging } from './staged-restore';
 import { strangerDrop } from './stranger-filter';
 
 export interface InboundDeps {
@@ -35,8 +34,6 @@ export class Inbound {
       refuses: (from, term) => this.refused({ type: 'snapshot', from, to: opts.id, term, meta: { index: 0, term: 0, configuration: { servers: [] } } }),
       // Pieces go straight into a snapshot file when the storage streams and reads back (issue #34).
       ...(opts.storage.createSnapshot && opts.storage.readSnapshot ? { createSink: (meta: SnapshotMeta) => opts.storage.createSnapshot!(meta, Infinity) } : {}),
-      // ... and are decoded as they come, so that the restore overlaps the transfer (issue #34).
-      stage: (meta) => startStaging(opts.fsm, meta),
       logger: opts.logger,
     });
     opts.transport.handle(INSTALL_SNAPSHOT, (body) => this.receiver.receive(body));
@@ -65,7 +62,7 @@ export class Inbound {
       if (snapshot.data === undefined) throw new Error(`raft: the snapshot at ${snapshot.meta.index} (term ${snapshot.meta.term}) the core installs has no pieces; refusing to store it`);
       return { meta: snapshot.meta, data: snapshot.data };
     }
-    return { meta: snapshot.meta, ...('sink' in received ? { sink: received.sink } : { data: received.pieces }), ...(received.staged ? { staged: received.staged } : {}) };
+    return { meta: snapshot.meta, ...('sink' in received ? { sink: received.sink } : { data: received.pieces }) };
   }
 
   /** Snapshots assembled from pieces at or below what is applied will never be installed: let go. */

@@ -17,15 +17,14 @@
 // state machine before the last piece of a transfer is in. A follower whose storage streams
 // (createSnapshot) writes each piece straight into a new snapshot file as it arrives — it holds
 // none of them in memory (issue #34: a wiped follower held the whole state) — and that file becomes
-// the stored snapshot only when the core installs it; a transfer dropped midway aborts it. A state
-// machine that can (stageFrom) also decodes each piece as it comes (staged-restore.ts), so the
-// restore overlaps the transfer and the file is not read back.
+// the stored snapshot only when the core installs it; a transfer dropped midway aborts it. (Decoding
+// the pieces as they came, beside the current state, made a wiped follower's catch-up slower at
+// 512 MiB, not faster, and was removed: docs/raft.md.)
 import type { Message, NodeId, ServerInfo, SnapshotMeta } from '../core/types';
-import type { SnapshotData, SnapshotReader, StagedRestore, StorageSnapshotSink, Transport } from '../interfaces';
+import type { SnapshotData, SnapshotReader, StorageSnapshotSink, Transport } from '../interfaces';
 import { joinSnapshot } from '../storage/snapshot-chunks';
 import { RemoteError } from '../transport/rpc-errors';
 import type { RaftLogger } from './options';
-import type { Staging } from './staged-restore';
 import { monotonicMs } from '../monotonic-clock';
 
 export type SnapshotMessage = Extract<Message, { type: 'snapshot' }>;
@@ -231,21 +230,17 @@ interface ReceiverDeps {
   refuses?(from: string, term: number): string | null;
   /** A storage sink for a snapshot from the leader (compacting the whole log), when the storage streams. */
   createSink?(meta: SnapshotMeta): StorageSnapshotSink;
-  /** Starts decoding a transfer's pieces as they arrive (staged-restore.ts), when the state machine can. */
-  stage?(meta: SnapshotMeta): Staging | null;
   /** A line when a transfer starts and when its last piece is in (where a catch-up's time goes). */
   logger?: RaftLogger;
 }
 
 /** What a finished transfer hands the driver: the pieces, or the sink they were written into (not yet committed). */
-export type ReceivedSnapshot = { pieces: SnapshotData; staged?: Promise<StagedRestore> } | { sink: StorageSnapshotSink; staged?: Promise<StagedRestore> };
+export type ReceivedSnapshot = { pieces: SnapshotData } | { sink: StorageSnapshotSink };
 
 interface PartialTransfer {
   transfer: string;
   pieces: Uint8Array[];
   sink: StorageSnapshotSink | null;
-  /** The state machine decoding the pieces as they come, if it can. */
-  staging: Staging | null;
   received: number;
   started: number;
 }
@@ -286,8 +281,8 @@ export class SnapshotReceiver {
       // A new transfer (a restart, a new leader): the pieces of an unfinished one are dropped. An
       // assembled snapshot is kept: the core may be about to install it (take()).
       this.dropPartial();
-      this.partial = { transfer: p.transfer, pieces: [], sink: this.deps.createSink?.(p.meta) ?? null, staging: this.deps.stage?.(p.meta) ?? null, received: 0, started: monotonicMs() };
-      this.deps.logger?.info({ from: p.from, index: p.meta.index, bytes: p.size, staged: this.partial.staging !== null }, 'raft: receiving a snapshot');
+      this.partial = { transfer: p.transfer, pieces: [], sink: this.deps.createSink?.(p.meta) ?? null, received: 0, started: monotonicMs() };
+      this.deps.logger?.info({ from: p.from, index: p.meta.index, bytes: p.size }, 'raft: receiving a snapshot');
     } else if (!this.partial || this.partial.transfer !== p.transfer || this.partial.received !== p.offset) {
       this.dropPartial();
       return { ok: false, term, reason: 'piece does not continue the transfer' };
@@ -305,12 +300,6 @@ export class SnapshotReceiver {
       } else {
         partial.pieces.push(p.data);
       }
-      if (partial.staging) {
-        partial.staging.feed.push(p.data, p.done && partial.received + p.data.length === p.size);
-        // A decoder that lags holds up the answer, and so the leader's next pieces.
-        await partial.staging.feed.room();
-        if (this.partial !== partial) return { ok: false, term, reason: 'transfer dropped' };
-      }
     }
     partial.received += p.data.length;
     if (this.idle) clearTimeout(this.idle);
@@ -325,27 +314,15 @@ export class SnapshotReceiver {
     this.partial = null;
     if (partial.received !== p.size) {
       void partial.sink?.abort().catch(() => undefined);
-      partial.staging?.feed.fail(new Error('transfer incomplete'));
       return { ok: false, term, reason: `received ${partial.received} of ${p.size} bytes` };
     }
-    partial.staging?.feed.end();
     this.deps.logger?.info({ from: p.from, index: p.meta.index, bytes: p.size, ms: Math.round(monotonicMs() - partial.started) }, 'raft: received snapshot');
-    const staged = partial.staging ? { staged: partial.staging.result } : {};
-    const assembled = { meta: p.meta, received: partial.sink ? { sink: partial.sink, ...staged } : { pieces: partial.pieces, ...staged } };
+    const assembled = { meta: p.meta, received: partial.sink ? { sink: partial.sink } : { pieces: partial.pieces } };
     const key = keyOf(p.meta);
     // The same snapshot again (the leader sent it anew): the newer copy replaces the older one.
     const before = this.assembled.get(key);
     if (before) discard(before.received);
     this.assembled.set(key, assembled);
-    if (partial.staging) {
-      // A snapshot the core does not install (it holds newer state by then) is only let go once the
-      // driver applies past it; its decoded state (a whole second state) goes sooner. Should the
-      // core still install it, it is restored from the stored pieces instead.
-      const release = setTimeout(() => {
-        if (this.assembled.get(key) === assembled) delete assembled.received.staged;
-      }, IDLE_TRANSFER_MS);
-      release.unref?.();
-    }
     const m: SnapshotMessage = { type: 'snapshot', from: p.from, to: p.to, term: p.term, meta: p.meta };
     if (p.seq !== undefined) m.seq = p.seq;
     this.deps.deliver(m);
@@ -392,7 +369,6 @@ export class SnapshotReceiver {
     const p = this.partial;
     this.partial = null;
     void p?.sink?.abort().catch(() => undefined);
-    p?.staging?.feed.fail(new Error('transfer dropped'));
   }
 }
 

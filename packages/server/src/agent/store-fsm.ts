@@ -22,12 +22,5 @@ export function storeStateMachine(store: Store, timed?: ApplyTimer): StateMachin
     restore: (data: Uint8Array, _meta: SnapshotMeta) => store.restore(data),
     // A restart's or an install's snapshot, decoded into the tables a piece at a time (issue #34).
     restoreFrom: (source: SnapshotSource, _meta: SnapshotMeta) => store.restoreFrom(source),
-    // No stageFrom (decoding a leader's snapshot while its pieces arrive, raft's staged-restore.ts)
-    // yet: at 512 MiB it made a wiped follower's catch-up slower, not faster (46 s against 20 s on
-    // the same loaded machine, docs/benchmarks.md "Wiped follower and snapshot restore"), most
-    // likely (not yet confirmed with --trace-gc) because receiving allocates ~3 MiB of buffers a
-    // piece, each 64 MiB of them starts a major GC, and those cost more and more while the new state
-    // grows beside the old. At 128 MiB it was a gain (3.9 s against 5.3 s). store.stageFrom() is
-    // ready for when the receive path allocates less.
   };
 }
