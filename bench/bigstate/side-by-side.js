@@ -53,8 +53,16 @@ const call = loopbackCaller({ maxSockets: CONNS + 8, timeoutMs: 30_000 });
 const log = (...a) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
 const status = (pid) => readFileSync(`/proc/${pid}/status`, 'utf8');
 const kbOf = (st, key) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(st)[1]);
-const rssMiB = (pid) => kbOf(status(pid), 'VmRSS') / 1024;
-const anonMiB = (pid) => kbOf(status(pid), 'RssAnon') / 1024;
+// NaN for a process that is gone (etcd's wiped member exits: it cannot rejoin under its old id).
+const alive = (pid, f) => {
+  try {
+    return f(status(pid));
+  } catch {
+    return NaN;
+  }
+};
+const rssMiB = (pid) => alive(pid, (st) => kbOf(st, 'VmRSS') / 1024);
+const anonMiB = (pid) => alive(pid, (st) => kbOf(st, 'RssAnon') / 1024);
 const duMiB = (dir) => Number(execFileSync('du', ['-sk', dir], { encoding: 'utf8' }).split('\t')[0]) / 1024;
 const key = (i) => `big/${String(i).padStart(8, '0')}`;
 const b64 = (s) => Buffer.from(s).toString('base64');
