@@ -12,6 +12,7 @@
 // Usage (after `npm run build`):
 //   node bench/bigstate/side-by-side.js [--mib 512] [--systems registry,etcd,consul] [--conns 64]
 //                                       [--idle 60] [--settle 10] [--rounds 1] [--load-timeout 900]
+//                                       [--keep-logs DIR] (registry: each server's log copied there at the end)
 // Prints one markdown table per round with every figure; raw progress lines go to stderr.
 'use strict';
 const { execFileSync, spawn } = require('node:child_process');
@@ -69,7 +70,7 @@ const b64 = (s) => Buffer.from(s).toString('base64');
 
 /** registry: scripts/cluster.sh through bench/support's startCluster. Members are 0..2. */
 async function registry() {
-  const c = await startCluster({ call, prefix: 'bigstate-registry-', warm: { path: '/v1/kv/warm', body: 'x' } });
+  const c = await startCluster({ call, prefix: 'bigstate-registry-', keepLogs: argOf('--keep-logs', undefined), warm: { path: '/v1/kv/warm', body: 'x' } });
   const dataDir = (m) => join(c.dir, `s${m + 1}`, 'data');
   return {
     name: 'registry',
