@@ -508,6 +508,8 @@ export class RaftNode extends EventEmitter {
 
   private onSoftState(role: Role, leader: NodeId | null): void {
     const wasLeader = this.role === 'leader';
+    // Read before roleChanged() forgets this term's answers.
+    const lastHeard = wasLeader && role !== 'leader' ? this.metrics.followerLastContact(this.core.configuration.servers, this.id) : [];
     if (role !== this.role) {
       this.metrics.roleChanged();
       this.role = role;
@@ -517,7 +519,7 @@ export class RaftNode extends EventEmitter {
     if (wasLeader && role !== 'leader') {
       // Why, as far as this server can tell: how long ago each follower last answered (a leader that
       // hears no majority within an election timeout steps down: check-quorum).
-      const heard = this.metrics.followerLastContact(this.core.configuration.servers, this.id).map((f) => `${f.address} ${Number.isFinite(f.ms) ? `${Math.round(f.ms)} ms ago` : 'never'}`);
+      const heard = lastHeard.map((f) => `${f.address} ${Number.isFinite(f.ms) ? `${Math.round(f.ms)} ms ago` : 'never'}`);
       this.opts.logger.info({ id: this.id, term: this.core.term, followersLastHeard: heard.join(', ') }, 'raft: no longer leader');
       // Queued proposals never reached the log: they are refused as not-leader at once.
       this.queue.rejectAll(new NotLeaderError(null));

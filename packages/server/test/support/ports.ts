@@ -4,8 +4,10 @@
 // port from the ephemeral range, which is also where `listen(0)` picks from. So ports are chosen
 // below that range, where no outgoing connection lands; only another jest worker choosing the same
 // port in the same instant can still collide (the cluster harness retries that case).
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const LOWEST = 10_000;
 
@@ -32,7 +34,22 @@ const WORKER = (Math.max(1, Number(process.env.JEST_WORKER_ID) || 1) - 1) % WORK
 const SPAN = Math.floor((ephemeralStart() - LOWEST) / WORKERS);
 const FIRST = LOWEST + WORKER * SPAN;
 const END = FIRST + SPAN;
-/** Ports this process has already handed out: never twice, even once released. */
+/**
+ * Ports this jest worker has already handed out, in every test file it ran: never twice, even once
+ * released. Kept in a file named by the worker's pid, because jest loads this module afresh for each
+ * test file: a Set alone forgot the ports of earlier files, and CI saw dead-server-cleanup's cluster
+ * take in a stranger from the same worker's slice (127.0.0.1:18501, dialling a port an earlier file
+ * had used) as a fourth voter. Past LEDGER_FALLBACK_TRIES a port of an earlier file is taken again.
+ */
+const LEDGER = join(tmpdir(), `registry-test-ports-${process.pid}`);
+const LEDGER_FALLBACK_TRIES = 5_000;
+const earlierFiles = ((): Set<number> => {
+  try {
+    return new Set(readFileSync(LEDGER, 'utf8').split('\n').filter(Boolean).map(Number));
+  } catch {
+    return new Set();
+  }
+})();
 const handedOut = new Set<number>();
 
 function tryListen(port: number): Promise<Server | undefined> {
@@ -51,12 +68,13 @@ export async function freePorts(count: number): Promise<number[]> {
     for (let tries = 0; ports.length < count; tries++) {
       if (tries > 10_000) throw new Error(`no ${count} free ports in ${FIRST}..${END - 1}`);
       const port = FIRST + Math.floor(Math.random() * (END - FIRST));
-      if (handedOut.has(port)) continue;
+      if (handedOut.has(port) || (tries < LEDGER_FALLBACK_TRIES && earlierFiles.has(port))) continue;
       const srv = await tryListen(port);
       if (!srv) continue;
       held.push(srv);
       ports.push(port);
       handedOut.add(port);
+      appendFileSync(LEDGER, `${port}\n`);
     }
     return ports;
   } finally {
