@@ -12,12 +12,16 @@
 // value: on a shared machine the wall time follows the load, the CPU time much less. With --bins
 // A,B (two entry points, e.g. packages/cli/bin/registry.js of two builds copied aside) the rounds
 // alternate between them on the same loaded cluster and data dir: an A/B of the restart alone.
+// With --wipe each round empties the follower's data dir first (its node-id kept: the same server),
+// so it catches up by a snapshot from the leader; --prof-leader DIR then profiles the leader from the
+// wipe until the follower serves the last value (both ends of the transfer, with --prof).
 // Usage (after `npx tsc -b packages/cli`):
 //   node bench/bigstate/follower-restart.js [--mib 256] [--idle 20] [--rounds 3] [--settle 5] [--prof /tmp/prof] [--bins A,B]
+//                                           [--wipe] [--prof-leader /tmp/prof-leader]
 'use strict';
 const { execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
-const { mkdirSync, readFileSync, readdirSync } = require('node:fs');
+const { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
 const { argOf, cpuSeconds, loopbackCaller, sleep, startCluster, until } = require('../support');
@@ -28,6 +32,8 @@ const ROUNDS = Number(argOf('--rounds', '3'));
 const SETTLE_S = Number(argOf('--settle', '5'));
 const PROF = argOf('--prof', '');
 const BINS = argOf('--bins', '').split(',').filter(Boolean);
+const WIPE = process.argv.includes('--wipe');
+const PROF_LEADER = argOf('--prof-leader', '');
 const VALUE = 4096;
 const COUNT = Math.ceil((MIB * 1024 * 1024) / VALUE);
 
@@ -45,6 +51,9 @@ const STAGES = [
   ['data dir opened', /data dir format/],
   ['snapshot restore starts', /raft: restoring the stored snapshot(?!.*ms=)/],
   ['snapshot restored', /raft: restored the stored snapshot/],
+  ['receiving a snapshot', /raft: receiving a snapshot/],
+  ['snapshot received', /raft: received snapshot/],
+  ['installed snapshot restored', /raft: restored the installed snapshot/],
   ['log replayed', /raft: (replayed|applied the log)/],
   ['agent running', /registry agent running/],
   ['leader known', /cluster leader known/],
@@ -90,6 +99,11 @@ function heaviest(file, n = 25) {
 async function main() {
   console.log(`# ${new Date().toISOString()} node ${process.version}, ${os.cpus().length} cores; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`# node bench/bigstate/follower-restart.js ${process.argv.slice(2).join(' ')}`);
+  if (PROF_LEADER) {
+    // Every server carries the hook, idle until SIGUSR2 (cpu-prof-hook.js); only the leader is signalled.
+    mkdirSync(PROF_LEADER, { recursive: true });
+    Object.assign(process.env, { BENCH_CLUSTER_NODE_OPTIONS: `--require ${join(__dirname, 'cpu-prof-hook.js')}`, CPU_PROF_DIR: PROF_LEADER, CPU_PROF_ON_SIGNAL: '1' });
+  }
   const c = await startCluster({ call, prefix: 'bigstate-follower-restart-', keepLogs: argOf('--keep-logs', undefined), warm: { path: '/v1/kv/warm', body: 'x' } });
   try {
     const leader = c.leader();
@@ -121,10 +135,23 @@ async function main() {
       running = bin ? { REGISTRY_CLUSTER_BIN: bin } : {};
       const profDir = PROF ? join(PROF, `round-${round}`) : '';
       if (profDir) mkdirSync(profDir, { recursive: true });
+      if (WIPE) {
+        const nodeId = readFileSync(join(data, 'node-id'), 'utf8');
+        rmSync(data, { recursive: true, force: true });
+        mkdirSync(data, { recursive: true });
+        writeFileSync(join(data, 'node-id'), nodeId);
+      }
+      const leaderPid = c.pid(c.leader());
+      if (PROF_LEADER) process.kill(leaderPid, 'SIGUSR2');
       const t1 = Date.now();
-      c.cmdWith({ ...running, ...(profDir ? { NODE_OPTIONS: `--require ${join(__dirname, 'cpu-prof-hook.js')}`, CPU_PROF_DIR: profDir } : {}) }, 'restart', String(f + 1));
+      c.cmdWith({ ...running, ...(profDir ? { NODE_OPTIONS: `--require ${join(__dirname, 'cpu-prof-hook.js')}`, CPU_PROF_DIR: profDir, CPU_PROF_ON_SIGNAL: '' } : {}) }, 'restart', String(f + 1));
       if (!(await until(async () => (await call(c.urls[f], 'GET', last, undefined, 2000)).status === 200, 300_000, 20))) throw new Error('never served the last value');
       const s = (Date.now() - t1) / 1000;
+      if (PROF_LEADER) {
+        process.kill(leaderPid, 'SIGUSR2');
+        await sleep(2000);
+        for (const p of readdirSync(PROF_LEADER).filter((n) => n.startsWith(`${leaderPid}-`))) console.log(`  leader profile ${join(PROF_LEADER, p)}:\n${heaviest(join(PROF_LEADER, p))}`);
+      }
       const cpu = cpuSeconds(c.pid(f));
       const after = rss(c.pid(f));
       await sleep(SETTLE_S * 1000);

@@ -89,6 +89,12 @@ export interface SnapshotReader {
   readonly chunks: number;
   /** Piece `i` (0 ≤ i < chunks); rejects if the snapshot was replaced meanwhile. */
   read(i: number): Promise<Uint8Array>;
+  /**
+   * The caller is done with a piece read() gave it and keeps no reference into it: the reader may
+   * read a later piece into the same memory (a leader sending a large snapshot allocated 1 MiB per
+   * piece, and the garbage cost it major GCs of its whole state, issue #34). Optional both ways.
+   */
+  release?(piece: Uint8Array): void;
   close(): void;
 }
 

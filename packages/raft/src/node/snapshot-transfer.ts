@@ -153,10 +153,13 @@ export class SnapshotSender {
         for (let at = 0; at < stored.length || (at === 0 && stored.length === 0); at += pieceBytes) {
           if (transfer.cancelled || !this.deps.leading(transfer.term)) return;
           const data = stored.subarray(at, Math.min(stored.length, at + pieceBytes));
+          const lastOfStored = at + pieceBytes >= stored.length;
+          // `data` last: the transport sends a bulk last field without copying it (frame-codec.ts).
           const piece: InstallSnapshotPiece = {
             from: this.deps.id,
             to: to.id,
             term: transfer.term,
+            ...(transfer.seq !== undefined ? { seq: transfer.seq } : {}),
             meta: reader.meta,
             transfer: name,
             offset,
@@ -164,7 +167,6 @@ export class SnapshotSender {
             done: offset + data.length >= reader.size,
             data,
           };
-          if (transfer.seq !== undefined) piece.seq = transfer.seq;
           if (!firstAnswered) {
             // The first piece alone: a follower of a version without pieces says so to it, and
             // gets the whole snapshot in one message instead.
@@ -175,12 +177,16 @@ export class SnapshotSender {
               throw err;
             }
             firstAnswered = true;
+            if (lastOfStored) reader.release?.(stored);
           } else {
             // The rest travel PIECES_IN_FLIGHT at a time (one connection keeps them in order): a
             // round trip per piece was ~40 % of a 512 MiB transfer (issue #34).
             if (inFlight.length >= PIECES_IN_FLIGHT) await inFlight.shift();
             if (transfer.cancelled || !this.deps.leading(transfer.term)) return;
             const sent = this.sendPiece(to, piece);
+            // Answered, the piece has left this server: its memory can hold a later piece. (Not
+            // when it failed: a timed-out piece may still be in the socket's queue.)
+            if (lastOfStored) void sent.then(() => reader.release?.(stored), () => undefined);
             // Seen by the await above or below; until then a refusal must not be unhandled.
             sent.catch(() => undefined);
             inFlight.push(sent);

@@ -36,6 +36,8 @@ const NAME = /^([0-9a-f]{16})-(\d+)-(\d+)\.snap$/;
 const TEMP = /^tmp-\d+\.snap\.tmp$/;
 /** The bytes are synced every this many while written, so the final fsync has little left to do. */
 const SYNC_EVERY_BYTES = 32 << 20;
+/** Pieces a reader keeps for reading into again (a send has PIECES_IN_FLIGHT out, plus the one read ahead). */
+const RECYCLED_PIECES = 16;
 
 /** The stored snapshot as its file says. */
 export interface SnapshotFile {
@@ -142,7 +144,7 @@ export class FileSnapshots {
    * on this one: a restore decodes without waiting for the disk, and on a busy machine a piece read
    * only when asked for cost two waits for a CPU (the pool thread's and the loop's) per piece
    * (issue #34: most of a restart's restore at 256 MiB). One piece ahead: at most one more piece in
-   * memory.
+   * memory. Pieces given back by release() are read into again (at most RECYCLED_PIECES kept).
    */
   async read(pieceBytes = SNAPSHOT_CHUNK_BYTES): Promise<SnapshotReader | undefined> {
     const file = this.current;
@@ -153,10 +155,11 @@ export class FileSnapshots {
     const chunks = Math.ceil(file.size / pieceBytes);
     let ahead: { i: number; piece: Promise<Buffer> } | null = null;
     let closed = false;
+    const free: Buffer[] = [];
     const readAt = async (i: number): Promise<Buffer> => {
       const start = i * pieceBytes;
       const length = Math.min(pieceBytes, file.size - start);
-      const piece = Buffer.allocUnsafe(length);
+      const piece = (length === pieceBytes && free.pop()) || Buffer.allocUnsafe(length);
       const { bytesRead } = await fh.read(piece, 0, length, file.offset + start);
       if (bytesRead !== length) throw new Error(`raft snapshot ${file.name} ended early (piece ${i})`);
       return piece;
@@ -183,9 +186,13 @@ export class FileSnapshots {
         }
         return piece;
       },
+      release: (piece: Uint8Array) => {
+        if (!closed && piece.length === pieceBytes && Buffer.isBuffer(piece) && free.length < RECYCLED_PIECES) free.push(piece);
+      },
       close: () => {
         closed = true;
         ahead = null;
+        free.length = 0;
         // FileHandle.close() waits for a read still under way (the one ahead) before it closes.
         void fh.close().catch(() => undefined);
       },
@@ -213,6 +220,9 @@ class Writer implements SnapshotFileWriter {
   private headLength = 0;
   private unsynced = 0;
   private crc = 0;
+  /** The periodic datasync under way (not waited for by write()), and a failure of one. */
+  private syncing: Promise<void> | null = null;
+  private syncFailed: unknown = null;
   private done = false;
   private aborted = false;
 
@@ -251,14 +261,23 @@ class Writer implements SnapshotFileWriter {
 
   async write(chunk: Uint8Array): Promise<void> {
     if (this.done || this.aborted) throw new Error(`snapshot sink is already ${this.done ? 'finished' : 'aborted'}`);
+    if (this.syncFailed) throw this.syncFailed;
     const fh = await this.handle();
     await writeAll(fh, chunk, this.headLength + this.written);
     this.crc = crc32(chunk, this.crc);
     this.written += chunk.length;
     this.unsynced += chunk.length;
-    if (this.unsynced >= SYNC_EVERY_BYTES) {
+    if (this.unsynced >= SYNC_EVERY_BYTES && !this.syncing) {
+      // Beside the writes that follow, not before them: a snapshot arriving from the leader waited
+      // for every 32 MiB to reach the disk, and the transfer stood still meanwhile (issue #34). The
+      // dirty data stays bounded all the same; finish() syncs the rest.
       this.unsynced = 0;
-      await fh.datasync();
+      this.syncing = fh
+        .datasync()
+        .catch((err: unknown) => {
+          this.syncFailed ??= err;
+        })
+        .finally(() => (this.syncing = null));
     }
   }
 
@@ -266,6 +285,8 @@ class Writer implements SnapshotFileWriter {
     if (this.done) return;
     if (this.aborted) throw new Error('snapshot sink is already aborted');
     const fh = await this.handle();
+    await this.syncing;
+    if (this.syncFailed) throw this.syncFailed;
     const trailer = Buffer.alloc(TRAILER_BYTES);
     trailer.writeBigUInt64LE(BigInt(this.written), 0);
     trailer.writeUInt32LE(this.crc, 8);
@@ -281,6 +302,7 @@ class Writer implements SnapshotFileWriter {
   async abort(): Promise<void> {
     if (this.aborted) return;
     this.aborted = true;
+    await this.syncing;
     await this.fh?.close().catch(() => undefined);
     this.fh = null;
     await unlink(this.temp).catch(() => undefined);

@@ -4,7 +4,7 @@
 import { connect, type Socket } from 'node:net';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { writeCoalesced } from './coalesced-write';
-import { FrameDecoder } from './frame-codec';
+import { FrameDecoder, type EncodedFrame } from './frame-codec';
 import { monotonicMs } from '../monotonic-clock';
 
 const MIN_BACKOFF_MS = 50;
@@ -22,8 +22,8 @@ const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 type State =
   | { kind: 'idle'; retryAt: number }
   /** Backing off with RPC requests held for the next attempt. */
-  | { kind: 'waiting'; queue: Buffer[]; timer: NodeJS.Timeout }
-  | { kind: 'connecting'; socket: Socket; queue: Buffer[] }
+  | { kind: 'waiting'; queue: EncodedFrame[]; timer: NodeJS.Timeout }
+  | { kind: 'connecting'; socket: Socket; queue: EncodedFrame[] }
   | { kind: 'connected'; socket: Socket }
   | { kind: 'closed' };
 
@@ -63,7 +63,7 @@ export class PeerConnection {
    * Sends a frame. `mustTry` frames (RPC requests) wait for a reconnect instead of being
    * dropped while backing off. Returns false if the frame was dropped.
    */
-  write(frame: Buffer, mustTry: boolean): boolean {
+  write(frame: EncodedFrame, mustTry: boolean): boolean {
     const state = this.state;
     switch (state.kind) {
       case 'connected':
@@ -116,7 +116,7 @@ export class PeerConnection {
     if (state.kind === 'connecting' || state.kind === 'connected') state.socket.destroy();
   }
 
-  private open(queue: Buffer[]): void {
+  private open(queue: EncodedFrame[]): void {
     const { host, port } = parseAddress(this.address);
     const socket = this.tls ? connectTls({ ...this.tls, host, port }).setNoDelay(true) : connect({ host, port, noDelay: true });
     const state: State = { kind: 'connecting', socket, queue };

@@ -6,7 +6,7 @@ import { createServer as createTlsServer, type ConnectionOptions, type TlsOption
 import type { Message, ServerInfo } from '../core/types';
 import type { CallOptions, Transport } from '../interfaces';
 import { writeCoalesced } from './coalesced-write';
-import { DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameEncoder } from './frame-codec';
+import { DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameEncoder, type EncodedFrame } from './frame-codec';
 import { inboundFrameProblem } from './frame-shape';
 import { DEFAULT_INBOUND_LIMITS, InboundGate, type InboundConnection, type InboundLimits, type InboundObserver } from './inbound-limits';
 import { PeerConnection } from './peer-connection';
@@ -226,9 +226,9 @@ export class TcpTransport implements Transport {
       }, timeoutMs);
       this.pending.set(id, { address, method, resolve, reject, timer });
       const frame: Frame = [FrameKind.Request, id, method, body];
-      let encoded: Buffer;
+      let encoded: EncodedFrame;
       try {
-        encoded = this.encoder.encode(frame);
+        encoded = this.encoder.encodeParts(frame);
       } catch (err) {
         this.settle(id)?.reject(err as Error);
         return;
@@ -427,7 +427,7 @@ export class TcpTransport implements Transport {
 
   private answer(socket: Socket, id: number, error: unknown, result: unknown): void {
     if (socket.destroyed) return;
-    let encoded: Buffer;
+    let encoded: EncodedFrame;
     try {
       const frame: Frame = [FrameKind.Response, id, error === null ? null : toWireError(error), result];
       encoded = this.encoder.encode(frame);

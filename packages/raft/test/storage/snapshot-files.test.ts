@@ -159,6 +159,33 @@ describe('FileSnapshots: the previous snapshot goes only once the new one is dur
     expect(after.latest!.meta.index).toBe(5);
   });
 
+  test('pieces given back are read into again (a send allocates no buffer per piece), each still holding its own bytes', async () => {
+    const dir = tempDir();
+    const files = new FileSnapshots(dir);
+    files.open();
+    const PIECE = 64 << 10;
+    const w = files.create(meta(7));
+    // 40 MiB: past the writer's periodic sync (32 MiB), which runs beside the writes that follow it.
+    for (let i = 0; i < 640; i++) await w.write(Buffer.alloc(PIECE, i % 251));
+    await w.finish();
+    await files.install(w);
+    const reader = (await files.read(PIECE))!;
+    const seen = new Set<ArrayBufferLike>();
+    let fresh = 0;
+    for (let i = 0; i < reader.chunks; i++) {
+      const piece = await reader.read(i);
+      expect(piece.length).toBe(PIECE);
+      expect(piece[0]).toBe(i % 251);
+      expect(piece[PIECE - 1]).toBe(i % 251);
+      if (!seen.has(piece.buffer)) fresh++;
+      seen.add(piece.buffer);
+      reader.release!(piece);
+    }
+    reader.close();
+    // The one read ahead and the one in hand; the rest reuse them (the CRC was checked at the end).
+    expect(fresh).toBeLessThanOrEqual(3);
+  });
+
   test('a file whose bytes were damaged fails its CRC when read through', async () => {
     const dir = tempDir();
     const files = new FileSnapshots(dir);

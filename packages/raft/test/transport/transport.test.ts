@@ -58,6 +58,27 @@ describe('frame codec', () => {
     }
   });
 
+  test('a bulk last field is framed in parts, byte for byte the frame encode() makes, and decodes from any cut', () => {
+    const enc = new FrameEncoder();
+    const data = Buffer.from(Array.from({ length: 200_000 }, (_, i) => (i * 7) % 251));
+    const request = [1, 9, 'raft.installSnapshot', { from: 'a', offset: 0, meta: { index: 5 }, data }];
+    const parts = enc.encodeParts(request);
+    expect(Array.isArray(parts)).toBe(true);
+    expect((parts as Buffer[])[1]).toBe(data); // not copied
+    expect(Buffer.concat(parts as Buffer[])).toEqual(enc.encode(request));
+    // A small last field, or bulk bytes not last, are framed whole.
+    expect(Buffer.isBuffer(enc.encodeParts([1, 1, 'm', { data: Buffer.alloc(10) }]))).toBe(true);
+    expect(Buffer.isBuffer(enc.encodeParts([1, 1, 'm', { data, after: 1 }]))).toBe(true);
+    const small = enc.encode([2, 1, null, 'ok']);
+    const stream = Buffer.concat([...(parts as Buffer[]), small, ...(parts as Buffer[])]);
+    for (const step of [1000, 65_536, 150_001, stream.length]) {
+      const dec = new FrameDecoder();
+      const out: unknown[] = [];
+      for (let at = 0; at < stream.length; at += step) out.push(...dec.push(stream.subarray(at, at + step)));
+      expect(out).toEqual([request, [2, 1, null, 'ok'], request]);
+    }
+  });
+
   test('a frame announcing more than the limit is refused', () => {
     const enc = new FrameEncoder();
     const dec = new FrameDecoder(10);
