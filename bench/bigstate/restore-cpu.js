@@ -6,7 +6,8 @@
 // stored snapshot read back and restored (`Store.restoreFrom`, as RaftNode.create does on a
 // restart) --runs times. Reports per run: the restore's wall time, the main thread's CPU time in it,
 // MB/s, and the largest gap of a 10 ms ping (the loop's longest stall); and the RSS around it.
-// Usage: npx tsc -b packages/cli && node bench/bigstate/restore-cpu.js [--mib 256] [--runs 3]
+// With --prof FILE the first run's restore alone is CPU-profiled into FILE (.cpuprofile).
+// Usage: npx tsc -b packages/cli && node bench/bigstate/restore-cpu.js [--mib 256] [--runs 3] [--prof FILE]
 'use strict';
 const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
@@ -19,6 +20,7 @@ const { argOf, mainThreadSchedMs } = require('../support');
 
 const MIB = Number(argOf('--mib', '256'));
 const RUNS = Number(argOf('--runs', '3'));
+const PROF = argOf('--prof', '');
 const COUNT = Math.ceil((MIB * 2 ** 20) / 4096);
 const rssMiB = () => (process.memoryUsage().rss / 2 ** 20).toFixed(0);
 
@@ -59,9 +61,22 @@ async function main() {
       last = performance.now();
       const cpu0 = mainThreadSchedMs().cpuMs;
       const t0 = performance.now();
+      const session = PROF && r === 1 ? new (require('node:inspector').Session)() : null;
+      const post = (m, p) => new Promise((res, rej) => session.post(m, p ?? {}, (e, v) => (e ? rej(e) : res(v))));
+      if (session) {
+        session.connect();
+        await post('Profiler.enable');
+        await post('Profiler.setSamplingInterval', { interval: 500 });
+        await post('Profiler.start');
+      }
       const reader = await storage.readSnapshot();
       await target.restoreFrom(reader);
       reader.close();
+      if (session) {
+        const { profile } = await post('Profiler.stop');
+        require('node:fs').writeFileSync(PROF, JSON.stringify(profile));
+        session.disconnect();
+      }
       const ms = performance.now() - t0;
       const cpu = mainThreadSchedMs().cpuMs - cpu0;
       if (target.kvGet ? !target.kvGet(`big/${String(COUNT - 1).padStart(8, '0')}`) : false) throw new Error('the last value is missing');

@@ -13,6 +13,7 @@
 //   node bench/bigstate/side-by-side.js [--mib 512] [--systems registry,etcd,consul] [--conns 64]
 //                                       [--idle 60] [--settle 10] [--rounds 1] [--load-timeout 900]
 //                                       [--keep-logs DIR] (registry: each server's log copied there at the end)
+//                                       [--catch-up-timeout 300] (seconds a wiped follower is given)
 // Prints one markdown table per round with every figure; raw progress lines go to stderr.
 'use strict';
 const { execFileSync, spawn } = require('node:child_process');
@@ -28,6 +29,8 @@ const IDLE_S = Number(argOf('--idle', '60'));
 const SETTLE_S = Number(argOf('--settle', '10'));
 const ROUNDS = Number(argOf('--rounds', '1'));
 const LOAD_TIMEOUT_S = Number(argOf('--load-timeout', '900'));
+/** How long a wiped follower is given to serve the last value (etcd's never does: its member id is gone). */
+const CATCH_UP_TIMEOUT_S = Number(argOf('--catch-up-timeout', '300'));
 const VALUE = 4096;
 const COUNT = Math.ceil((MIB * 1024 * 1024) / VALUE);
 // As bench/cluster/run.js: the peers' scripts sit beside the repo (ETCD_CLUSTER_SH names another copy).
@@ -290,7 +293,7 @@ async function measure(make) {
     const sampler = sampleRss(s.pid(lead));
     const t2 = Date.now();
     await s.restart(f2);
-    const caught = await until(() => s.servesLocally(f2, last), 300_000, 20);
+    const caught = await until(() => s.servesLocally(f2, last), CATCH_UP_TIMEOUT_S * 1000, 20);
     row.catchUpS = caught ? (Date.now() - t2) / 1000 : NaN;
     row.leaderPeak = sampler.stop();
     await sleep(SETTLE_S * 1000);

@@ -7,7 +7,9 @@
 // each gap is split with the main thread's schedstat: the ms it *ran* during the gap is what the
 // snapshot code held the loop for; the ms it was runnable but waiting is the machine's load (the
 // rest of a gap: the thread was blocked in the kernel, or the timer was simply late).
-// Usage: npx tsc -b packages/raft && node bench/bigstate/snapshot-file-stalls.js [--mib 256]
+// For WalStorage, also a compaction: --log-mib MiB of log in 1 MiB segments, all removed by the commit
+// of the snapshot that covers them (a leader's every snapshot does this).
+// Usage: npx tsc -b packages/raft && node bench/bigstate/snapshot-file-stalls.js [--mib 256] [--log-mib 256]
 'use strict';
 const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
@@ -16,6 +18,7 @@ const { LevelStorage, WalStorage } = require('../../packages/raft/dist/index.js'
 const { argOf, mainThreadSchedMs } = require('../support');
 
 const MIB = Number(argOf('--mib', '256'));
+const LOG_MIB = Number(argOf('--log-mib', '256'));
 const PING_MS = 10;
 const meta = (index) => ({ index, term: 1, configuration: { servers: [{ id: 'a', address: '127.0.0.1:1' }] } });
 
@@ -89,6 +92,23 @@ async function run(kind, dir) {
     for (let i = 0; i < back.chunks; i++) await back.read(i);
     back.close();
   });
+  if (kind === 'wal') {
+    // The log a snapshot compacts: --log-mib MiB of 4 KiB entries (1 MiB segments, as a server's),
+    // all covered by the next snapshot, whose commit removes their segments.
+    const value = Buffer.alloc(4096, 7);
+    let index = 10;
+    const last = 10 + Math.ceil((LOG_MIB << 20) / value.length);
+    while (index < last) {
+      const batch = Array.from({ length: Math.min(64, last - index) }, (_, i) => ({ index: index + i + 1, term: 1, type: 0, data: value }));
+      await leader.append({ term: 1, vote: 'a', commit: index + batch.length }, batch);
+      index += batch.length;
+    }
+    await phase(`compact (a snapshot's commit removes ${LOG_MIB} MiB of log segments)`, ping, async () => {
+      const sink = leader.createSnapshot(meta(last), last);
+      await sink.write(Buffer.from('state'));
+      await sink.commit();
+    });
+  }
   ping.stop();
   await leader.close();
   await follower.close();
