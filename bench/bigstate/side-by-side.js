@@ -80,6 +80,12 @@ async function registry() {
     leader: () => c.leader(),
     put: (m, i, v) => call(c.urls[m], 'PUT', `/v1/kv/${key(i)}`, v).then((r) => r.status === 200 || Promise.reject(new Error(`PUT ${r.status} ${r.body}`))),
     servesLocally: async (m, i) => (await call(c.urls[m], 'GET', `/v1/kv/${key(i)}?stale`, undefined, 2000)).status === 200,
+    /** The largest event-loop delay of the server's last finished 10 s window (its own metric), ms. */
+    loopDelayMs: async (m) => {
+      const r = await call(c.urls[m], 'GET', '/v1/agent/metrics?format=prometheus', undefined, 2000);
+      const line = /^registry_runtime_event_loop_delay_seconds\{stat="max"\} (\S+)$/m.exec(r.body.toString());
+      return line ? Number(line[1]) * 1000 : NaN;
+    },
     pid: (m) => c.pid(m),
     dataDir,
     term: (m) => c.cmd('term', String(m + 1)),
@@ -234,10 +240,40 @@ function sampleRss(pid) {
   return { stop: () => (clearInterval(timer), peak) };
 }
 
+/**
+ * Where the system reports it (registry), the largest event-loop delay each server saw, polled every
+ * 5 s (its windows are 10 s, so none is missed), kept per phase: the load (with the snapshots the
+ * servers take meanwhile) and the wiped follower's catch-up (the leader's send, the follower's install).
+ */
+function loopDelays(s) {
+  const worst = {};
+  let phase = null;
+  const poll = async () => {
+    if (!s.loopDelayMs || !phase) return;
+    const at = phase;
+    for (const m of [0, 1, 2]) {
+      const ms = await s.loopDelayMs(m).catch(() => NaN);
+      if (Number.isFinite(ms)) worst[at] = Math.max(worst[at] ?? 0, ms);
+    }
+  };
+  const timer = setInterval(() => void poll(), 5000);
+  return {
+    phase: async (name) => {
+      await poll();
+      phase = name;
+    },
+    stop: () => clearInterval(timer),
+    worst,
+  };
+}
+
 async function measure(make) {
   const s = await make();
   const row = { system: s.name };
+  const delays = loopDelays(s);
+  row.loopDelay = delays.worst;
   try {
+    await delays.phase('load');
     await s.refreshLeader?.();
     const leader = s.leader();
     const values = Array.from({ length: 256 }, () => randomBytes(VALUE));
@@ -260,6 +296,7 @@ async function measure(make) {
     const last = next - 1;
     await sleep(IDLE_S * 1000);
 
+    await delays.phase(null);
     const raw = (next * VALUE) / 2 ** 20;
     row.dataDir = [0, 1, 2].map((m) => duMiB(s.dataDir(m)));
     row.dataRatio = row.dataDir.map((d) => d / raw);
@@ -291,16 +328,20 @@ async function measure(make) {
     await s.kill(f2);
     s.wipe(f2);
     const sampler = sampleRss(s.pid(lead));
+    await delays.phase('catch-up');
     const t2 = Date.now();
     await s.restart(f2);
     const caught = await until(() => s.servesLocally(f2, last), CATCH_UP_TIMEOUT_S * 1000, 20);
     row.catchUpS = caught ? (Date.now() - t2) / 1000 : NaN;
     row.leaderPeak = sampler.stop();
-    await sleep(SETTLE_S * 1000);
+    // The 10 s window the catch-up ended in has finished by then.
+    await sleep(Math.max(SETTLE_S, 11) * 1000);
+    await delays.phase(null);
     row.leaderAfter = rssMiB(s.pid(lead));
     row.caughtUpRss = rssMiB(s.pid(f2));
     log(`${s.name}: wiped follower ${caught ? `caught up in ${row.catchUpS.toFixed(2)} s` : 'never caught up'}; leader RSS ${row.leaderBefore.toFixed(0)} → peak ${row.leaderPeak.toFixed(0)} → ${row.leaderAfter.toFixed(0)} MiB`);
   } finally {
+    delays.stop();
     await s.stop();
   }
   return row;
@@ -325,6 +366,7 @@ function table(rows) {
     col('wiped follower → serves the last value, s', (r) => f2(r.catchUpS)),
     col('leader RSS before → peak during that catch-up → after, MiB', (r) => `${f0(r.leaderBefore)} → ${f0(r.leaderPeak)} (+${f0(r.leaderPeak - r.leaderBefore)}) → ${f0(r.leaderAfter)}`),
     col('the caught-up follower\'s RSS, MiB', (r) => f1(r.caughtUpRss)),
+    col('largest event-loop delay of any server: load (with its snapshots) · catch-up, ms', (r) => (r.loopDelay.load === undefined ? '—' : `${f0(r.loopDelay.load)} · ${f0(r.loopDelay['catch-up'])}`)),
   ].join('\n');
 }
 
