@@ -3,6 +3,7 @@
 // costs milliseconds rather than an election. SIGHUP reloads the configuration (as `systemctl
 // reload` expects); an invalid one is logged and the running one kept.
 import { Command } from 'commander';
+import { compileCacheSettled } from './compile-cache';
 import { Agent, ClientAgent, bannerLines, buildConfig, guardProcess, shrinkYoungGenerationWhenIdle, type AgentFlags, type ConfigSource } from '@registry/server';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -58,6 +59,8 @@ export function agentCommand(): Command {
       if (!config.logJson) process.stdout.write('==> Starting Registry agent...\n');
       const agent = config.server ? await Agent.start(config, { loadConfig }) : await ClientAgent.start(config, { loadConfig });
       running = agent;
+      // Start-up's modules are loaded: nothing to keep for the compile cache when they all came from it.
+      compileCacheSettled();
       // What start-up allocated made V8's young generation 32 MiB; give it back once idle (issue #30).
       shrinkYoungGenerationWhenIdle();
       // Consul's start banner: what an operator checks first, the web UI's address among it. Not
