@@ -3,7 +3,7 @@
 // schema. Every problem of every file is collected so `registry validate` can print them all.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { configFileSchema } from './config-schema';
 import { parseHclConfig } from './hcl-config';
 
@@ -27,8 +27,13 @@ export class ConfigError extends Error {
   }
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validateFile = ajv.compile(configFileSchema);
+/**
+ * Compiled by the first config file checked (issue #30, memory at rest): an agent started from flags
+ * alone (-dev) never needs the config schema's validator, a large generated function and an ajv
+ * instance of its own.
+ */
+let fileValidator: ValidateFunction | undefined;
+const validateFile = (): ValidateFunction => (fileValidator ??= new Ajv({ allErrors: true, strict: false }).compile(configFileSchema));
 
 /** ajv's error → "acl.enabled must be boolean" / "invalid config key acl.enabeld" (Consul's wording). */
 function describe(e: ErrorObject): string {
@@ -43,8 +48,9 @@ function describe(e: ErrorObject): string {
 
 /** The schema's verdict on one file's content: an empty list when it is well-formed. */
 export function schemaErrors(content: unknown, path: string): string[] {
-  if (validateFile(content)) return [];
-  return (validateFile.errors ?? []).map((e) => `${path}: ${describe(e)}`);
+  const validate = validateFile();
+  if (validate(content)) return [];
+  return (validate.errors ?? []).map((e) => `${path}: ${describe(e)}`);
 }
 
 function parseFile(path: string): Json {

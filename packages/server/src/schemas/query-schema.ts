@@ -67,46 +67,53 @@ interface DataCxt {
   parentDataProperty: string | number;
 }
 
-const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: 'array' });
+/** Made by the first query or params checked: an idle agent holds no ajv instance of its own (issue #30). */
+let queryAjv: Ajv | undefined;
 
-// `format: 'uuid'` is the one UUID check of the tree (@registry/acl), not a second regex.
-ajv.addFormat('uuid', isUUID);
+function ajv(): Ajv {
+  if (queryAjv) return queryAjv;
+  const made = new Ajv({ allErrors: false, strict: false, coerceTypes: 'array' });
 
-// `parse: <name>` replaces the string by what Go's parser of that name makes of it (`emptyAs`, when
-// the schema has it, is the value of an empty string: Consul reads `?limit=` as no limit).
-ajv.addKeyword({
-  keyword: 'parse',
-  type: 'string',
-  schemaType: 'string',
-  modifying: true,
-  errors: false,
-  validate(name: string, data: string, parentSchema?: AnySchemaObject, cxt?: DataCxt) {
-    if (!cxt) return false;
-    let value: unknown;
-    if (data === '' && parentSchema && 'emptyAs' in parentSchema) value = parentSchema.emptyAs;
-    else value = PARSERS[name as ParserName]?.(data);
-    if (value === undefined) return false;
-    cxt.parentData[cxt.parentDataProperty] = value;
-    return true;
-  },
-});
+  // `format: 'uuid'` is the one UUID check of the tree (@registry/acl), not a second regex.
+  made.addFormat('uuid', isUUID);
 
-// `words: {word: value}` replaces a string by the value of its word (`caseless`: compared in lower
-// case): for the yes/no parameters whose words Consul's handlers list themselves.
-ajv.addKeyword({
-  keyword: 'words',
-  type: 'string',
-  schemaType: 'object',
-  modifying: true,
-  errors: false,
-  validate(words: Record<string, unknown>, data: string, parentSchema?: AnySchemaObject, cxt?: DataCxt) {
-    if (!cxt) return false;
-    const word = parentSchema?.caseless ? data.toLowerCase() : data;
-    if (!Object.prototype.hasOwnProperty.call(words, word)) return false;
-    cxt.parentData[cxt.parentDataProperty] = words[word];
-    return true;
-  },
-});
+  // `parse: <name>` replaces the string by what Go's parser of that name makes of it (`emptyAs`, when
+  // the schema has it, is the value of an empty string: Consul reads `?limit=` as no limit).
+  made.addKeyword({
+    keyword: 'parse',
+    type: 'string',
+    schemaType: 'string',
+    modifying: true,
+    errors: false,
+    validate(name: string, data: string, parentSchema?: AnySchemaObject, cxt?: DataCxt) {
+      if (!cxt) return false;
+      let value: unknown;
+      if (data === '' && parentSchema && 'emptyAs' in parentSchema) value = parentSchema.emptyAs;
+      else value = PARSERS[name as ParserName]?.(data);
+      if (value === undefined) return false;
+      cxt.parentData[cxt.parentDataProperty] = value;
+      return true;
+    },
+  });
+
+  // `words: {word: value}` replaces a string by the value of its word (`caseless`: compared in lower
+  // case): for the yes/no parameters whose words Consul's handlers list themselves.
+  made.addKeyword({
+    keyword: 'words',
+    type: 'string',
+    schemaType: 'object',
+    modifying: true,
+    errors: false,
+    validate(words: Record<string, unknown>, data: string, parentSchema?: AnySchemaObject, cxt?: DataCxt) {
+      if (!cxt) return false;
+      const word = parentSchema?.caseless ? data.toLowerCase() : data;
+      if (!Object.prototype.hasOwnProperty.call(words, word)) return false;
+      cxt.parentData[cxt.parentDataProperty] = words[word];
+      return true;
+    },
+  });
+  return (queryAjv = made);
+}
 
 /** Names as they arrive: node:querystring's output (a repeated name is an array). */
 export type RawQuery = Record<string, string | string[] | undefined>;
@@ -161,7 +168,7 @@ export function compileQuery<S extends TObject>(schema: S): Reader<Static<S>> {
       given++;
     }
     if (given > 0 || required) {
-      const validate = (compiled ??= ajv.compile(schema));
+      const validate = (compiled ??= ajv().compile(schema));
       if (!validate(typed)) throw badRequest(reasonOf(schema, validate, typed));
     }
     return typed as Static<S>;
@@ -174,7 +181,7 @@ export function compileQuery<S extends TObject>(schema: S): Reader<Static<S>> {
 export function compileParams<S extends TObject>(schema: S): (params: Record<string, string>) => Static<S> {
   let compiled: ValidateFunction | undefined;
   return (params) => {
-    const validate = (compiled ??= ajv.compile(schema));
+    const validate = (compiled ??= ajv().compile(schema));
     if (!validate(params)) throw badRequest(reasonOf(schema, validate, params));
     return params as Static<S>;
   };

@@ -9,7 +9,9 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { badRequest } from '../errors';
 import { canonicalKeys, type SchemaNode } from './canonical-keys';
 
-const ajv = new Ajv({ allErrors: false, strict: false, removeAdditional: true });
+/** Made by the first body checked: an idle agent holds no ajv instance of its own (issue #30). */
+let bodyAjv: Ajv | undefined;
+const ajv = (): Ajv => (bodyAjv ??= new Ajv({ allErrors: false, strict: false, removeAdditional: true }));
 
 export interface BodyValidator<T> {
   (body: unknown): T;
@@ -33,7 +35,7 @@ export function compileBody<S extends TSchema>(schema: S, what = 'Request decode
   return (body: unknown): Static<S> => {
     const canonical = canonicalKeys(body, schema as unknown as SchemaNode);
     let validate = compiled.get(schema);
-    if (!validate) compiled.set(schema, (validate = ajv.compile(schema)));
+    if (!validate) compiled.set(schema, (validate = ajv().compile(schema)));
     if (!validate(canonical)) {
       const e = validate.errors?.[0];
       const where = e?.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : 'body';
