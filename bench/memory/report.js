@@ -1,7 +1,7 @@
 // Preloaded into an agent (NODE_OPTIONS=--require …/report.js) by at-rest.sh: on SIGUSR2 it appends
 // the process's memory as one JSON line to $MEMORY_REPORT — RSS and its anonymous/file parts, V8's
 // heap used/committed and each space's, external and array buffers, compiled code, glibc malloc's
-// resident arenas, the modules loaded — as the process holds it ("asIs") and, when the agent runs
+// resident arenas (read once, last), the modules loaded — as the process holds it ("asIs") and, when the agent runs
 // with --expose-gc, again after a full GC ("afterGc": what is live, not garbage not yet collected).
 'use strict';
 const { appendFileSync, readFileSync } = require('node:fs');
@@ -57,19 +57,24 @@ function snapshot() {
     external: MiB(m.external),
     arrayBuffers: MiB(m.arrayBuffers),
     code: MiB(code.code_and_metadata_size + code.bytecode_and_metadata_size),
-    malloc: mallocArenas(),
     spaces: Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, [MiB(s.space_used_size), MiB(s.space_size)]])),
   };
 }
 
 if (out) {
   process.on('SIGUSR2', () => {
+    // Both readings before parsing /proc/self/smaps: that loop is hot enough for V8 to optimize it,
+    // and an agent at rest has not paged the optimizing compiler in yet (issue #30), so parsing first
+    // would add the compiler's pages to the "after GC" figures.
     const asIs = snapshot();
     let afterGc;
     if (typeof global.gc === 'function') {
       global.gc();
       afterGc = snapshot();
     }
+    // Read once, last (after the GC when there is one).
+    asIs.malloc = mallocArenas();
+    if (afterGc) afterGc.malloc = asIs.malloc;
     const modules = Object.keys(require.cache);
     const line = {
       pid: process.pid,
