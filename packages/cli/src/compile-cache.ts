@@ -62,9 +62,8 @@ export function enableCompileCache(dir: string): void {
   const file = join(dir, COMPILE_CACHE_FILE);
   cached = readCache(file);
   const counts: CompileCacheStats = { hits: 0, misses: 0, skipped: 0 };
-  const scripts = new Map<string, { script: Script; size: number; mtimeMs: number }>();
   stats = counts;
-  compiled = scripts;
+  compiled = new Map();
   const M = Module as unknown as ModuleInternals;
   const original = M.prototype._compile;
   M.prototype._compile = function compileCached(this: any, content: string, filename: string, format?: string): unknown {
@@ -86,7 +85,7 @@ export function enableCompileCache(dir: string): void {
     }
     if (cachedData && !script.cachedDataRejected) counts.hits++;
     else counts.misses++;
-    if (compiled) scripts.set(filename, { script, size, mtimeMs });
+    compiled?.set(filename, { script, size, mtimeMs });
     const fn = script.runInThisContext({ displayErrors: true }) as (...args: unknown[]) => unknown;
     return fn.call(this.exports, this.exports, requireFor(M, this), this, filename, dirname(filename));
   };
@@ -139,7 +138,7 @@ function readCache(file: string): Map<string, Entry> {
     const base = start + indexLength;
     for (const [path, size, mtimeMs, offset, length] of index) out.set(path, { size, mtimeMs, data: buf.subarray(base + offset, base + offset + length) });
   } catch {
-    out.clear(); // a damaged file: compiled afresh, and replaced at exit
+    out.clear(); // a damaged file: every module compiled afresh, and the file replaced once started
   }
   return out;
 }
