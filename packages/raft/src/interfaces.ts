@@ -30,6 +30,14 @@ export interface SnapshotSource {
   readonly chunks: number;
   /** Piece `i` (0 ≤ i < chunks). */
   read(i: number): Promise<Uint8Array>;
+  /** Total bytes, where readRange is offered. */
+  readonly size?: number;
+  /**
+   * Optional (a stored snapshot): the bytes from `offset` read into all of `into`, memory the caller
+   * chose — a restore reads a large snapshot into a few buffers allocated at once and keeps its values
+   * there (store/kv/value-arenas.ts, issue #34). Called in order, each byte once; use either this or read().
+   */
+  readRange?(offset: number, into: Uint8Array): Promise<void>;
 }
 
 /**
@@ -95,6 +103,8 @@ export interface SnapshotReader {
    * piece, and the garbage cost it major GCs of its whole state, issue #34). Optional both ways.
    */
   release?(piece: Uint8Array): void;
+  /** SnapshotSource.readRange: a stored snapshot read into memory the caller chose, in order. */
+  readRange?(offset: number, into: Uint8Array): Promise<void>;
   close(): void;
 }
 

@@ -14,6 +14,25 @@ import { Packr } from 'msgpackr';
  * snapshot alive through a view into it, and the tables own their values (kv-table.ts adopts them).
  */
 const packr = new Packr({ useRecords: false, copyBuffers: true });
+/**
+ * The same, leaving binary values as views into the bytes decoded: used only where the caller keeps
+ * those bytes for the values (a restore's arenas: kv/value-arenas.ts) and only on a piece itself,
+ * never on the window below, which is reused.
+ */
+const viewPackr = new Packr({ useRecords: false, copyBuffers: false });
+
+/** Options of decodePieceSteps(). */
+export interface PieceDecodeOptions {
+  /**
+   * The dotted path of one walked array (`state.kv.entries`) whose items' binary values may be views
+   * into the pieces: the caller promises never to change or reuse a piece handed in. An item cut by
+   * a piece's end is still decoded from a copy (its values own their bytes).
+   */
+  viewsAt?: string;
+}
+
+/** Bytes of the next piece first joined to an item cut by a piece's end; doubled while the item is longer. */
+const SEAM_START_BYTES = 16 * 1024;
 
 /** Outer map levels walked here: the snapshot, its state, a table. Deeper values are decoded whole. */
 const WALKED_DEPTH = 3;
@@ -59,10 +78,19 @@ export function* feedPieces<T>(steps: Generator<PieceRequest, T, Uint8Array | un
  * `step` items. It holds only the piece it is decoding (plus the bytes of an item that straddles two
  * pieces), never the whole: a restore from it needs no second copy of the state's bytes.
  */
-export function* decodePieceSteps(step = 512): Generator<PieceRequest, unknown, Uint8Array | undefined> {
+export function* decodePieceSteps(step = 512, opts: PieceDecodeOptions = {}): Generator<PieceRequest, unknown, Uint8Array | undefined> {
   let buf: Buffer = Buffer.alloc(0);
   let pos = 0;
   let ended = false;
+  /** Whether `buf` is a piece as handed in (not the window): only then may values be views into it. */
+  let bufIsPiece = false;
+  /**
+   * With views (opts.viewsAt), an item cut by a piece's end is joined in the window with only the
+   * start of the next piece (`taken` bytes of it, after `left` bytes of the one before), not the whole
+   * piece: once decoding has passed the seam it goes on in the piece itself, so the piece's values
+   * can still be views into it.
+   */
+  let seam: { piece: Buffer; left: number; taken: number } | null = null;
   /**
    * Where an item cut by a piece's end is put back together: the rest of the piece, then the next
    * piece, in one buffer reused (grown when needed) rather than a new one per piece — nothing decoded
@@ -71,8 +99,49 @@ export function* decodePieceSteps(step = 512): Generator<PieceRequest, unknown, 
    */
   let window: Buffer = Buffer.alloc(0);
 
-  /** Appends the next piece to what is left of the current one; false at the end of the input. */
+  /** `bytes` (the rest of `buf` from `pos`, then `more`) as the window's contents, and the window as `buf`. */
+  function intoWindow(more: Buffer): void {
+    const left = buf.length - pos;
+    const need = left + more.length;
+    if (window.length < need) {
+      const bigger = Buffer.allocUnsafe(Math.max(need, 2 * window.length));
+      buf.copy(bigger, 0, pos);
+      window = bigger;
+    } else {
+      // May overlap (the rest is in the window already): copy() moves it as memmove does.
+      buf.copy(window, 0, pos);
+    }
+    more.copy(window, left);
+    buf = window.subarray(0, need);
+    bufIsPiece = false;
+    pos = 0;
+  }
+
+  /** Once decoding has passed a seam, it goes on in the piece itself. */
+  function leaveSeam(): void {
+    if (!seam || pos < seam.left) return;
+    pos -= seam.left;
+    buf = seam.piece;
+    bufIsPiece = true;
+    seam = null;
+  }
+
+  /** Appends the next piece (or, at a seam, more of it) to what is left of the current one; false at the end of the input. */
   function* fill(): Generator<PieceRequest, boolean, Uint8Array | undefined> {
+    if (seam) {
+      if (seam.taken < seam.piece.length) {
+        // The cut item is longer than the piece's start joined so far: join more of it.
+        const taken = Math.min(seam.piece.length, 2 * seam.taken);
+        const left = seam.left - pos;
+        buf = buf.subarray(0, seam.left);
+        intoWindow(seam.piece.subarray(0, taken));
+        seam.left = left;
+        seam.taken = taken;
+        return true;
+      }
+      // The whole piece is in the window: it is plain bytes now, joined to the next as below.
+      seam = null;
+    }
     if (ended) return false;
     const piece = yield MORE;
     if (piece === undefined) {
@@ -82,21 +151,16 @@ export function* decodePieceSteps(step = 512): Generator<PieceRequest, unknown, 
     const next = Buffer.from(piece.buffer, piece.byteOffset, piece.length);
     if (pos >= buf.length) {
       buf = next;
-    } else {
+      bufIsPiece = true;
+      pos = 0;
+    } else if (opts.viewsAt !== undefined && next.length > SEAM_START_BYTES) {
       const left = buf.length - pos;
-      const need = left + next.length;
-      if (window.length < need) {
-        const bigger = Buffer.allocUnsafe(Math.max(need, 2 * window.length));
-        buf.copy(bigger, 0, pos);
-        window = bigger;
-      } else {
-        // May overlap (the rest is in the window already): copy() moves it as memmove does.
-        buf.copy(window, 0, pos);
-      }
-      next.copy(window, left);
-      buf = window.subarray(0, need);
+      const taken = SEAM_START_BYTES;
+      intoWindow(next.subarray(0, taken));
+      seam = { piece: next, left, taken };
+    } else {
+      intoWindow(next);
     }
-    pos = 0;
     return true;
   }
   /** At least `n` bytes from `pos` (fewer only at the end of the input). */
@@ -106,15 +170,19 @@ export function* decodePieceSteps(step = 512): Generator<PieceRequest, unknown, 
     }
   }
 
-  /** Decodes `max` values from `pos`, handing each to `take`, reading more pieces as they straddle them. */
-  function* decodeRun(max: number, take: (v: unknown) => void): Generator<PieceRequest, void, Uint8Array | undefined> {
+  /**
+   * Decodes `max` values from `pos`, handing each to `take`, reading more pieces as they straddle
+   * them; with `views`, binary values decoded from a piece itself are views into it.
+   */
+  function* decodeRun(max: number, take: (v: unknown) => void, views = false): Generator<PieceRequest, void, Uint8Array | undefined> {
     let got = 0;
     while (got < max) {
+      leaveSeam();
       if (pos >= buf.length) yield* ensure(1);
       let end = 0;
       let incomplete = false;
       try {
-        packr.unpackMultiple(buf.subarray(pos), (v: unknown, _start?: number, stop?: number) => {
+        (views && bufIsPiece ? viewPackr : packr).unpackMultiple(buf.subarray(pos), (v: unknown, _start?: number, stop?: number) => {
           take(v);
           end = stop ?? end;
           return ++got < max ? undefined : false;
@@ -124,8 +192,11 @@ export function* decodePieceSteps(step = 512): Generator<PieceRequest, unknown, 
         incomplete = true;
       }
       pos += end;
+      if (got >= max) break;
+      // Past a seam: the rest is decoded in the piece itself (what stopped the window was its end).
+      if (seam && pos >= seam.left) continue;
       // An item cut by the piece's end, or the piece used up before `max`: the next piece continues it.
-      if (got < max && (incomplete || pos >= buf.length)) {
+      if (incomplete || pos >= buf.length) {
         if (!(yield* fill())) throw new Error('unexpected end of snapshot data');
       }
     }
@@ -138,6 +209,8 @@ export function* decodePieceSteps(step = 512): Generator<PieceRequest, unknown, 
 
   /** A map or array header at `pos` (consumed, `bytes` long), or null (nothing consumed). */
   function* header(): Generator<PieceRequest, { map: boolean; n: number; bytes: number } | null, Uint8Array | undefined> {
+    // Not after it: value() may step back over the header just read, which must still be in `buf`.
+    leaveSeam();
     yield* ensure(1);
     const b = buf[pos];
     if (b >= 0x80 && b <= 0x8f) return (pos += 1), { map: true, n: b & 0x0f, bytes: 1 };
@@ -155,14 +228,15 @@ export function* decodePieceSteps(step = 512): Generator<PieceRequest, unknown, 
     return null;
   }
 
-  function* value(depth: number): Generator<PieceRequest, unknown, Uint8Array | undefined> {
+  function* value(depth: number, path: string): Generator<PieceRequest, unknown, Uint8Array | undefined> {
     const h = yield* header();
     if (!h) return yield* one();
     if (!h.map) {
       const items: unknown[] = [];
       const push = (v: unknown) => void items.push(v);
+      const views = path === opts.viewsAt;
       while (items.length < h.n) {
-        yield* decodeRun(Math.min(step, h.n - items.length), push);
+        yield* decodeRun(Math.min(step, h.n - items.length), push, views);
         yield;
       }
       return items;
@@ -180,13 +254,14 @@ export function* decodePieceSteps(step = 512): Generator<PieceRequest, unknown, 
       // is read of them may already be let go, so a map that has another key cannot be handed to
       // msgpackr whole here: it is refused.
       if (typeof key !== 'string' || key === '__proto__') throw new Error('snapshot map key is not a plain string');
-      out[key] = yield* value(depth + 1);
+      out[key] = yield* value(depth + 1, path === '' ? key : `${path}.${key}`);
     }
     return out;
   }
 
-  const result = yield* value(0);
+  const result = yield* value(0, '');
   // Nothing may follow the value, in this piece or any later one.
+  leaveSeam();
   while (pos >= buf.length && (yield* fill()));
   if (pos !== buf.length) throw new Error(`${buf.length - pos} bytes after the snapshot value`);
   return result;

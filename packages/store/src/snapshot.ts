@@ -2,7 +2,7 @@
 // `version` lets a later format be told apart from this one.
 // Writing one without stalling the event loop is snapshot-stream.ts; the bytes are the same.
 import { Packr } from 'msgpackr';
-import { decodePieceSteps, decodeSteps, type PieceRequest } from './snapshot-decode';
+import { decodePieceSteps, decodeSteps, type PieceDecodeOptions, type PieceRequest } from './snapshot-decode';
 import type { StateDump } from './state';
 
 export interface SnapshotV1 {
@@ -44,10 +44,10 @@ export function* decodeSnapshotSteps(bytes: Uint8Array): Generator<void, Snapsho
  * decodeSnapshotSteps() over bytes handed in a piece at a time (snapshot-decode.ts decodePieceSteps:
  * it yields MORE for the next piece): the same value, or the same refusal, without the whole bytes.
  */
-export function* decodeSnapshotPieceSteps(): Generator<PieceRequest, SnapshotV1, Uint8Array | undefined> {
+export function* decodeSnapshotPieceSteps(opts: PieceDecodeOptions = {}): Generator<PieceRequest, SnapshotV1, Uint8Array | undefined> {
   let s: unknown;
   try {
-    s = yield* decodePieceSteps();
+    s = yield* decodePieceSteps(undefined, opts);
   } catch (err) {
     throw new Error(`not a registry state snapshot: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -6,6 +6,7 @@ import { CoordinateTable, type CoordinateTableDump } from './coordinates/coordin
 import type { Txn } from './txn';
 import { SessionTable, type SessionTableDump } from './sessions/session-table';
 import { KvTable, type KvTableDump } from './kv/kv-table';
+import type { ValueArenas } from './kv/value-arenas';
 import { KV_PREFIX } from './kv/kv-keys';
 import { QueryTable, type QueryTableDump } from './queries/query-table';
 import { AclTable, type AclTableDump } from './acl/acl-table';
@@ -115,7 +116,7 @@ export class State {
    * load() in steps (a restore prepares the state between other work): the catalog, KV and the
    * request window a few thousand rows per step, each other (small) table in one step of its own.
    */
-  static *loadSteps(datacenter: string, dump: StateDump): Generator<void, State, void> {
+  static *loadSteps(datacenter: string, dump: StateDump, arenas?: ValueArenas): Generator<void, State, void> {
     const catalog = yield* CatalogTable.loadSteps(dump.catalog);
     yield;
     const state = new State(datacenter, catalog, CoordinateTable.load(dump.coordinates));
@@ -126,7 +127,7 @@ export class State {
     yield;
     state.sessions = SessionTable.load(dump.sessions);
     yield;
-    state.kv = yield* KvTable.loadSteps(dump.kv);
+    state.kv = yield* KvTable.loadSteps(dump.kv, undefined, arenas);
     yield;
     state.queries = QueryTable.load(dump.queries);
     state.areas = AreaTable.load(dump.areas);

@@ -21,6 +21,8 @@ import { feedPieces, MORE, type PieceRequest } from './snapshot-decode';
 import { Fields, runSliced, runSync, type SliceOptions } from './snapshot-stream';
 import { StoreSnapshot } from './snapshot-handle';
 import { State } from './state';
+import { readIntoArenas, type ArenaOptions, type RestoreSource } from './snapshot-arenas';
+import type { ValueArenas } from './kv/value-arenas';
 import { invalidateAfterCatalogChange } from './sessions/invalidation';
 import type { RequestStamp } from './requests/request-table';
 import { Txn } from './txn';
@@ -71,6 +73,11 @@ export interface StoreOptions {
   listingStepMs?: number;
 }
 
+/** The array of a snapshot whose binary values may stay views into a restore's arenas: KV values. */
+const KV_VALUES_PATH = 'state.kv.entries';
+/** How much of a restore arena's values evacuateArenas() copies per turn: a couple of ms. */
+const EVACUATE_BYTES_PER_TURN = 4 << 20;
+
 /** A restore's state, decoded and loaded, waiting to be swapped in. */
 interface PreparedRestore {
   state: State;
@@ -95,6 +102,8 @@ export class Store {
   /** Restores prepared ahead of their Raft entry, and those being prepared (prepareRestore). */
   private readonly prepared = new Map<string, PreparedRestore>();
   private readonly preparing = new Map<string, Promise<void>>();
+  /** Whether evacuateArenas() has a step scheduled. */
+  private evacuating = false;
   private readonly onWatcherError: (err: unknown) => void;
   private readonly now: () => number;
   /** Large listings' first builds in steps, and which reads wait for them (tryRead). */
@@ -287,16 +296,18 @@ export class Store {
    * readable until the new one is swapped in at the end. Rejects, leaving the store as it was, when
    * the bytes are not a snapshot.
    */
-  async restoreFrom(source: { readonly chunks: number; read(i: number): Promise<Uint8Array> }, opts: { sliceMs?: number } = {}): Promise<void> {
+  async restoreFrom(source: RestoreSource, opts: { sliceMs?: number } & ArenaOptions = {}): Promise<void> {
     const sliceMs = opts.sliceMs ?? 4;
-    const steps = this.restorePieceSteps();
+    // A large stored snapshot is read into arenas its KV values stay in (kv/value-arenas.ts).
+    const inArenas = readIntoArenas(source, opts);
+    const steps = this.restorePieceSteps(inArenas?.arenas);
     let next = 0;
+    const nextPiece = inArenas ? inArenas.next : async () => (next < source.chunks ? source.read(next++) : undefined);
     let sliceStart = performance.now();
     let r = steps.next();
     while (!r.done) {
       if (r.value === MORE) {
-        const piece = next < source.chunks ? await source.read(next++) : undefined;
-        r = steps.next(piece);
+        r = steps.next(await nextPiece());
         continue;
       }
       if (performance.now() - sliceStart >= sliceMs) {
@@ -309,7 +320,34 @@ export class Store {
     this.state = ready.state;
     this.indexes = ready.indexes;
     this.last = ready.lastIndex;
+    if (inArenas) {
+      inArenas.arenas.onDue = () => this.evacuateArenas();
+      this.evacuateArenas();
+    }
     fireAll(this.watches.takeAll(), this.onWatcherError);
+  }
+
+  /**
+   * Copies KV values out of restore arenas that hold too little (kv/value-arenas.ts), a few MiB per
+   * turn of the event loop, until none is due. Not replicated and changes no data: only where
+   * the bytes live.
+   */
+  private evacuateArenas(): void {
+    if (this.evacuating) return;
+    this.evacuating = true;
+    const step = (): void => {
+      if (this.state.kv.evacuateArenas(EVACUATE_BYTES_PER_TURN)) {
+        setTimeout(step, 1).unref();
+      } else {
+        this.evacuating = false;
+      }
+    };
+    setTimeout(step, 1).unref();
+  }
+
+  /** What of the restore arenas the KV table still holds (kv/value-arenas.ts). */
+  kvArenasHeld(): { arenas: number; bytes: number; liveBytes: number } {
+    return this.state.kv.arenasHeld();
   }
 
   /** The bytes of a snapshot turned into a state and its index table, a step at a time. */
@@ -318,10 +356,10 @@ export class Store {
   }
 
   /** restoreSteps() over bytes handed in a piece at a time (MORE asks for the next: snapshot-decode.ts). */
-  private *restorePieceSteps(): Generator<PieceRequest, PreparedRestore, Uint8Array | undefined> {
-    const snap = yield* decodeSnapshotPieceSteps();
+  private *restorePieceSteps(arenas?: ValueArenas): Generator<PieceRequest, PreparedRestore, Uint8Array | undefined> {
+    const snap = yield* decodeSnapshotPieceSteps(arenas ? { viewsAt: KV_VALUES_PATH } : {});
     yield;
-    const state = yield* asPieceSteps(State.loadSteps(this.datacenter, snap.state));
+    const state = yield* asPieceSteps(State.loadSteps(this.datacenter, snap.state, arenas));
     yield;
     const indexes = this.newIndexTable([]);
     let done = 0;

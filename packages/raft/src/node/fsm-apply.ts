@@ -190,19 +190,32 @@ export async function restoreWithProgress(
   let lastLine = started;
   let read = 0;
   let readBytes = 0;
+  const progress = (bytes: number, pieces: string): void => {
+    readBytes += bytes;
+    const now = monotonicMs();
+    if (now - lastLine >= 2_000) {
+      lastLine = now;
+      opts.logger.info({ id: opts.id, index: meta.index, pieces, mib: mib(readBytes), ms: Math.round(now - started) }, `raft: restoring the ${what} snapshot`);
+    }
+  };
+  const { readRange } = source;
   const counted: SnapshotSource = {
     chunks: source.chunks,
     read: async (i) => {
       const piece = await source.read(i);
       read++;
-      readBytes += piece.length;
-      const now = monotonicMs();
-      if (now - lastLine >= 2_000) {
-        lastLine = now;
-        opts.logger.info({ id: opts.id, index: meta.index, pieces: `${read}/${source.chunks}`, mib: mib(readBytes), ms: Math.round(now - started) }, `raft: restoring the ${what} snapshot`);
-      }
+      progress(piece.length, `${read}/${source.chunks}`);
       return piece;
     },
+    ...(readRange && source.size !== undefined
+      ? {
+          size: source.size,
+          readRange: async (offset: number, into: Uint8Array) => {
+            await readRange.call(source, offset, into);
+            progress(into.length, `${Math.round(((offset + into.length) / source.size!) * source.chunks)}/${source.chunks}`);
+          },
+        }
+      : {}),
   };
   await opts.fsm.restoreFrom!(counted, meta);
   opts.logger.info({ id: opts.id, index: meta.index, mib: mib(bytes), ms: Math.round(monotonicMs() - started) }, `raft: restored the ${what} snapshot`);

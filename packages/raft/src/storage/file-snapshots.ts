@@ -154,6 +154,8 @@ export class FileSnapshots {
     let next = 0;
     const chunks = Math.ceil(file.size / pieceBytes);
     let ahead: { i: number; piece: Promise<Buffer> } | null = null;
+    /** Where the next readRange() must start. */
+    let rangeAt = 0;
     let closed = false;
     const free: Buffer[] = [];
     const readAt = async (i: number): Promise<Buffer> => {
@@ -185,6 +187,19 @@ export class FileSnapshots {
           if (next === chunks && crc !== file.crc) throw new Error(`raft snapshot ${file.name} is corrupt (CRC mismatch)`);
         }
         return piece;
+      },
+      readRange: async (offset: number, into: Uint8Array) => {
+        // In order, each byte once (a restore into arenas): checked against the CRC as read() is.
+        if (offset !== rangeAt || offset + into.length > file.size) throw new Error(`raft snapshot ${file.name}: bytes ${offset}+${into.length} read out of order`);
+        rangeAt += into.length;
+        let done = 0;
+        while (done < into.length) {
+          const { bytesRead } = await fh.read(into, done, into.length - done, file.offset + offset + done);
+          if (bytesRead === 0) throw new Error(`raft snapshot ${file.name} ended early (at ${offset + done})`);
+          done += bytesRead;
+        }
+        crc = crc32(into, crc);
+        if (rangeAt === file.size && crc !== file.crc) throw new Error(`raft snapshot ${file.name} is corrupt (CRC mismatch)`);
       },
       release: (piece: Uint8Array) => {
         if (!closed && piece.length === pieceBytes && Buffer.isBuffer(piece) && free.length < RECYCLED_PIECES) free.push(piece);

@@ -197,6 +197,44 @@ describe('FileSnapshots: the previous snapshot goes only once the new one is dur
     closeSync(fd);
     await expect(files.readAll()).rejects.toThrow(/CRC/);
   });
+
+  test('readRange() reads the bytes into memory the caller gives, in order only, and checks the CRC at the end', async () => {
+    const dir = tempDir();
+    const files = new FileSnapshots(dir);
+    files.open();
+    const w = files.create(meta(5));
+    const bytes = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 31) & 255));
+    await w.write(bytes);
+    await w.finish();
+    await files.install(w);
+
+    const reader = (await files.read())!;
+    const into = [Buffer.alloc(100_000), Buffer.alloc(150_000), Buffer.alloc(50_000)];
+    let at = 0;
+    for (const b of into) {
+      await reader.readRange!(at, b);
+      at += b.length;
+    }
+    reader.close();
+    expect(Buffer.concat(into).equals(bytes)).toBe(true);
+
+    // Out of order, twice over, or past the end: refused.
+    const again = (await files.read())!;
+    await expect(again.readRange!(10, Buffer.alloc(5))).rejects.toThrow(/out of order/);
+    await again.readRange!(0, Buffer.alloc(5));
+    await expect(again.readRange!(0, Buffer.alloc(5))).rejects.toThrow(/out of order/);
+    await expect(again.readRange!(5, Buffer.alloc(300_000))).rejects.toThrow(/out of order/);
+    again.close();
+
+    // Damaged bytes: the last range read fails its CRC.
+    const fd = openSync(join(dir, readdirSync(dir)[0]), 'r+');
+    writeSync(fd, Buffer.from([(bytes[200_000] + 1) & 255]), 0, 1, files.latest!.offset + 200_000);
+    closeSync(fd);
+    const damaged = (await files.read())!;
+    await damaged.readRange!(0, Buffer.alloc(150_000));
+    await expect(damaged.readRange!(150_000, Buffer.alloc(150_000))).rejects.toThrow(/CRC/);
+    damaged.close();
+  });
 });
 
 describe('data format 1: a snapshot kept in LevelDB is moved into a file when the store opens', () => {

@@ -7,6 +7,7 @@ import type { Txn } from '../txn';
 import { KVS, kvWriteWatchKeys } from './kv-keys';
 import type { KvEntry } from './kv-records';
 import { KeptListings } from '../kept-listings';
+import type { ValueArenas } from './value-arenas';
 
 /** Never changed once stored: a write stores a new slot (a snapshot may hold the old one). */
 interface Slot {
@@ -49,6 +50,8 @@ export class KvTable {
    * recorded before the first write to the key after it.
    */
   private readonly preImages = new Set<Map<string, Slot | undefined>>();
+  /** The restore arenas some values are views into (value-arenas.ts); none after a restore that copied. */
+  private arenas: ValueArenas | undefined;
 
   // ---- reads ----
 
@@ -164,6 +167,7 @@ export class KvTable {
     this.keepPreImage(data.Key, slot);
     this.slots.set(data.Key, { entry });
     if (!existing) this.live++;
+    else if (this.arenas && existing.Value !== entry.Value) this.arenas.released(existing.Value);
     if (existing?.Session && existing.Session !== entry.Session) this.unhold(existing.Session, entry.Key);
     if (entry.Session) {
       let keys = this.held.get(entry.Session);
@@ -182,6 +186,7 @@ export class KvTable {
     this.keepPreImage(key, slot);
     this.slots.set(key, { tombstone: txn.index });
     this.live--;
+    this.arenas?.released(existing.Value);
     if (existing.Session) this.unhold(existing.Session, key);
     this.touched(key, txn);
     return true;
@@ -204,6 +209,19 @@ export class KvTable {
   /** Forget lock-delays that ended before `nowMs` (keeps the map from growing). */
   expireLockDelays(nowMs: number): void {
     for (const [k, until] of this.lockDelays) if (until <= nowMs) this.lockDelays.delete(k);
+  }
+
+  /**
+   * Gives values still in a due restore arena memory of their own, up to about `maxBytes` of them;
+   * true while more is due (value-arenas.ts). The store runs it in steps between other work.
+   */
+  evacuateArenas(maxBytes: number): boolean {
+    return this.arenas?.evacuate(maxBytes, (key) => this.slots.get(key)?.entry) ?? false;
+  }
+
+  /** What of the restore arenas this table still holds (value-arenas.ts). */
+  arenasHeld(): { arenas: number; bytes: number; liveBytes: number } {
+    return this.arenas?.held() ?? { arenas: 0, bytes: 0, liveBytes: 0 };
   }
 
   // ---- snapshot ----
@@ -265,12 +283,13 @@ export class KvTable {
    * A dump lists its entries and its tombstones each in key order (capture() walks the sorted key
    * list), so the key list is their merge, in steps; a dump that is not so ordered is sorted whole.
    */
-  static *loadSteps(dump: KvTableDump | undefined, step = 4096): Generator<void, KvTable, void> {
+  static *loadSteps(dump: KvTableDump | undefined, step = 4096, arenas?: ValueArenas): Generator<void, KvTable, void> {
     const t = new KvTable();
     if (!dump) return t;
     let done = 0;
     for (const e of dump.entries) {
-      const entry: KvEntry = { ...e, Value: e.Value === null || e.Value === undefined ? null : ownValue(e.Value) };
+      const v = e.Value;
+      const entry: KvEntry = { ...e, Value: v === null || v === undefined ? null : (arenas?.adopt(e.Key, v) ?? ownValue(v)) };
       t.slots.set(e.Key, { entry });
       t.live++;
       if (entry.Session) {
@@ -304,6 +323,10 @@ export class KvTable {
       for (const key of [...t.slots.keys()].sort(compareKeys)) t.sorted.push(key);
     }
     t.index = dump.tableIndex;
+    if (arenas) {
+      arenas.settle();
+      if (arenas.held().arenas > 0) t.arenas = arenas;
+    }
     return t;
   }
 
@@ -387,10 +410,11 @@ function compareKeys(a: string, b: string): number {
 }
 
 /**
- * A restored value as the table keeps it: adopted when it owns its memory (the snapshot decoder
- * copies each value out of the snapshot's bytes: snapshot-decode.ts), copied when it is a view into
- * something larger (it would keep that alive). Copying every value again doubled a restore's
- * memory at a state of 4 KiB values (issue #34).
+ * A restored value as the table keeps it, when it is not in a restore arena (value-arenas.ts):
+ * adopted when it owns its memory (the snapshot decoder copies each value out of the snapshot's bytes
+ * but in arenas: snapshot-decode.ts), copied when it is a view into something larger (it would keep
+ * that alive). Copying every value again doubled a restore's memory at a state of 4 KiB values
+ * (issue #34).
  */
 function ownValue(v: Uint8Array): Uint8Array {
   return v.byteOffset === 0 && v.byteLength === v.buffer.byteLength ? v : new Uint8Array(v);
