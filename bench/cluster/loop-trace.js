@@ -2,7 +2,7 @@
 // server's event loop. A 5 ms interval notes every gap longer than BENCH_LOOP_GAP_MS (default 20)
 // together with the GC pauses that overlapped it; once a second the event-loop delay histogram
 // (perf_hooks.monitorEventLoopDelay) is summarised. Lines go to $BENCH_LOOP_TRACE_DIR/loop-<pid>.txt:
-//   GAP  t=<ms since start> gap_ms=<n> cpu_ms=<n> wait_ms=<n> gc=<kind:ms,…>
+//   GAP  t=<ms since start> at=<wall clock at its end, ISO> gap_ms=<n> cpu_ms=<n> wait_ms=<n> gc=<kind:ms,…>
 //        (cpu/wait: the main thread's time on a CPU and waiting for one in the run queue during the
 //        gap, from /proc/self/task/<pid>/schedstat — a gap mostly waiting is the machine, not us)
 //   SEC  t=<ms> p50_ms p99_ms max_ms gc_ms=<total GC in that second> gcs=<count> rss_mb heap_mb
@@ -64,7 +64,7 @@ function trace() {
     gaps++;
     worst = Math.max(worst, gap);
     const during = gcs.filter(([s, d]) => s + d >= now - gap && s <= now).map(([, d, k]) => `${k}:${d.toFixed(1)}`);
-    lines.push(`GAP t=${(now - t0).toFixed(0)} gap_ms=${gap.toFixed(1)} cpu_ms=${onCpu.toFixed(1)} wait_ms=${waiting.toFixed(1)} gc=${during.join(',') || '-'}`);
+    lines.push(`GAP t=${(now - t0).toFixed(0)} at=${new Date(performance.timeOrigin + now).toISOString()} gap_ms=${gap.toFixed(1)} cpu_ms=${onCpu.toFixed(1)} wait_ms=${waiting.toFixed(1)} gc=${during.join(',') || '-'}`);
   }, 5);
   ping.unref();
 

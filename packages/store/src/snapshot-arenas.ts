@@ -18,11 +18,14 @@ export interface RestoreSource {
 export const ARENA_BYTES = 32 << 20;
 /** Below this a snapshot is restored the copying way: a few collections at most. */
 export const ARENA_MIN_SNAPSHOT_BYTES = 8 << 20;
+/** Up to this much heap in use, the arenas are allocated all at once (below). */
+const UP_FRONT_HEAP_BYTES = 128 << 20;
 
 /** The defaults above, for a restore that wants others (tests cut a small state into many arenas). */
 export interface ArenaOptions {
   arenaBytes?: number;
   arenaMinSnapshotBytes?: number;
+  upFrontHeapBytes?: number;
 }
 
 /** The source's bytes as arenas, one per piece given out by next(); undefined when the source cannot read into them. */
@@ -30,12 +33,21 @@ export function readIntoArenas(source: RestoreSource, opts: ArenaOptions = {}): 
   const { size, readRange } = source;
   const arenaBytes = opts.arenaBytes ?? ARENA_BYTES;
   if (size === undefined || !readRange || size < (opts.arenaMinSnapshotBytes ?? ARENA_MIN_SNAPSHOT_BYTES)) return undefined;
-  // Allocated together: V8 counts them as one step of external memory (one collection, over an
-  // almost empty heap at a restart), not one step per arena.
-  const buffers: (Buffer | undefined)[] = [];
-  for (let at = 0; at < size; at += arenaBytes) buffers.push(Buffer.allocUnsafeSlow(Math.min(arenaBytes, size - at)));
-  const arenas = new ValueArenas(buffers as Buffer[]);
-  const read = (k: number) => readRange.call(source, k * arenaBytes, buffers[k]!);
+  const count = Math.ceil(size / arenaBytes);
+  const allocate = (k: number) => Buffer.allocUnsafeSlow(Math.min(arenaBytes, size - k * arenaBytes));
+  // Allocated together, V8 counts them as one step of external memory: one collection, over the
+  // almost empty heap of a restart or a wiped follower, instead of one per 64 MiB. But that collection
+  // is a full one, all at once: over a heap that already holds a large state (a follower installing a
+  // newer snapshot over its own) it stalled the loop for a second at 1 GiB. There each arena is
+  // allocated when its read starts, and V8 marks incrementally as they come (as it did per value).
+  const upFront = process.memoryUsage().heapUsed <= (opts.upFrontHeapBytes ?? UP_FRONT_HEAP_BYTES);
+  const buffers: (Buffer | undefined)[] = Array.from({ length: count }, (_, k) => (upFront ? allocate(k) : undefined));
+  const arenas = new ValueArenas();
+  const read = (k: number) => {
+    const into = (buffers[k] ??= allocate(k));
+    arenas.add(into);
+    return readRange.call(source, k * arenaBytes, into);
+  };
   let k = 0;
   let ahead: Promise<void> | undefined = buffers.length > 0 ? read(0) : undefined;
   return {

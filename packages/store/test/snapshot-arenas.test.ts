@@ -69,6 +69,32 @@ test.each([7, 1000, 20_000, 64 << 10, 1 << 20])('arenas of %i bytes restore the 
   if (arenaBytes >= 64 << 10) expect(restored.kvArenasHeld().arenas).toBeGreaterThan(0);
 });
 
+test('an arena larger than what the decoder takes at once (1 MiB), with a value larger than that too', async () => {
+  const origin = new Store();
+  let index = fill(origin, 600);
+  const big = new Uint8Array(3 << 20).map((_, i) => i & 255);
+  origin.apply(++index, kv('k/big', big), stamp(index));
+  const data = origin.snapshot();
+  const { ranges, source } = rangeSource(data);
+  const restored = new Store();
+  await restored.restoreFrom(source, { arenaBytes: 16 << 20, arenaMinSnapshotBytes: 0 });
+  expect(ranges).toHaveLength(1);
+  expect(Buffer.compare(restored.snapshot(), data)).toBe(0);
+  const value = restored.kvGet('k/big').value!.Value!;
+  expect(Buffer.compare(value, big)).toBe(0);
+  expect(value.buffer.byteLength).toBe(data.length);
+});
+
+test('with a large heap already in use, each arena is allocated as its read starts: the same state, values still in arenas', async () => {
+  const origin = new Store();
+  fill(origin, 300);
+  const data = origin.snapshot();
+  const restored = new Store();
+  await restored.restoreFrom(rangeSource(data).source, { arenaBytes: 64 << 10, arenaMinSnapshotBytes: 0, upFrontHeapBytes: 0 });
+  expect(Buffer.compare(restored.snapshot(), data)).toBe(0);
+  expect(restored.kvArenasHeld().arenas).toBeGreaterThan(0);
+});
+
 test('a value in an arena is a plain Uint8Array view into it', async () => {
   const origin = new Store();
   fill(origin, 300);

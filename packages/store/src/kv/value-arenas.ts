@@ -40,8 +40,9 @@ export class ValueArenas {
   /** Called when an arena becomes due for evacuation (the store schedules evacuate()). */
   onDue: (() => void) | undefined;
 
-  constructor(buffers: readonly Uint8Array[]) {
-    for (const b of buffers) this.candidates.add(b.buffer);
+  /** `buffer` is one of the restore's arenas. */
+  add(buffer: Uint8Array): void {
+    this.candidates.add(buffer.buffer);
   }
 
   /** `v` as the table keeps it when it is a view into an arena (its bytes counted under `key`), or undefined. */
