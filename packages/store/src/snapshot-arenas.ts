@@ -43,24 +43,36 @@ export function readIntoArenas(source: RestoreSource, opts: ArenaOptions = {}): 
   const upFront = process.memoryUsage().heapUsed <= (opts.upFrontHeapBytes ?? UP_FRONT_HEAP_BYTES);
   const buffers: (Buffer | undefined)[] = Array.from({ length: count }, (_, k) => (upFront ? allocate(k) : undefined));
   const arenas = new ValueArenas();
-  const read = (k: number) => {
-    const into = (buffers[k] ??= allocate(k));
-    arenas.add(into);
-    return readRange.call(source, k * arenaBytes, into);
+  // Reads run ahead of the decoder, one after another (readRange is in order), as far as memory
+  // already allocated allows, or two arenas when each is allocated as it is read: a read of a few
+  // MiB at a time, each needing the loop for its callback and CRC, only one arena ahead left the
+  // decoder waiting (2.4 s against 2.1 s for a restore at 1 GiB).
+  const lookahead = upFront ? count : 2;
+  const reads: Promise<void>[] = [];
+  let chain: Promise<void> = Promise.resolve();
+  const readUpTo = (last: number) => {
+    for (let j = reads.length; j <= Math.min(last, count - 1); j++) {
+      chain = chain.then(() => {
+        const into = (buffers[j] ??= allocate(j));
+        arenas.add(into);
+        return readRange.call(source, j * arenaBytes, into);
+      });
+      reads.push(chain);
+      // A read ahead that nobody takes (the restore failed) fails silently.
+      chain.catch(() => undefined);
+    }
   };
   let k = 0;
-  let ahead: Promise<void> | undefined = buffers.length > 0 ? read(0) : undefined;
   return {
     arenas,
     async next() {
-      if (k >= buffers.length || !ahead) return undefined;
-      await ahead;
+      if (k >= count) return undefined;
+      readUpTo(k + lookahead - 1);
+      await reads[k];
       const piece = buffers[k]!;
       // Held from here on only by the decoder and by the values adopted into it.
       buffers[k++] = undefined;
-      ahead = k < buffers.length ? read(k) : undefined;
-      // A read ahead that nobody takes (the restore failed) fails silently.
-      ahead?.catch(() => undefined);
+      readUpTo(k + lookahead - 1);
       return piece;
     },
   };

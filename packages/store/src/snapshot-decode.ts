@@ -33,12 +33,6 @@ export interface PieceDecodeOptions {
 
 /** Bytes of the next piece first joined to an item cut by a piece's end; doubled while the item is longer. */
 const SEAM_START_BYTES = 16 * 1024;
-/**
- * At most this much of a piece is handed to msgpackr at once (doubled for an item that is longer):
- * its string extraction scans ahead to the end of what it is given, and over a 32 MiB restore arena
- * (snapshot-arenas.ts) one call took 45 ms.
- */
-const DECODE_WINDOW_BYTES = 1 << 20;
 
 /** Outer map levels walked here: the snapshot, its state, a table. Deeper values are decoded whole. */
 const WALKED_DEPTH = 3;
@@ -182,15 +176,13 @@ export function* decodePieceSteps(step = 512, opts: PieceDecodeOptions = {}): Ge
    */
   function* decodeRun(max: number, take: (v: unknown) => void, views = false): Generator<PieceRequest, void, Uint8Array | undefined> {
     let got = 0;
-    let windowBytes = DECODE_WINDOW_BYTES;
     while (got < max) {
       leaveSeam();
       if (pos >= buf.length) yield* ensure(1);
       let end = 0;
       let incomplete = false;
-      const until = Math.min(buf.length, pos + windowBytes);
       try {
-        (views && bufIsPiece ? viewPackr : packr).unpackMultiple(buf.subarray(pos, until), (v: unknown, _start?: number, stop?: number) => {
+        (views && bufIsPiece ? viewPackr : packr).unpackMultiple(buf.subarray(pos), (v: unknown, _start?: number, stop?: number) => {
           take(v);
           end = stop ?? end;
           return ++got < max ? undefined : false;
@@ -203,11 +195,6 @@ export function* decodePieceSteps(step = 512, opts: PieceDecodeOptions = {}): Ge
       if (got >= max) break;
       // Past a seam: the rest is decoded in the piece itself (what stopped the window was its end).
       if (seam && pos >= seam.left) continue;
-      if (incomplete && until < buf.length) {
-        // Cut by the window, not the piece: go on in the same piece, with a wider window when not even one item fitted.
-        windowBytes = end === 0 ? 2 * windowBytes : DECODE_WINDOW_BYTES;
-        continue;
-      }
       // An item cut by the piece's end, or the piece used up before `max`: the next piece continues it.
       if (incomplete || pos >= buf.length) {
         if (!(yield* fill())) throw new Error('unexpected end of snapshot data');

@@ -69,7 +69,7 @@ test.each([7, 1000, 20_000, 64 << 10, 1 << 20])('arenas of %i bytes restore the 
   if (arenaBytes >= 64 << 10) expect(restored.kvArenasHeld().arenas).toBeGreaterThan(0);
 });
 
-test('an arena larger than what the decoder takes at once (1 MiB), with a value larger than that too', async () => {
+test('one arena over the whole snapshot, with a 3 MB value in it', async () => {
   const origin = new Store();
   let index = fill(origin, 600);
   const big = new Uint8Array(3 << 20).map((_, i) => i & 255);
