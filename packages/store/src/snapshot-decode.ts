@@ -33,6 +33,12 @@ export interface PieceDecodeOptions {
 
 /** Bytes of the next piece first joined to an item cut by a piece's end; doubled while the item is longer. */
 const SEAM_START_BYTES = 16 * 1024;
+/**
+ * What one() first gives msgpackr of a large piece (doubled while the value is longer): its string
+ * extraction scans ahead to the end of the bytes it is given, so a map key read alone at the start
+ * of a 32 MiB restore arena (snapshot-arenas.ts) extracted every string after it, 25-45 ms, to use one.
+ */
+const ONE_WINDOW_BYTES = 64 * 1024;
 
 /** Outer map levels walked here: the snapshot, its state, a table. Deeper values are decoded whole. */
 const WALKED_DEPTH = 3;
@@ -176,13 +182,15 @@ export function* decodePieceSteps(step = 512, opts: PieceDecodeOptions = {}): Ge
    */
   function* decodeRun(max: number, take: (v: unknown) => void, views = false): Generator<PieceRequest, void, Uint8Array | undefined> {
     let got = 0;
+    let window = ONE_WINDOW_BYTES;
     while (got < max) {
       leaveSeam();
       if (pos >= buf.length) yield* ensure(1);
       let end = 0;
       let incomplete = false;
+      const until = max === 1 ? Math.min(buf.length, pos + window) : buf.length;
       try {
-        (views && bufIsPiece ? viewPackr : packr).unpackMultiple(buf.subarray(pos), (v: unknown, _start?: number, stop?: number) => {
+        (views && bufIsPiece ? viewPackr : packr).unpackMultiple(buf.subarray(pos, until), (v: unknown, _start?: number, stop?: number) => {
           take(v);
           end = stop ?? end;
           return ++got < max ? undefined : false;
@@ -195,6 +203,11 @@ export function* decodePieceSteps(step = 512, opts: PieceDecodeOptions = {}): Ge
       if (got >= max) break;
       // Past a seam: the rest is decoded in the piece itself (what stopped the window was its end).
       if (seam && pos >= seam.left) continue;
+      if (incomplete && until < buf.length) {
+        // Cut by one()'s window, not by the piece: a wider one.
+        window *= 2;
+        continue;
+      }
       // An item cut by the piece's end, or the piece used up before `max`: the next piece continues it.
       if (incomplete || pos >= buf.length) {
         if (!(yield* fill())) throw new Error('unexpected end of snapshot data');

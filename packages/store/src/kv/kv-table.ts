@@ -283,7 +283,7 @@ export class KvTable {
    * A dump lists its entries and its tombstones each in key order (capture() walks the sorted key
    * list), so the key list is their merge, in steps; a dump that is not so ordered is sorted whole.
    */
-  static *loadSteps(dump: KvTableDump | undefined, step = 4096, arenas?: ValueArenas): Generator<void, KvTable, void> {
+  static *loadSteps(dump: KvTableDump | undefined, step = 1024, arenas?: ValueArenas): Generator<void, KvTable, void> {
     const t = new KvTable();
     if (!dump) return t;
     let done = 0;

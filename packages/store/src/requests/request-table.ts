@@ -288,7 +288,7 @@ export class RequestTable {
   }
 
   /** load() a step of about `step` requests at a time (a restore rebuilds the window beside other work). */
-  static *loadSteps(dump: RequestTableDump | undefined, step = 8192): Generator<void, RequestTable, void> {
+  static *loadSteps(dump: RequestTableDump | undefined, step = 2048): Generator<void, RequestTable, void> {
     if (!dump) return new RequestTable();
     if (Array.isArray(dump)) {
       const rows = new RequestTable(dump.length);
