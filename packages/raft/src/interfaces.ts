@@ -89,12 +89,10 @@ export interface StorageSnapshotSink extends SnapshotSink {
 }
 
 /** The stored snapshot, read a piece at a time (sending it to a follower needs no whole copy). */
-export interface SnapshotReader {
+export interface SnapshotReader extends SnapshotSource {
   readonly meta: SnapshotMeta;
   /** Total bytes. */
   readonly size: number;
-  /** Number of pieces. */
-  readonly chunks: number;
   /** Piece `i` (0 ≤ i < chunks); rejects if the snapshot was replaced meanwhile. */
   read(i: number): Promise<Uint8Array>;
   /**
@@ -103,8 +101,6 @@ export interface SnapshotReader {
    * piece, and the garbage cost it major GCs of its whole state, issue #34). Optional both ways.
    */
   release?(piece: Uint8Array): void;
-  /** SnapshotSource.readRange: a stored snapshot read into memory the caller chose, in order. */
-  readRange?(offset: number, into: Uint8Array): Promise<void>;
   close(): void;
 }
 

@@ -182,13 +182,13 @@ export function* decodePieceSteps(step = 512, opts: PieceDecodeOptions = {}): Ge
    */
   function* decodeRun(max: number, take: (v: unknown) => void, views = false): Generator<PieceRequest, void, Uint8Array | undefined> {
     let got = 0;
-    let window = ONE_WINDOW_BYTES;
+    let oneWindow = ONE_WINDOW_BYTES;
     while (got < max) {
       leaveSeam();
       if (pos >= buf.length) yield* ensure(1);
       let end = 0;
       let incomplete = false;
-      const until = max === 1 ? Math.min(buf.length, pos + window) : buf.length;
+      const until = max === 1 ? Math.min(buf.length, pos + oneWindow) : buf.length;
       try {
         (views && bufIsPiece ? viewPackr : packr).unpackMultiple(buf.subarray(pos, until), (v: unknown, _start?: number, stop?: number) => {
           take(v);
@@ -205,7 +205,7 @@ export function* decodePieceSteps(step = 512, opts: PieceDecodeOptions = {}): Ge
       if (seam && pos >= seam.left) continue;
       if (incomplete && until < buf.length) {
         // Cut by one()'s window, not by the piece: a wider one.
-        window *= 2;
+        oneWindow *= 2;
         continue;
       }
       // An item cut by the piece's end, or the piece used up before `max`: the next piece continues it.

@@ -16,6 +16,8 @@ import type { KvEntry } from './kv-records';
 
 /** An arena is emptied once the values stored in it are fewer bytes than this share of it. */
 const KEEP = 2 / 3;
+/** Keys evacuate() looks at per call at most, whatever they hold (most may have been overwritten already). */
+const MAX_KEYS_PER_EVACUATE = 16_384;
 
 interface Arena {
   readonly bytes: number;
@@ -92,22 +94,19 @@ export class ValueArenas {
    */
   evacuate(maxBytes: number, entryOf: (key: string) => KvEntry | undefined): boolean {
     let copied = 0;
-    let looked = 0;
-    while (this.due.length > 0 && copied < maxBytes && looked < 16_384) {
+    for (let looked = 0; this.due.length > 0 && copied < maxBytes && looked < MAX_KEYS_PER_EVACUATE; looked++) {
       const buffer = this.due[0];
       const arena = this.byBuffer.get(buffer)!;
-      while (arena.cursor < arena.keys.length && copied < maxBytes && looked < 16_384) {
-        const entry = entryOf(arena.keys[arena.cursor++]);
-        looked++;
-        const v = entry?.Value;
-        if (v && v.buffer === buffer) {
-          entry.Value = new Uint8Array(v);
-          copied += v.byteLength;
-        }
-      }
       if (arena.cursor === arena.keys.length) {
         this.byBuffer.delete(buffer);
         this.due.shift();
+        continue;
+      }
+      const entry = entryOf(arena.keys[arena.cursor++]);
+      const v = entry?.Value;
+      if (v && v.buffer === buffer) {
+        entry.Value = new Uint8Array(v);
+        copied += v.byteLength;
       }
     }
     return this.due.length > 0;
