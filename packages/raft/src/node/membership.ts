@@ -39,8 +39,8 @@ export class Membership {
   }
 
   /**
-   * Makes learner `id` a voter. Refused unless it is a learner that has caught up to within
-   * PROMOTE_MAX_LAG entries of the leader's log: a voter that is far behind cannot help commit
+   * Makes learner `id` a voter. Refused unless it is a learner that has acknowledged some of the log
+   * and caught up to within PROMOTE_MAX_LAG entries of the leader's: a voter that is far behind cannot help commit
    * until it has caught up, and with it the quorum grows (Consul's autopilot promotes only
    * healthy, caught-up non-voters for the same reason).
    */
@@ -51,7 +51,9 @@ export class Membership {
     if (!server.learner) throw new Error(`server ${id} is already a voter`);
     if (!this.deps.isLeader()) throw new NotLeaderError(this.deps.leader());
     const match = core.status().progress?.[id]?.match ?? 0;
-    if (match + PROMOTE_MAX_LAG < core.lastIndex) {
+    // Never acknowledged anything (match 0): not caught up however young the log is — a learner that
+    // does not answer must not become a voter the quorum waits for.
+    if (match === 0 || match + PROMOTE_MAX_LAG < core.lastIndex) {
       throw new NotCaughtUpError(`server ${id} has not caught up yet (at ${match} of ${core.lastIndex})`);
     }
     await this.change({ type: 'add', server: { id: server.id, address: server.address } });

@@ -3,15 +3,19 @@
 // existing cluster through its leader, or — once it knows `bootstrap-expect` servers and none of
 // them is in a cluster yet — bootstraps Raft with exactly those servers. Every server of a new
 // cluster computes the same sorted set, so their first configurations agree.
-import { isUnspecifiedHost, senderAddress, splitHostPort, type Caller, type RaftNode, type ServerInfo, type Transport } from '@registry/raft';
+import { isUnspecifiedHost, NotCaughtUpError, senderAddress, splitHostPort, type Caller, type RaftNode, type Transport } from '@registry/raft';
 import type { Logger } from '../runtime/logger';
 import type { HelloReply, ServerFacts } from './server-info';
 import type { Membership } from './membership';
 import { formingClusterConfiguration } from './forming-cluster';
 import { addServerOnce } from './add-server';
+import { monotonicMs } from '../time';
 
 const RETRY_MS = 1_000;
 const CALL_TIMEOUT_MS = 1_000;
+/** How long cluster.join waits for a new server to catch up and become a voter (within the call's 5 s); it asks again after. */
+const PROMOTE_WAIT_MS = 3_000;
+const PROMOTE_POLL_MS = 50;
 
 export class Joiner {
   private readonly known = new Map<string, ServerFacts>();
@@ -101,7 +105,7 @@ export class Joiner {
   /** One round; true once nothing more needs doing (or `cancelled()` says so once the greetings are back). */
   async attempt(addresses: string[], cancelled: () => boolean = () => false): Promise<boolean> {
     const replies = await this.greet(addresses);
-    if (cancelled() || this.inCluster()) return true;
+    if (cancelled() || (this.inCluster() && this.hasItsRole())) return true;
     const member = replies.find((r) => r.inCluster && r.leader);
     if (member?.leader) {
       await this.joinThrough(member.leader.address);
@@ -142,6 +146,15 @@ export class Joiner {
     return !this.membership?.isOut() && this.raft.configuration().some((s) => s.id === this.self.id);
   }
 
+  /**
+   * Whether this server is in the configuration as what it declares: a voter, unless `-non-voter`. A
+   * new server is added as a non-voter first (onJoin); one still waiting to be made a voter — the
+   * leader that added it lost leadership, or it had not caught up within the join call — asks again.
+   */
+  private hasItsRole(): boolean {
+    return this.self.nonVoter === true || this.raft.configuration().some((s) => s.id === this.self.id && !s.learner);
+  }
+
   private onHello(from: ServerFacts): HelloReply {
     if (from.datacenter === this.self.datacenter) this.known.set(from.id, from);
     return { ...this.self, inCluster: this.inCluster(), leader: this.raft.leader(), lastIndex: this.raft.lastIndex(), servers: this.raft.configuration() };
@@ -153,12 +166,23 @@ export class Joiner {
    * is removed first, each change committed before the next, so the voters never outnumber what the
    * live servers can carry (Consul's leader does the same for a duplicate address). A member that
    * joins again from another address keeps its id and role; only its address changes.
+   *
+   * A new server comes in as a non-voter and is made a voter once it has caught up, as Consul's
+   * autopilot does with raft protocol 3. Added as a voter at once, a joiner that did not answer
+   * within an election timeout (a server still starting on a loaded machine) counted against the
+   * quorum: beside one dead voter that was two live of four, the leader stepped down, and — a new
+   * server votes only once it has caught up with a leader — no leader could be elected again
+   * (dead-server-cleanup in CI).
    */
   private async onJoin(from: ServerFacts): Promise<boolean> {
     if (!this.raft.isLeader()) throw new Error('not the leader');
     const configuration = this.raft.configuration();
     const member = configuration.find((s) => s.id === from.id);
-    if (member && member.address === from.address) return true;
+    const toPromote = from.nonVoter !== true && (member?.learner ?? true);
+    if (member && member.address === from.address) {
+      if (toPromote) await promoteWhenCaughtUp(this.raft, from.id);
+      return true;
+    }
     const stale = configuration.filter((s) => s.id !== from.id && (s.address === from.address || (from.node !== '' && this.memberNodeName(s.id) === from.node)));
     if (stale.some((s) => s.id === this.self.id)) {
       throw new Error(`server ${from.id} claims the address or node name of the leader (${this.self.address}, ${this.self.node})`);
@@ -167,10 +191,29 @@ export class Joiner {
       this.logger.info({ removed: old.id, address: old.address, replacement: from.id, node: from.node }, 'removing the server a joining server replaces');
       await this.raft.removeServer(old.id);
     }
-    const learner = member ? member.learner === true : from.nonVoter === true;
-    const server: ServerInfo = learner ? { id: from.id, address: from.address, learner: true } : { id: from.id, address: from.address };
-    await addServerOnce(this.raft, server);
+    // A member keeps its role (a new address only); a new server starts as a non-voter.
+    const learner = member ? member.learner === true : true;
+    await addServerOnce(this.raft, learner ? { id: from.id, address: from.address, learner: true } : { id: from.id, address: from.address });
+    if (toPromote) await promoteWhenCaughtUp(this.raft, from.id);
     return true;
+  }
+}
+
+/**
+ * Makes learner `id` a voter as soon as it has caught up, waiting up to PROMOTE_WAIT_MS; throws
+ * NotCaughtUpError when it has not by then (the joiner asks again). Done when it is a voter already.
+ */
+async function promoteWhenCaughtUp(raft: RaftNode, id: string): Promise<void> {
+  const deadline = monotonicMs() + PROMOTE_WAIT_MS;
+  for (;;) {
+    if (raft.configuration().some((s) => s.id === id && !s.learner)) return;
+    try {
+      await raft.promote(id);
+      return;
+    } catch (err) {
+      if (!(err instanceof NotCaughtUpError) || monotonicMs() >= deadline) throw err;
+    }
+    await new Promise((r) => setTimeout(r, PROMOTE_POLL_MS));
   }
 }
 
