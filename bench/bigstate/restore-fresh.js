@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+// A restart's restore alone (issue #34): --mib MiB of 4 KiB KV values are applied to a store and its
+// snapshot written through Raft's own file store (WalStorage, as a server keeps it) into a temp
+// folder; then each run is a fresh `node` process that opens that folder and restores the stored
+// snapshot with Store.restoreFrom, as RaftNode.create does on a restart — the heap as small as a
+// starting server's (restore-cpu.js restores beside the store it snapshotted, a large heap). Reports
+// per run the restore's wall time, the longest gap of a 10 ms ping (the loop's longest stall), and
+// the heap and RSS after it.
+// Usage: npx tsc -b packages/cli && node bench/bigstate/restore-fresh.js [--mib 1024] [--runs 3]
+'use strict';
+const { execFileSync } = require('node:child_process');
+const { mkdtempSync, rmSync } = require('node:fs');
+const os = require('node:os');
+const { join } = require('node:path');
+const { randomBytes, randomUUID } = require('node:crypto');
+const { performance } = require('node:perf_hooks');
+const { WalStorage, LevelStorage } = require('../../packages/raft/dist/index.js');
+const { Store, encodeStamped, decodeEntry } = require('../../packages/store/dist/index.js');
+const { argOf } = require('../support');
+
+const storageAt = (dir) => new WalStorage({ dir: join(dir, 'wal'), snapshots: new LevelStorage({ path: join(dir, 'db') }) });
+
+async function write(dir, mib) {
+  const count = Math.ceil((mib * 2 ** 20) / 4096);
+  const store = new Store({ datacenter: 'dc1' });
+  const values = Array.from({ length: 256 }, () => randomBytes(4096));
+  let at = Date.now();
+  for (let i = 0; i < count; i++) {
+    const cmd = { type: 'kv.apply', op: { Verb: 'set', Key: `big/${String(i).padStart(8, '0')}`, Value: values[i % 256], Flags: 0 } };
+    const { cmd: c, request } = decodeEntry(encodeStamped(cmd, randomUUID(), at++, false));
+    store.apply(i + 1, c, request);
+  }
+  const storage = storageAt(dir);
+  await storage.load();
+  const sink = await storage.createSnapshot({ index: count, term: 1, configuration: { servers: [{ id: 'a', address: '127.0.0.1:1' }] } }, count);
+  const handle = store.openSnapshot();
+  await handle.persistTo(sink);
+  await sink.commit();
+  handle.release();
+  await storage.close();
+}
+
+async function restore(dir) {
+  const storage = storageAt(dir);
+  await storage.loadWithoutSnapshotData();
+  let worst = 0;
+  let last = performance.now();
+  const ping = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last - 10);
+    last = now;
+  }, 10);
+  const t0 = performance.now();
+  const reader = await storage.readSnapshot();
+  await new Store({ datacenter: 'dc1' }).restoreFrom(reader);
+  reader.close();
+  const ms = performance.now() - t0;
+  clearInterval(ping);
+  const m = process.memoryUsage();
+  console.log(`restored ${(reader.size / 2 ** 20).toFixed(0)} MiB in ${ms.toFixed(0)} ms; longest gap ${worst.toFixed(0)} ms; heap ${(m.heapUsed / 2 ** 20).toFixed(0)} MiB, RSS ${(m.rss / 2 ** 20).toFixed(0)} MiB`);
+  await storage.close();
+}
+
+async function main() {
+  if (process.argv[2] === '--restore-in') return restore(process.argv[3]);
+  const mib = Number(argOf('--mib', '1024'));
+  const runs = Number(argOf('--runs', '3'));
+  console.log(`# ${new Date().toISOString()} node ${process.version}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`# node bench/bigstate/restore-fresh.js ${process.argv.slice(2).join(' ')}`);
+  const dir = mkdtempSync(join(os.tmpdir(), 'restore-fresh-'));
+  try {
+    await write(dir, mib);
+    for (let r = 1; r <= runs; r++) {
+      process.stdout.write(`run ${r}: ${execFileSync(process.execPath, [__filename, '--restore-in', dir], { encoding: 'utf8' })}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
