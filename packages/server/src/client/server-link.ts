@@ -48,6 +48,24 @@ export class ServerLink {
   }
 
   /**
+   * `address` failed a request: requests go to the next server — unless another request has already
+   * moved on. Heartbeats and writes share the choice and run side by side; a failure reported late
+   * (a call that waited its 9 s on a silent server) moved the choice one further each time, off a
+   * server that had answered in the meantime and onto another silent one (test/client/
+   * server-link.test.ts). Most likely why a client agent that reached one server of three did not
+   * get a write through in 90 s once in CI (multi-host-partitions.test.ts).
+   */
+  private failed(address: string): void {
+    if (this.current === address) this.preferred = (this.preferred + 1) % Math.max(1, this.servers.length);
+  }
+
+  /** `address` answered: requests keep going there. */
+  private answered(address: string): void {
+    const i = this.servers.indexOf(address);
+    if (i >= 0) this.preferred = i;
+  }
+
+  /**
    * Learn the log's time from a server (its heartbeat reply). A copy of a write carries the log's
    * time it was sent at, so that a server reading it late — held in a black-holed link, delivered by
    * the kernel when the link healed — counts that time against its budget, as servers do among
@@ -88,6 +106,7 @@ export class ServerLink {
           // A server that has not answered in SERVER_WRITE_MS is past its own budget anyway.
           const timeoutMs = Math.min(left, SERVER_WRITE_MS) + 1_000;
           const env = (await this.transport.call(address, method, bodyFor(left), timeoutMs, { discardOnTimeout: true })) as Envelope<T>;
+          if (!('retry' in env)) this.answered(address);
           if (env.ok) return env;
           if (!('retry' in env)) {
             // This server's refusal says nothing of the copy an earlier one may still hold ("No
@@ -102,7 +121,7 @@ export class ServerLink {
           lastError = `${address}: ${(err as Error).message}`;
           if (!refusedAtConnect(err)) maybeDelivered = true;
         }
-        this.preferred = (this.preferred + 1) % Math.max(1, this.servers.length);
+        this.failed(address);
       }
       await new Promise((r) => setTimeout(r, Math.min(ROUND_PAUSE_MS, Math.max(0, end - monotonicMs()))));
     }
@@ -127,14 +146,17 @@ export class ServerLink {
         const address = this.current;
         try {
           const env = (await this.transport.call(address, method, body, timeoutMs)) as Envelope<T>;
-          if (env.ok || !('retry' in env)) return env;
+          if (env.ok || !('retry' in env)) {
+            this.answered(address);
+            return env;
+          }
           this.lastError = env.message;
         } catch (err) {
           // A server that answers "no such method" is not a registry server of this version.
           if (err instanceof RemoteError) throw serverError(`server ${address} refused ${method}: ${err.message}`);
           this.lastError = `${address}: ${(err as Error).message}`;
         }
-        this.preferred = (this.preferred + 1) % Math.max(1, this.servers.length);
+        this.failed(address);
         if (monotonicMs() >= deadline) break;
       }
       if (monotonicMs() >= deadline) {
