@@ -5,15 +5,17 @@
 // snapshot with Store.restoreFrom, as RaftNode.create does on a restart — the heap as small as a
 // starting server's (restore-cpu.js restores beside the store it snapshotted, a large heap). Reports
 // per run the restore's wall time, the longest gap of a 10 ms ping (the loop's longest stall), and
-// the heap and RSS after it.
-// Usage: npx tsc -b packages/cli && node bench/bigstate/restore-fresh.js [--mib 1024] [--runs 3]
+// the heap and RSS after it, and the longest GC pause. --node-flags passes V8 flags to the restoring
+// processes: "--min-semi-space-size=16" starts them with the young generation a running agent has
+// after its start-up (16 MiB semi-spaces, young-generation.ts), as a follower's install finds it.
+// Usage: npx tsc -b packages/cli && node bench/bigstate/restore-fresh.js [--mib 1024] [--runs 3] [--node-flags "…"]
 'use strict';
 const { execFileSync } = require('node:child_process');
 const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
 const { randomBytes, randomUUID } = require('node:crypto');
-const { performance } = require('node:perf_hooks');
+const { performance, PerformanceObserver } = require('node:perf_hooks');
 const { WalStorage, LevelStorage } = require('../../packages/raft/dist/index.js');
 const { Store, encodeStamped, decodeEntry } = require('../../packages/store/dist/index.js');
 const { argOf } = require('../support');
@@ -44,6 +46,12 @@ async function restore(dir) {
   const storage = storageAt(dir);
   await storage.loadWithoutSnapshotData();
   let worst = 0;
+  let gcWorst = { ms: 0, kind: '-' };
+  const kinds = { 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weakcb' };
+  const gcs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) if (e.duration > gcWorst.ms) gcWorst = { ms: e.duration, kind: kinds[e.detail?.kind] ?? String(e.detail?.kind) };
+  });
+  gcs.observe({ entryTypes: ['gc'] });
   let last = performance.now();
   const ping = setInterval(() => {
     const now = performance.now();
@@ -56,8 +64,10 @@ async function restore(dir) {
   reader.close();
   const ms = performance.now() - t0;
   clearInterval(ping);
+  await new Promise((r) => setImmediate(r)); // the observer's last entries
+  gcs.disconnect();
   const m = process.memoryUsage();
-  console.log(`restored ${(reader.size / 2 ** 20).toFixed(0)} MiB in ${ms.toFixed(0)} ms; longest gap ${worst.toFixed(0)} ms; heap ${(m.heapUsed / 2 ** 20).toFixed(0)} MiB, RSS ${(m.rss / 2 ** 20).toFixed(0)} MiB`);
+  console.log(`restored ${(reader.size / 2 ** 20).toFixed(0)} MiB in ${ms.toFixed(0)} ms; longest gap ${worst.toFixed(0)} ms; longest GC pause ${gcWorst.ms.toFixed(0)} ms (${gcWorst.kind}); heap ${(m.heapUsed / 2 ** 20).toFixed(0)} MiB, RSS ${(m.rss / 2 ** 20).toFixed(0)} MiB`);
   await storage.close();
 }
 
@@ -65,13 +75,14 @@ async function main() {
   if (process.argv[2] === '--restore-in') return restore(process.argv[3]);
   const mib = Number(argOf('--mib', '1024'));
   const runs = Number(argOf('--runs', '3'));
+  const flags = argOf('--node-flags', '').split(' ').filter(Boolean);
   console.log(`# ${new Date().toISOString()} node ${process.version}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`# node bench/bigstate/restore-fresh.js ${process.argv.slice(2).join(' ')}`);
   const dir = mkdtempSync(join(os.tmpdir(), 'restore-fresh-'));
   try {
     await write(dir, mib);
     for (let r = 1; r <= runs; r++) {
-      process.stdout.write(`run ${r}: ${execFileSync(process.execPath, [__filename, '--restore-in', dir], { encoding: 'utf8' })}`);
+      process.stdout.write(`run ${r}: ${execFileSync(process.execPath, [...flags, __filename, '--restore-in', dir], { encoding: 'utf8' })}`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

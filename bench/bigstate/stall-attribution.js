@@ -61,7 +61,11 @@ for (const f of readdirSync(TRACE).filter((n) => n.startsWith('loop-'))) {
     if (!Number.isFinite(end) || !(gap >= MIN)) continue;
     const start = end - gap;
     for (const [kind, from, to] of windows.get(node) ?? []) {
-      if (start > to || end < from) continue;
+      // A window's first log line is written as the loop comes back from whatever came before it
+      // (a restart's log replay ends in "restoring the stored snapshot"), so a gap that ends at
+      // that line, within the log's millisecond, was before the window, not in it; likewise a gap
+      // that starts at a window's last line.
+      if (Math.min(end, to) - Math.max(start, from) <= 2) continue;
       const cpu = num(line, 'cpu_ms');
       const wait = num(line, 'wait_ms');
       const gcs = (line.match(/gc=(\S+)/)?.[1] ?? '-').split(',').filter((g) => g !== '-').map((g) => Number(g.split(':')[1]));
