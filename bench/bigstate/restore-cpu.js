@@ -13,9 +13,8 @@ const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
 const { performance } = require('node:perf_hooks');
-const { randomBytes, randomUUID } = require('node:crypto');
-const { WalStorage, LevelStorage } = require('../../packages/raft/dist/index.js');
-const { Store, encodeStamped, decodeEntry } = require('../../packages/store/dist/index.js');
+const { Store } = require('../../packages/store/dist/index.js');
+const { storageAt, filledStore, writeSnapshot } = require('./kv-state');
 const { argOf, mainThreadSchedMs } = require('../support');
 
 const MIB = Number(argOf('--mib', '256'));
@@ -27,24 +26,11 @@ const rssMiB = () => (process.memoryUsage().rss / 2 ** 20).toFixed(0);
 async function main() {
   console.log(`# ${new Date().toISOString()} node ${process.version}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`# node bench/bigstate/restore-cpu.js ${process.argv.slice(2).join(' ')}`);
-  const store = new Store({ datacenter: 'dc1' });
-  const values = Array.from({ length: 256 }, () => randomBytes(4096));
-  let at = Date.now();
-  for (let i = 0; i < COUNT; i++) {
-    const cmd = { type: 'kv.apply', op: { Verb: 'set', Key: `big/${String(i).padStart(8, '0')}`, Value: values[i % 256], Flags: 0 } };
-    const { cmd: c, request } = decodeEntry(encodeStamped(cmd, randomUUID(), at++, false));
-    store.apply(i + 1, c, request);
-  }
+  const { store } = filledStore(MIB);
   const dir = mkdtempSync(join(os.tmpdir(), 'restore-cpu-'));
   try {
-    const storage = new WalStorage({ dir: join(dir, 'wal'), snapshots: new LevelStorage({ path: join(dir, 'db') }) });
-    await storage.load();
-    const meta = { index: COUNT, term: 1, configuration: { servers: [{ id: 'a', address: '127.0.0.1:1' }] } };
-    const sink = await storage.createSnapshot(meta, COUNT);
-    const handle = store.openSnapshot();
-    await handle.persistTo(sink);
-    await sink.commit();
-    handle.release();
+    const storage = storageAt(dir);
+    await writeSnapshot(storage, store, COUNT);
     console.log(`filled ${COUNT} values; snapshot written; RSS ${rssMiB()} MiB`);
     let worst = 0;
     let last = performance.now();

@@ -14,31 +14,15 @@ const { execFileSync } = require('node:child_process');
 const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
-const { randomBytes, randomUUID } = require('node:crypto');
 const { performance, PerformanceObserver } = require('node:perf_hooks');
-const { WalStorage, LevelStorage } = require('../../packages/raft/dist/index.js');
-const { Store, encodeStamped, decodeEntry } = require('../../packages/store/dist/index.js');
+const { Store } = require('../../packages/store/dist/index.js');
+const { storageAt, filledStore, writeSnapshot } = require('./kv-state');
 const { argOf } = require('../support');
 
-const storageAt = (dir) => new WalStorage({ dir: join(dir, 'wal'), snapshots: new LevelStorage({ path: join(dir, 'db') }) });
-
 async function write(dir, mib) {
-  const count = Math.ceil((mib * 2 ** 20) / 4096);
-  const store = new Store({ datacenter: 'dc1' });
-  const values = Array.from({ length: 256 }, () => randomBytes(4096));
-  let at = Date.now();
-  for (let i = 0; i < count; i++) {
-    const cmd = { type: 'kv.apply', op: { Verb: 'set', Key: `big/${String(i).padStart(8, '0')}`, Value: values[i % 256], Flags: 0 } };
-    const { cmd: c, request } = decodeEntry(encodeStamped(cmd, randomUUID(), at++, false));
-    store.apply(i + 1, c, request);
-  }
+  const { store, count } = filledStore(mib);
   const storage = storageAt(dir);
-  await storage.load();
-  const sink = await storage.createSnapshot({ index: count, term: 1, configuration: { servers: [{ id: 'a', address: '127.0.0.1:1' }] } }, count);
-  const handle = store.openSnapshot();
-  await handle.persistTo(sink);
-  await sink.commit();
-  handle.release();
+  await writeSnapshot(storage, store, count);
   await storage.close();
 }
 
