@@ -6,6 +6,7 @@ const http = require('node:http');
 const net = require('node:net');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
+const { performance } = require('node:perf_hooks');
 
 const REPO = join(__dirname, '..');
 const CLUSTER = join(REPO, 'scripts', 'cluster.sh');
@@ -41,6 +42,21 @@ async function until(cond, timeoutMs, stepMs = 50) {
 const CLI = join(REPO, 'packages', 'cli', 'bin', 'registry.js');
 
 /** The word after `--name` on the command line, or `dflt`. */
+/**
+ * The event loop's longest stall from now until stop(): the worst lateness of an `intervalMs` timer
+ * (a stall shorter than one interval reads as 0).
+ */
+function stallMeter(intervalMs = 10) {
+  let last = performance.now();
+  let worst = 0;
+  const t = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last - intervalMs);
+    last = now;
+  }, intervalMs);
+  return { stop: () => (clearInterval(t), worst) };
+}
+
 const argOf = (name, dflt) => {
   const i = process.argv.indexOf(name);
   return i < 0 ? dflt : process.argv[i + 1];
@@ -232,4 +248,4 @@ function capCpu(pids, share) {
   };
 }
 
-module.exports = { REPO, CLI, argOf, until, capCpu, cpuSeconds, mainThreadSchedMs, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };
+module.exports = { REPO, CLI, argOf, stallMeter, until, capCpu, cpuSeconds, mainThreadSchedMs, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };

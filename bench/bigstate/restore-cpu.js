@@ -15,7 +15,7 @@ const { join } = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { Store } = require('../../packages/store/dist/index.js');
 const { storageAt, filledStore, writeSnapshot } = require('./kv-state');
-const { argOf, mainThreadSchedMs } = require('../support');
+const { argOf, mainThreadSchedMs, stallMeter } = require('../support');
 
 const MIB = Number(argOf('--mib', '256'));
 const RUNS = Number(argOf('--runs', '3'));
@@ -32,19 +32,11 @@ async function main() {
     const storage = storageAt(dir);
     await writeSnapshot(storage, store, COUNT);
     console.log(`filled ${COUNT} values; snapshot written; RSS ${rssMiB()} MiB`);
-    let worst = 0;
-    let last = performance.now();
-    const ping = setInterval(() => {
-      const now = performance.now();
-      worst = Math.max(worst, now - last - 10);
-      last = now;
-    }, 10);
     for (let r = 1; r <= RUNS; r++) {
       const target = new Store({ datacenter: 'dc1' });
       global.gc?.();
       const rss0 = rssMiB();
-      worst = 0;
-      last = performance.now();
+      const meter = stallMeter();
       const cpu0 = mainThreadSchedMs().cpuMs;
       const t0 = performance.now();
       const session = PROF && r === 1 ? new (require('node:inspector').Session)() : null;
@@ -64,11 +56,11 @@ async function main() {
         session.disconnect();
       }
       const ms = performance.now() - t0;
+      const worst = meter.stop();
       const cpu = mainThreadSchedMs().cpuMs - cpu0;
       if (target.kvGet ? !target.kvGet(`big/${String(COUNT - 1).padStart(8, '0')}`) : false) throw new Error('the last value is missing');
       console.log(`run ${r}: restored ${(reader.size / 2 ** 20).toFixed(0)} MiB in ${ms.toFixed(0)} ms (main thread CPU ${cpu.toFixed(0)} ms, ${(reader.size / 2 ** 20 / (ms / 1000)).toFixed(0)} MiB/s); longest ping gap ${worst.toFixed(0)} ms; RSS ${rss0} → ${rssMiB()} MiB; load ${os.loadavg()[0].toFixed(2)}`);
     }
-    clearInterval(ping);
     await storage.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -17,7 +17,7 @@ const { join } = require('node:path');
 const { performance, PerformanceObserver } = require('node:perf_hooks');
 const { Store } = require('../../packages/store/dist/index.js');
 const { storageAt, filledStore, writeSnapshot } = require('./kv-state');
-const { argOf } = require('../support');
+const { argOf, stallMeter } = require('../support');
 
 async function write(dir, mib) {
   const { store, count } = filledStore(mib);
@@ -29,25 +29,19 @@ async function write(dir, mib) {
 async function restore(dir) {
   const storage = storageAt(dir);
   await storage.loadWithoutSnapshotData();
-  let worst = 0;
   let gcWorst = { ms: 0, kind: '-' };
   const kinds = { 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weakcb' };
   const gcs = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) if (e.duration > gcWorst.ms) gcWorst = { ms: e.duration, kind: kinds[e.detail?.kind] ?? String(e.detail?.kind) };
   });
   gcs.observe({ entryTypes: ['gc'] });
-  let last = performance.now();
-  const ping = setInterval(() => {
-    const now = performance.now();
-    worst = Math.max(worst, now - last - 10);
-    last = now;
-  }, 10);
+  const meter = stallMeter();
   const t0 = performance.now();
   const reader = await storage.readSnapshot();
   await new Store({ datacenter: 'dc1' }).restoreFrom(reader);
   reader.close();
   const ms = performance.now() - t0;
-  clearInterval(ping);
+  const worst = meter.stop();
   await new Promise((r) => setImmediate(r)); // the observer's last entries
   gcs.disconnect();
   const m = process.memoryUsage();

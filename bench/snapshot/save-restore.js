@@ -9,6 +9,7 @@
 const { resolve } = require('node:path');
 const { performance } = require('node:perf_hooks');
 const os = require('node:os');
+const { stallMeter } = require('../support');
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -18,17 +19,6 @@ const opt = (name, dflt) => {
 const sizes = opt('nodes', '10000,100000').split(',').map(Number);
 const runs = Number(opt('runs', '3'));
 const { Agent, buildConfig, createLogger } = require(resolve(__dirname, '../../packages/server/dist'));
-
-function stallMeter() {
-  let last = performance.now();
-  let worst = 0;
-  const t = setInterval(() => {
-    const now = performance.now();
-    worst = Math.max(worst, now - last - 10);
-    last = now;
-  }, 10);
-  return { stop: () => (clearInterval(t), worst) };
-}
 
 async function fill(agent, n) {
   let next = 0;

@@ -61,6 +61,19 @@ function expectClear(answers: { via: number; res: HttpAnswer }[]): void {
   expect(bad.map(({ via, res }) => `s${via}: ${res.status} ${res.body}`)).toEqual([]);
 }
 
+/**
+ * Asks the leader for a transfer (`path`) until `done(leader)`: on a loaded CI machine one can take
+ * longer than the server's 5 s (a timed-out call, once); how fast it is is not what this test is about.
+ */
+async function transferUntil(what: string, done: (leader: number | undefined) => boolean, path: string): Promise<void> {
+  await waitUntil(what, async () => {
+    const now = await c().leader();
+    if (done(now)) return true;
+    await c().http(now ?? 0, 'POST', path, undefined, { timeoutMs: 15_000 }).catch(() => undefined);
+    return done(await c().leader());
+  }, 45_000);
+}
+
 async function waitUntil(what: string, cond: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -85,14 +98,8 @@ test('a full disk is reported, writes go on (through a new leader when it was th
   const pid = c().pid(0);
 
   // ---- s0 follows: its disk fills ----
-  // A transfer is asked again until it happens: on a loaded CI machine one can take longer than the
-  // server's 5 s (a timed-out call, once); how fast it is is not what this test is about.
   if (leader === 0) {
-    await waitUntil('another leader', async () => {
-      if (((await c().leader()) ?? 0) !== 0) return true;
-      await c().http(0, 'POST', '/v1/operator/raft/transfer-leader', undefined, { timeoutMs: 15_000 }).catch(() => undefined);
-      return ((await c().leader()) ?? 0) !== 0;
-    }, 45_000);
+    await transferUntil('another leader', (l) => (l ?? 0) !== 0, '/v1/operator/raft/transfer-leader');
     leader = (await c().leader())!;
   }
   await waitUntil('s0 serfHealth passing', async () => (await serf(leader, 's0'))?.Status === 'passing', 15_000);
@@ -134,12 +141,7 @@ test('a full disk is reported, writes go on (through a new leader when it was th
   expect(c().pid(0)).toBe(pid);
 
   // ---- s0 leads: its disk fills ----
-  await waitUntil('s0 to lead', async () => {
-    if ((await c().leader()) === 0) return true;
-    const from = (await c().leader()) ?? leader;
-    await c().http(from, 'POST', `/v1/operator/raft/transfer-leader?id=${s0.Config.NodeID}`, undefined, { timeoutMs: 15_000 }).catch(() => undefined);
-    return (await c().leader()) === 0;
-  }, 45_000);
+  await transferUntil('s0 to lead', (l) => l === 0, `/v1/operator/raft/transfer-leader?id=${s0.Config.NodeID}`);
   disk.fill();
   const answersB: { via: number; res: HttpAnswer }[] = [];
   let next: number | undefined;
