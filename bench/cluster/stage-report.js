@@ -13,6 +13,8 @@ const dir = process.argv[2];
 const argAt = (name) => process.argv.indexOf(name);
 const arg = (name, dflt) => (argAt(name) >= 0 ? process.argv[argAt(name) + 1] : dflt);
 const SKIP = Number(arg('--skip', '300')); // warm-up requests left out
+const SLOWEST = Number(arg('--slowest', '10')); // per cent of requests counted as "slow" below
+const SHOW = Number(arg('--show', '0')); // how many of the slowest to print whole
 
 const events = [];
 for (const f of readdirSync(dir).filter((f) => f.startsWith('stages-'))) {
@@ -71,8 +73,8 @@ for (let i = median.from; i <= median.to; i++) {
   console.log(`  +${String(e.t - t0).padStart(6)} µs  ${e.node} ${e.what} ${e.detail}`);
 }
 
-// The slowest tenth: the step that took longest in each, counted by step.
-const slow = [...measured].sort((a, b) => b.us - a.us).slice(0, Math.max(1, Math.floor(measured.length / 10)));
+// The slowest SLOWEST per cent: the step that took longest in each, counted by step.
+const slow = [...measured].sort((a, b) => b.us - a.us).slice(0, Math.max(1, Math.floor((measured.length * SLOWEST) / 100)));
 const worst = new Map();
 for (const r of slow) {
   let best = null;
@@ -87,3 +89,12 @@ for (const r of slow) {
 }
 console.log(`\nThe longest step of each of the ${slow.length} slowest requests (≥ ${slow.at(-1).us} µs):`);
 for (const [key, w] of [...worst].sort((a, b) => b[1].us - a[1].us).slice(0, 12)) console.log(`  ${String(w.n).padStart(4)} × mean ${Math.round(w.us / w.n)} µs  ${key}`);
+for (const r of slow.slice(0, SHOW)) {
+  console.log(`\nA slow request (${r.us} µs):`);
+  const t0 = events[r.from].t;
+  for (let i = r.from; i <= r.to; i++) {
+    const e = events[i];
+    const gap = i > r.from ? e.t - events[i - 1].t : 0;
+    console.log(`  +${String(e.t - t0).padStart(6)} µs ${gap >= 500 ? `(+${gap})` : ''.padEnd(0)}  ${e.node} ${e.what} ${e.detail}`);
+  }
+}

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { nodeFlagsOf } from './node-flags';
 
 export const REPO = resolve(__dirname, '../../../..');
 export const CLI = join(REPO, 'packages/cli/bin/registry.js');
@@ -20,7 +21,7 @@ export interface AgentProcess {
 export function spawnAgent(args: string[], httpPort: number, serverPort: number, logFile: string, env?: Readonly<Record<string, string>>): AgentProcess {
   const child = spawn(
     process.execPath,
-    [CLI, 'agent', '-http-port', String(httpPort), '-server-port', String(serverPort), '-log-level', 'debug', ...args],
+    [...nodeFlagsOf(CLI), CLI, 'agent', '-http-port', String(httpPort), '-server-port', String(serverPort), '-log-level', 'debug', ...args],
     { stdio: ['ignore', 'pipe', 'pipe'], env: env ? { ...process.env, ...env } : process.env },
   );
   const log = createWriteStream(logFile, { flags: 'a' });

@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { nodeFlagsOf } from '../../support/node-flags';
 import { agentArgs, dialMap, DIAL_MAP_ENV } from './agent-args';
 import { httpAnswer, type HttpAnswer, type HttpOptions } from './http-answer';
 import { LinkProxy } from './link-proxy';
@@ -364,12 +365,13 @@ export class ClusterHarness {
     const bin = this.options.binFor?.(i) ?? this.options.bin ?? CLI_BIN;
     const log = openSync(s.logFile, 'a');
     try {
-      writeSync(log, `--- harness: node ${bin} ${args.join(' ')}\n`);
+      const flags = nodeFlagsOf(bin);
+      writeSync(log, `--- harness: node ${[...flags, bin].join(' ')} ${args.join(' ')}\n`);
       const nofile = this.options.nofile?.[i];
       const child =
         nofile === undefined
-          ? spawn(process.execPath, [bin, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', log, log] })
-          : spawn('bash', ['-c', `ulimit -n ${Math.floor(nofile)} && exec "$0" "$@"`, process.execPath, bin, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', log, log] });
+          ? spawn(process.execPath, [...flags, bin, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', log, log] })
+          : spawn('bash', ['-c', `ulimit -n ${Math.floor(nofile)} && exec "$0" "$@"`, process.execPath, ...flags, bin, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', log, log] });
       this.children[i] = child;
       this.exits[i] = new Promise<void>((done) => child.once('exit', () => done()));
       child.once('exit', (code, signal) => this.note(i, `harness: pid ${child.pid} exited (code ${code}, signal ${signal})`));
