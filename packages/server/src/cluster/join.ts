@@ -3,19 +3,18 @@
 // existing cluster through its leader, or — once it knows `bootstrap-expect` servers and none of
 // them is in a cluster yet — bootstraps Raft with exactly those servers. Every server of a new
 // cluster computes the same sorted set, so their first configurations agree.
-import { isUnspecifiedHost, NotCaughtUpError, senderAddress, splitHostPort, type Caller, type RaftNode, type Transport } from '@registry/raft';
+import { isUnspecifiedHost, senderAddress, splitHostPort, type Caller, type RaftNode, type Transport } from '@registry/raft';
 import type { Logger } from '../runtime/logger';
 import type { HelloReply, ServerFacts } from './server-info';
 import type { Membership } from './membership';
 import { formingClusterConfiguration } from './forming-cluster';
 import { addServerOnce } from './add-server';
-import { monotonicMs } from '../time';
+import { promoteWhenCaughtUp } from './promote-caught-up';
 
 const RETRY_MS = 1_000;
 const CALL_TIMEOUT_MS = 1_000;
 /** How long cluster.join waits for a new server to catch up and become a voter (within the call's 5 s); it asks again after. */
 const PROMOTE_WAIT_MS = 3_000;
-const PROMOTE_POLL_MS = 50;
 
 export class Joiner {
   private readonly known = new Map<string, ServerFacts>();
@@ -172,7 +171,8 @@ export class Joiner {
    * within an election timeout (a server still starting on a loaded machine) counted against the
    * quorum: beside one dead voter that was two live of four, the leader stepped down, and — a new
    * server votes only once it has caught up with a leader — no leader could be elected again
-   * (dead-server-cleanup in CI).
+   * (dead-server-cleanup in CI). A joiner that stops asking before it is promoted is promoted by
+   * the leader's autopilot pass instead (learner-autopilot.ts), by the same rule (promote-caught-up.ts).
    */
   private async onJoin(from: ServerFacts): Promise<boolean> {
     if (!this.raft.isLeader()) throw new Error('not the leader');
@@ -180,7 +180,7 @@ export class Joiner {
     const member = configuration.find((s) => s.id === from.id);
     const toPromote = from.nonVoter !== true && (member?.learner ?? true);
     if (member && member.address === from.address) {
-      if (toPromote) await promoteWhenCaughtUp(this.raft, from.id);
+      if (toPromote) await promoteWhenCaughtUp(this.raft, from.id, PROMOTE_WAIT_MS);
       return true;
     }
     const stale = configuration.filter((s) => s.id !== from.id && (s.address === from.address || (from.node !== '' && this.memberNodeName(s.id) === from.node)));
@@ -194,26 +194,8 @@ export class Joiner {
     // A member keeps its role (a new address only); a new server starts as a non-voter.
     const learner = member ? member.learner === true : true;
     await addServerOnce(this.raft, learner ? { id: from.id, address: from.address, learner: true } : { id: from.id, address: from.address });
-    if (toPromote) await promoteWhenCaughtUp(this.raft, from.id);
+    if (toPromote) await promoteWhenCaughtUp(this.raft, from.id, PROMOTE_WAIT_MS);
     return true;
-  }
-}
-
-/**
- * Makes learner `id` a voter as soon as it has caught up, waiting up to PROMOTE_WAIT_MS; throws
- * NotCaughtUpError when it has not by then (the joiner asks again). Done when it is a voter already.
- */
-async function promoteWhenCaughtUp(raft: RaftNode, id: string): Promise<void> {
-  const deadline = monotonicMs() + PROMOTE_WAIT_MS;
-  for (;;) {
-    if (raft.configuration().some((s) => s.id === id && !s.learner)) return;
-    try {
-      await raft.promote(id);
-      return;
-    } catch (err) {
-      if (!(err instanceof NotCaughtUpError) || monotonicMs() >= deadline) throw err;
-    }
-    await new Promise((r) => setTimeout(r, PROMOTE_POLL_MS));
   }
 }
 

@@ -15,6 +15,7 @@ import { SERF_CHECK_ID } from '../checks/service-health';
 import type { Membership, RemovalNotice } from './membership';
 import { Readmission } from './readmission';
 import { DeadServerCleanup } from './dead-servers';
+import { LearnerAutopilot } from './learner-autopilot';
 
 const INTERVAL_MS = 1_000;
 const SEGMENT_META_KEY = 'registry-network-segment';
@@ -55,6 +56,8 @@ export class ServerHealth implements LeaderDuty {
   /** Adds back servers removed while alive (readmission.ts). */
   readonly readmission: Readmission;
   private readonly deadServers: DeadServerCleanup;
+  /** Promotes caught-up non-voters that do not declare -non-voter (learner-autopilot.ts). */
+  private readonly learners: LearnerAutopilot;
   /** Each server's wall clock against this leader's, from the pings (empty while not leading). */
   readonly clockOffsets: ClockOffsets;
 
@@ -84,6 +87,7 @@ export class ServerHealth implements LeaderDuty {
         return since === undefined ? undefined : monotonicMs() - since;
       },
     });
+    this.learners = new LearnerAutopilot({ selfId: self.id, raft, transport, logger });
   }
   /**
    * A reload's `node_meta` (agent/reload.ts): this server's facts carry it from now on; the leader
@@ -125,6 +129,15 @@ export class ServerHealth implements LeaderDuty {
           await this.deadServers.pass();
         } catch (err) {
           this.logger.debug({ err: (err as Error).message }, 'server health reconcile failed');
+        }
+        // Promotion runs on this same one-second cadence (Consul's autopilot also works from its
+        // periodic server health): as often as a joiner asks on its own, so a learner that stopped
+        // asking waits no longer than one that keeps asking, and it costs only a ping per learner.
+        // Apart from the catalog work above, so that a failing catalog write does not hold it up.
+        try {
+          if (this.raft.leaderReady()) await this.learners.pass();
+        } catch (err) {
+          this.logger.debug({ err: (err as Error).message }, 'autopilot promotion pass failed');
         } finally {
           this.running = false;
         }
