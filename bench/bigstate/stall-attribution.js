@@ -11,6 +11,8 @@
 // For each gap: its length, the main thread's time on a CPU and waiting for one during it, and the
 // GC pauses in it. A gap mostly waiting for a CPU is the machine (two cores, three servers and a
 // load generator), not the snapshot; a gap with ≥ --min ms on the CPU, or a GC pause that long, is.
+// Last, whether takes make gaps more frequent: gaps per server-second inside a server's own take
+// windows and outside them, over its load (from 15 s before its first take to the end of its last).
 //   BENCH_CLUSTER_NODE_OPTIONS="-r $PWD/bench/cluster/loop-trace.js" BENCH_LOOP_TRACE_DIR=/tmp/lt/trace BENCH_LOOP_GAP_MS=50 \
 //     node bench/bigstate/side-by-side.js --mib 1024 --idle 60 --systems registry --keep-logs /tmp/lt/logs
 //   node bench/bigstate/stall-attribution.js --logs /tmp/lt/logs --trace /tmp/lt/trace [--min 50]
@@ -49,17 +51,37 @@ for (const f of readdirSync(LOGS).filter((n) => n.endsWith('.log'))) {
   }
 }
 
+/** A server's takes and its load's span (a restarted server's trace files share them). */
+function loadOf(node) {
+  const takes = (windows.get(node) ?? []).filter(([kind]) => kind === 'take');
+  if (takes.length === 0) return { takes, loadFrom: Infinity, loadTo: -Infinity };
+  return { takes, loadFrom: Math.min(...takes.map(([, from]) => from)) - 15_000, loadTo: Math.max(...takes.map(([, , to]) => to)) };
+}
+
 const rows = [];
 const perKind = {};
+/** Gaps over the load, inside a server's own take windows and outside them, and the time of each. */
+const takeRate = { inside: 0, outside: 0, insideMs: 0, loadMs: 0 };
+for (const node of windows.keys()) {
+  const { takes, loadFrom, loadTo } = loadOf(node);
+  if (takes.length === 0) continue;
+  takeRate.loadMs += loadTo - loadFrom;
+  takeRate.insideMs += takes.reduce((sum, [, from, to]) => sum + (to - from), 0);
+}
 for (const f of readdirSync(TRACE).filter((n) => n.startsWith('loop-'))) {
   const lines = readFileSync(join(TRACE, f), 'utf8').split('\n');
   const node = lines[0].match(/-node (\S+)/)?.[1];
+  const { takes, loadFrom, loadTo } = loadOf(node);
   for (const line of lines) {
     if (!line.startsWith('GAP')) continue;
     const end = Date.parse(line.match(/\bat=(\S+)/)?.[1] ?? '');
     const gap = num(line, 'gap_ms');
     if (!Number.isFinite(end) || !(gap >= MIN)) continue;
     const start = end - gap;
+    if (end >= loadFrom && end <= loadTo) {
+      if (takes.some(([, from, to]) => start < to && end > from)) takeRate.inside++;
+      else takeRate.outside++;
+    }
     for (const [kind, from, to] of windows.get(node) ?? []) {
       // A window's first log line is written as the loop comes back from whatever came before it
       // (a restart's log replay ends in "restoring the stored snapshot"), so a gap that ends at
@@ -93,3 +115,8 @@ for (const kind of ['take', 'send', 'receive', 'restore']) {
   const k = perKind[kind] ?? { gaps: 0, worst: 0, own: 0, ownWorst: 0 };
   console.log(`| ${kind} (${counted[kind] ?? 0}) | ${k.gaps} | ${k.worst.toFixed(0)} ms | ${k.own} | ${k.ownWorst.toFixed(0)} |`);
 }
+const perSecond = (n, ms) => (ms > 0 ? (n / (ms / 1000)).toFixed(2) : '-');
+console.log(
+  `\nGaps ≥ ${MIN} ms over the load: ${perSecond(takeRate.inside, takeRate.insideMs)} per server-second inside the server's own take windows (${takeRate.inside} in ${(takeRate.insideMs / 1000).toFixed(1)} s), ` +
+    `${perSecond(takeRate.outside, takeRate.loadMs - takeRate.insideMs)} outside them (${takeRate.outside} in ${((takeRate.loadMs - takeRate.insideMs) / 1000).toFixed(1)} s).`,
+);

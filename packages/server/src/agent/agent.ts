@@ -21,7 +21,7 @@ import { Joiner } from '../cluster/join';
 import { LeftMarker } from '../cluster/left-marker';
 import { Membership } from '../cluster/membership';
 import { installForceLeave } from '../cluster/force-leave';
-import { addServerOnce } from '../cluster/add-server';
+import { admitServer } from '../cluster/add-server';
 import { holdsRaftState, raftStorage } from './raft-storage';
 import { serverPortLimits, ServerPortRefusals } from './server-port-limits';
 import { ServerHealth, SERF_CHECK_ID, SERVER_SERVICE_ID } from '../cluster/server-health';
@@ -394,15 +394,11 @@ export class Agent extends AgentShell {
     calls.handle('Operator.RemovePeer', (by) => this.removePeerHere(by));
     calls.handle('Operator.TransferLeader', ({ id }) => this.transferHere(id));
     calls.handle('Cluster.AddServer', async (server) => {
-      // `registry join <new server>` run on a member: a new server comes in as a non-voter, as one
-      // that asks to join does (cluster/join.ts onJoin), and the leader's autopilot pass makes it a
-      // voter once it answers and has caught up (cluster/learner-autopilot.ts). Added as a voter at
-      // once, a server that never answered counted against the quorum. A member keeps its role (a
-      // new address only). Idempotent: the leader's reconciliation may be adding the same server
-      // back (cluster/readmission.ts).
-      const member = this.raft.configuration().find((s) => s.id === server.id);
-      const learner = member ? member.learner === true : true;
-      await addServerOnce(this.raft, { id: server.id, address: server.address, ...(learner ? { learner: true } : {}) });
+      // `registry join <new server>` run on a member: admitted as one that asks to join is, and
+      // made a voter by the leader's autopilot pass once it answers and has caught up
+      // (cluster/learner-autopilot.ts). Idempotent: the leader's reconciliation may be adding the
+      // same server back (cluster/readmission.ts).
+      await admitServer(this.raft, server);
     });
     installRaftPromote(this.raft, calls);
     installLeaveServer(this.raft, calls, this.logger.child({ module: 'agent.leader' }));

@@ -9,6 +9,18 @@ import { monotonicMs } from '../time';
 
 const RETRY_MS = 100;
 
+/**
+ * A server asking in (join.ts `onJoin`) or named by `registry join` on a member (`Cluster.AddServer`):
+ * a member keeps its role (a new address only); a new server comes in as a learner, and is promoted
+ * once it has caught up (promote-caught-up.ts). Added as a voter at once, a server that never
+ * answered would count against the quorum.
+ */
+export async function admitServer(raft: RaftNode, server: { id: string; address: string }): Promise<void> {
+  const member = raft.configuration().find((s) => s.id === server.id);
+  const learner = member ? member.learner === true : true;
+  await addServerOnce(raft, learner ? { id: server.id, address: server.address, learner: true } : { id: server.id, address: server.address });
+}
+
 export async function addServerOnce(raft: RaftNode, server: ServerInfo, waitMs = 5_000): Promise<void> {
   const deadline = monotonicMs() + waitMs;
   for (;;) {

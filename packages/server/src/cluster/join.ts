@@ -8,7 +8,7 @@ import type { Logger } from '../runtime/logger';
 import type { HelloReply, ServerFacts } from './server-info';
 import type { Membership } from './membership';
 import { formingClusterConfiguration } from './forming-cluster';
-import { addServerOnce } from './add-server';
+import { admitServer } from './add-server';
 import { promoteWhenCaughtUp } from './promote-caught-up';
 
 const RETRY_MS = 1_000;
@@ -191,9 +191,7 @@ export class Joiner {
       this.logger.info({ removed: old.id, address: old.address, replacement: from.id, node: from.node }, 'removing the server a joining server replaces');
       await this.raft.removeServer(old.id);
     }
-    // A member keeps its role (a new address only); a new server starts as a non-voter.
-    const learner = member ? member.learner === true : true;
-    await addServerOnce(this.raft, learner ? { id: from.id, address: from.address, learner: true } : { id: from.id, address: from.address });
+    await admitServer(this.raft, from);
     if (toPromote) await promoteWhenCaughtUp(this.raft, from.id, PROMOTE_WAIT_MS);
     return true;
   }

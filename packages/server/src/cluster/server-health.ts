@@ -119,25 +119,12 @@ export class ServerHealth implements LeaderDuty {
       if (this.raft.leaderReady() && !this.running) {
         this.running = true;
         try {
-          if (this.restored) {
-            this.restored = false;
-            await this.reapForeignServers();
-          }
-          await this.reconcile();
-          // Membership (issue #35): removed servers that are alive come back; dead ones go when a quorum allows.
-          await this.readmission.pass();
-          await this.deadServers.pass();
-        } catch (err) {
-          this.logger.debug({ err: (err as Error).message }, 'server health reconcile failed');
-        }
-        // Promotion runs on this same one-second cadence (Consul's autopilot also works from its
-        // periodic server health): as often as a joiner asks on its own, so a learner that stopped
-        // asking waits no longer than one that keeps asking, and it costs only a ping per learner.
-        // Apart from the catalog work above, so that a failing catalog write does not hold it up.
-        try {
-          if (this.raft.leaderReady()) await this.learners.pass();
-        } catch (err) {
-          this.logger.debug({ err: (err as Error).message }, 'autopilot promotion pass failed');
+          await this.reconcilePass();
+          // Promotion runs on this same one-second cadence (Consul's autopilot also works from its
+          // periodic server health): as often as a joiner asks on its own, so a learner that stopped
+          // asking waits no longer than one that keeps asking, and it costs only a ping per learner.
+          // Apart from the catalog work, so that a failing catalog write does not hold it up.
+          await this.promotionPass();
         } finally {
           this.running = false;
         }
@@ -145,6 +132,29 @@ export class ServerHealth implements LeaderDuty {
       if (this.timer) this.timer = setTimeout(loop, INTERVAL_MS);
     };
     this.timer = setTimeout(loop, 0);
+  }
+
+  private async reconcilePass(): Promise<void> {
+    try {
+      if (this.restored) {
+        this.restored = false;
+        await this.reapForeignServers();
+      }
+      await this.reconcile();
+      // Membership (issue #35): removed servers that are alive come back; dead ones go when a quorum allows.
+      await this.readmission.pass();
+      await this.deadServers.pass();
+    } catch (err) {
+      this.logger.debug({ err: (err as Error).message }, 'server health reconcile failed');
+    }
+  }
+
+  private async promotionPass(): Promise<void> {
+    try {
+      if (this.raft.leaderReady()) await this.learners.pass();
+    } catch (err) {
+      this.logger.debug({ err: (err as Error).message }, 'autopilot promotion pass failed');
+    }
   }
 
   stop(): void {
