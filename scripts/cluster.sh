@@ -16,7 +16,8 @@
 # -bootstrap-expect 3 -retry-join. Data dirs, logs and pid files live under
 # ${REGISTRY_CLUSTER_DIR:-$PWD/.data/cluster}/sN/. Data survives stop/start; `clean` removes it.
 # REGISTRY_CLUSTER_BIN runs another JS entry point instead of packages/cli/bin/registry.js,
-# REGISTRY_LOG_LEVEL sets -log-level (default info). REGISTRY_NON_VOTERS=K (default 0) adds servers
+# REGISTRY_LOG_LEVEL sets -log-level (default info), REGISTRY_CONFIG_FILE adds -config-file FILE to
+# every server (e.g. raft settings for a benchmark). REGISTRY_NON_VOTERS=K (default 0) adds servers
 # s4..s(3+K) started with -non-voter (Raft learners, issue #14): they join the three voters and
 # serve reads but never vote; server numbers then go up to 3+K. Needs `npm run build` first.
 set -euo pipefail
@@ -62,18 +63,19 @@ live_pid() {
 }
 
 start_server() {
-  local n=$1 i joins=() role=(-bootstrap-expect $N_VOTERS)
+  local n=$1 i joins=() config=() role=(-bootstrap-expect $N_VOTERS)
   if live_pid "$n" >/dev/null; then echo "s$n already running (pid $(live_pid "$n"))"; return 0; fi
   for i in $(seq 1 $N_SERVERS); do
     [ "$i" -ne "$n" ] && joins+=(-retry-join "$HOST:$(server_port "$i")")
   done
   # Non-voters never bootstrap: they join the voters' cluster through its leader.
   [ "$n" -gt $N_VOTERS ] && role=(-bootstrap-expect 0 -non-voter)
+  [ -n "${REGISTRY_CONFIG_FILE:-}" ] && config=(-config-file "$(realpath "$REGISTRY_CONFIG_FILE")")
   mkdir -p "$DIR/s$n/data"
   echo "--- $(date -u +%FT%TZ) cluster.sh: starting s$n" >>"$(log_file "$n")"
   (cd "$ROOT" && exec node $NODE_FLAGS "$BIN" agent -server -node "s$n" -datacenter dc1 -data-dir "$DIR/s$n/data" \
     -bind "$HOST" -client "$HOST" -http-port "$(http_port "$n")" -server-port "$(server_port "$n")" \
-    "${role[@]}" "${joins[@]}" -log-level "$LOG_LEVEL" \
+    "${role[@]}" "${config[@]}" "${joins[@]}" -log-level "$LOG_LEVEL" \
     >>"$(log_file "$n")" 2>&1 </dev/null) &
   echo $! >"$(pid_file "$n")"
   echo "s$n started (pid $!): http://$HOST:$(http_port "$n"), server $HOST:$(server_port "$n")"

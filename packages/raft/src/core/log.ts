@@ -66,6 +66,22 @@ export class RaftLog {
     return this.entries.slice(lo - this.offsetIndex - 1, end - this.offsetIndex);
   }
 
+  /**
+   * Entries from lo, at most `maxCount` and — past the first, which always comes — no more than
+   * `maxBytes` of payload in all: one append message's worth.
+   */
+  sliceForAppend(lo: number, maxCount: number, maxBytes: number): Entry[] {
+    if (lo <= this.offsetIndex) throw new Error(`entry ${lo} is compacted (log starts at ${this.firstIndex})`);
+    const from = lo - this.offsetIndex - 1;
+    const limit = Math.min(this.entries.length, from + maxCount);
+    let to = from;
+    for (let bytes = 0; to < limit; to++) {
+      bytes += this.entries[to].data.byteLength;
+      if (bytes > maxBytes && to > from) break;
+    }
+    return this.entries.slice(from, to);
+  }
+
   /** Raft §5.4.1: is a log ending at (lastIndex, lastTerm) at least as up to date as this one? */
   isUpToDate(lastIndex: number, lastTerm: number): boolean {
     const ownTerm = this.lastTerm;

@@ -4,43 +4,70 @@ import type { NodeId } from './types';
 
 /**
  * probe: one append at a time until the follower's match point is found;
- * replicate: stream appends optimistically, at most `maxInflight` unacknowledged;
+ * replicate: stream appends optimistically, at most `InflightLimits` unacknowledged;
  * snapshot: the follower needs a snapshot; nothing else is sent until it answers.
  */
 export type ProgressState = 'probe' | 'replicate' | 'snapshot';
 
-/** Last indexes of appends sent in replicate state and not yet acknowledged, oldest first. */
+/**
+ * How much a leader may have sent one follower and not yet heard back about. The count keeps the
+ * pipeline short; the bytes keep a follower that is far behind (a wiped disk replaying a long log
+ * tail) from making the leader encode and queue hundreds of MiB of appends at once — each append is
+ * a copy of its entries until the socket has written it (etcd-io/raft's MaxInflightBytes).
+ */
+export interface InflightLimits {
+  count: number;
+  /** Entry payload bytes; the append that crosses the limit still goes, the next one waits. */
+  bytes: number;
+}
+
+/** Appends sent in replicate state and not yet acknowledged, oldest first: last index and payload bytes. */
 export class Inflights {
   private readonly lastIndexes: number[] = [];
+  private readonly sizes: number[] = [];
+  private _bytes = 0;
 
-  constructor(private readonly capacity: number) {}
+  constructor(private readonly limits: InflightLimits) {}
 
   get count(): number {
     return this.lastIndexes.length;
   }
 
-  get full(): boolean {
-    return this.lastIndexes.length >= this.capacity;
+  get bytes(): number {
+    return this._bytes;
   }
 
-  add(lastIndex: number): void {
+  get full(): boolean {
+    return this.lastIndexes.length >= this.limits.count || this._bytes >= this.limits.bytes;
+  }
+
+  add(lastIndex: number, bytes: number): void {
     this.lastIndexes.push(lastIndex);
+    this.sizes.push(bytes);
+    this._bytes += bytes;
   }
 
   /** An acknowledgement up to `index` frees every append that ended at or before it. */
   freeUpTo(index: number): void {
     let n = 0;
-    while (n < this.lastIndexes.length && this.lastIndexes[n] <= index) n++;
-    if (n > 0) this.lastIndexes.splice(0, n);
+    while (n < this.lastIndexes.length && this.lastIndexes[n] <= index) this._bytes -= this.sizes[n++];
+    if (n > 0) {
+      this.lastIndexes.splice(0, n);
+      this.sizes.splice(0, n);
+    }
   }
 
   /** A heartbeat answer proves the link works; let one more append out (its predecessor may be lost). */
   freeFirst(): void {
+    if (this.lastIndexes.length === 0) return;
     this.lastIndexes.shift();
+    this._bytes -= this.sizes.shift()!;
   }
 
   reset(): void {
     this.lastIndexes.length = 0;
+    this.sizes.length = 0;
+    this._bytes = 0;
   }
 }
 
@@ -65,10 +92,10 @@ export class Progress {
   constructor(
     readonly id: NodeId,
     next: number,
-    maxInflight: number,
+    limits: InflightLimits,
   ) {
     this.next = next;
-    this.inflights = new Inflights(Math.max(1, maxInflight));
+    this.inflights = new Inflights({ count: Math.max(1, limits.count), bytes: Math.max(1, limits.bytes) });
   }
 
   get paused(): boolean {
@@ -107,12 +134,12 @@ export class Progress {
     this.inflights.reset();
   }
 
-  /** Records an append of entries ending at `lastIndex` (none when lastIndex is undefined). */
-  sent(lastIndex: number | undefined): void {
+  /** Records an append of entries ending at `lastIndex` (none when lastIndex is undefined) carrying `bytes` of payload. */
+  sent(lastIndex: number | undefined, bytes = 0): void {
     if (this.state === 'replicate') {
       if (lastIndex !== undefined) {
         this.next = lastIndex + 1;
-        this.inflights.add(lastIndex);
+        this.inflights.add(lastIndex, bytes);
       }
     } else if (this.state === 'probe') {
       this.probeSent = true;

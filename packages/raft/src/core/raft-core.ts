@@ -50,7 +50,11 @@ export interface CoreConfig {
   checkQuorum: boolean;
   /** Max un-acked append messages in flight per follower (pipelining). */
   maxInflight: number;
+  /** Max entry payload bytes in those messages; the one that crosses it still goes. */
+  maxInflightBytes: number;
   maxEntriesPerAppend: number;
+  /** Max entry payload bytes in one append (a single larger entry still goes, alone). */
+  maxAppendBytes: number;
   /** In [0,1). */
   random: () => number;
 }
@@ -141,7 +145,7 @@ export class RaftCore {
       config.id,
       () => voterIds(this.configs.latest),
       () => memberIds(this.configs.latest),
-      config.maxInflight,
+      { count: config.maxInflight, bytes: config.maxInflightBytes },
     );
     const snapshot = restore.snapshot;
     const offsetIndex = snapshot?.index ?? 0;
@@ -724,11 +728,11 @@ export class RaftCore {
       this.sendSnapshot(pr);
       return false;
     }
-    const entries = this.log.slice(pr.next, pr.next + this.cfg.maxEntriesPerAppend - 1);
+    const entries = this.log.sliceForAppend(pr.next, this.cfg.maxEntriesPerAppend, this.cfg.maxAppendBytes);
     if (entries.length === 0 && !allowEmpty) return false;
     const seq = ++this.sendStamp;
     this.send({ type: 'append', to, term: this._term, prevIndex, prevTerm, entries, commit: this.commit, seq });
-    pr.sent(entries.length > 0 ? entries[entries.length - 1].index : undefined);
+    pr.sent(entries.length > 0 ? entries[entries.length - 1].index : undefined, payloadBytes(entries));
     return entries.length > 0 && pr.state === 'replicate';
   }
 
@@ -934,6 +938,13 @@ export class RaftCore {
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** Entries after the snapshot; a stored suffix that does not continue the snapshot is stale and dropped. */
+/** What an append's entries weigh against the in-flight byte limit. */
+function payloadBytes(entries: readonly Entry[]): number {
+  let bytes = 0;
+  for (const entry of entries) bytes += entry.data.byteLength;
+  return bytes;
+}
+
 function restoredEntries(entries: readonly Entry[], offsetIndex: number, offsetTerm: number): Entry[] {
   const at = entries.findIndex((e) => e.index === offsetIndex);
   if (at >= 0 && offsetIndex > 0 && entries[at].term !== offsetTerm) return [];

@@ -11,7 +11,7 @@
 // Learners (etcd's tracker keeps them in `Learners` beside `Voters`): the leader tracks their
 // progress like a voter's, so they receive the log, heartbeats and snapshots, but every quorum
 // question below asks only the voters, and a learner is never a leadership-transfer target.
-import { Progress } from './progress';
+import { Progress, type InflightLimits } from './progress';
 import { hasQuorum, quorumIndex, voteOutcome, type VoteOutcome } from './quorum';
 import type { NodeId } from './types';
 
@@ -25,7 +25,7 @@ export class ProgressTracker {
     private readonly voters: () => NodeId[],
     /** Voters and learners: everyone the leader replicates to. */
     private readonly members: () => NodeId[],
-    private readonly maxInflight: number,
+    private readonly inflightLimits: InflightLimits,
   ) {}
 
   // ---------------------------------------------------------------- progress
@@ -52,7 +52,7 @@ export class ProgressTracker {
   sync(next: number): NodeId[] {
     const others = this.members().filter((id) => id !== this.self);
     for (const id of others) {
-      if (!this.progress.has(id)) this.progress.set(id, new Progress(id, next, this.maxInflight));
+      if (!this.progress.has(id)) this.progress.set(id, new Progress(id, next, this.inflightLimits));
     }
     const removed: NodeId[] = [];
     for (const id of [...this.progress.keys()]) {

@@ -38,8 +38,15 @@ export interface RaftNodeOptions {
   trailingLogs?: number;
   /** Unacknowledged appends in flight per follower (default 64). */
   maxInflight?: number;
+  /**
+   * Entry payload bytes in those appends (default 16 MiB): a follower replaying a long log tail
+   * costs the leader at most about this much in encoded appends, whatever the entries' size.
+   */
+  maxInflightBytes?: number;
   /** Entries per append message (default 512). */
   maxEntriesPerAppend?: number;
+  /** Entry payload bytes per append message (default 1 MiB; a larger entry goes alone). */
+  maxAppendBytes?: number;
   /** Pre-vote (default true): a rejoining server cannot depose a healthy leader. */
   preVote?: boolean;
   /** Check-quorum (default true): a leader that cannot reach a majority steps down. */
@@ -66,7 +73,9 @@ export function resolveOptions(opts: RaftNodeOptions): ResolvedOptions {
     snapshotIntervalMs: 0,
     trailingLogs: 10240,
     maxInflight: 64,
+    maxInflightBytes: 16 * 1024 * 1024,
     maxEntriesPerAppend: 512,
+    maxAppendBytes: 1024 * 1024,
     preVote: true,
     checkQuorum: true,
     random: Math.random,
@@ -85,7 +94,9 @@ export function resolveOptions(opts: RaftNodeOptions): ResolvedOptions {
     'heartbeatTicks',
     'snapshotThreshold',
     'maxInflight',
+    'maxInflightBytes',
     'maxEntriesPerAppend',
+    'maxAppendBytes',
     'snapshotChunkBytes',
   ];
   for (const key of positive) {
@@ -116,7 +127,9 @@ export function coreConfig(opts: ResolvedOptions): CoreConfig {
     preVote: opts.preVote,
     checkQuorum: opts.checkQuorum,
     maxInflight: opts.maxInflight,
+    maxInflightBytes: opts.maxInflightBytes,
     maxEntriesPerAppend: opts.maxEntriesPerAppend,
+    maxAppendBytes: opts.maxAppendBytes,
     random: opts.random,
   };
 }

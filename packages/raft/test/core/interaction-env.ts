@@ -170,6 +170,8 @@ export class InteractionEnv {
         checkQuorum: flag('check-quorum', false),
         maxInflight: num('max-inflight', 8),
         maxEntriesPerAppend: num('max-entries', 64),
+        maxInflightBytes: num('max-inflight-bytes', 16 * 1024 * 1024),
+        maxAppendBytes: num('max-append-bytes', 1024 * 1024),
         // Every election timeout is exactly `election` ticks, so tick-election means one timeout.
         random: () => 0,
       };

@@ -134,6 +134,10 @@ export class SimCluster {
       checkQuorum: true,
       maxInflight: 4,
       maxEntriesPerAppend: 3,
+      // The proposals are a few bytes each and configurations ~100: these limits cut appends short
+      // and hold the pipeline back by bytes as often as by count, under every fault the run draws.
+      maxAppendBytes: 16,
+      maxInflightBytes: 40,
       ...options.core,
     };
     const configuration: Configuration = { servers: [] };
