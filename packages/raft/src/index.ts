@@ -21,4 +21,5 @@ export type { CaughtUp } from './node/catch-up';
 export * from './storage/wal-storage';
 export { makeDirDurablySync, syncDirSync } from './storage/durable-dir';
 export { parseSegment, CorruptSegmentError } from './storage/wal/segments';
+export { DEFAULT_INLINE_WRITES, type InlineWriteLimits } from './storage/wal/inline-writes';
 export { PIECES_IN_FLIGHT } from './node/snapshot-transfer';

@@ -28,6 +28,7 @@ import type { PersistedState, PersistedStateMeta, RaftStorage, SnapshotData, Sna
 import type { LevelStorage } from './level-storage';
 import { frame, isSegmentName, SegmentFiles, type SegmentInfo } from './wal/segments';
 import { HardStateDeferral } from './hard-state-deferral';
+import { InlineWrites, type InlineWriteLimits } from './wal/inline-writes';
 import { syncDirSync } from './durable-dir';
 
 /** One entry as stored: its index is the record's first index plus its position. */
@@ -53,6 +54,8 @@ export interface WalStorageOptions {
   snapshots: LevelStorage;
   /** Each segment's preallocated size: a segment is closed once the next record would take it past this (default 1 MiB). */
   segmentBytes?: number;
+  /** Which records are written on the event loop (default DEFAULT_INLINE_WRITES; wal/inline-writes.ts). */
+  inlineWrites?: InlineWriteLimits;
   /**
    * A folder fsynced before a compaction point is written. Snapshot files need none (their folder is
    * synced when one is installed); it was LevelDB's, when snapshots lived there (data format 1). LevelDB
@@ -104,7 +107,7 @@ export class WalStorage implements RaftStorage {
   private openedWith: PersistedStateMeta | null = null;
 
   constructor(options: WalStorageOptions) {
-    this.files = new SegmentFiles(options.dir, options.segmentBytes ?? DEFAULT_SEGMENT_BYTES);
+    this.files = new SegmentFiles(options.dir, options.segmentBytes ?? DEFAULT_SEGMENT_BYTES, new InlineWrites(options.inlineWrites));
     this.snapshots = options.snapshots;
     this.snapshotsDir = options.snapshotsDir;
   }

@@ -2,9 +2,10 @@
 //   [u32 body length][u32 CRC-32 of the body][body]   (little-endian)
 // written in order. A segment is made whole before it takes records: zero-filled to `segmentBytes`
 // and synced under a temporary name, then renamed (and the folder synced). It is opened O_DSYNC, so
-// each record is one positioned write that returns once the bytes are on the disk — one trip through
-// libuv's pool, and, since the blocks already exist, no file-size or block-allocation metadata for
-// the file system to commit with it. The next segment is prepared in the background once the
+// each record is one positioned write that returns once the bytes are on the disk — made on the event
+// loop for a small record, else one trip through libuv's pool (inline-writes.ts says which and why) —
+// and, since the blocks already exist, no file-size or block-allocation metadata for the file system
+// to commit with it. The next segment is prepared in the background once the
 // current one is half full (the first as soon as an empty log is opened), as etcd's WAL keeps a
 // preallocated file ready.
 //
@@ -31,6 +32,8 @@
 //   be prepared has to be made (and opened) by the write that needs it.
 import { closeSync, close, fsync, fsyncSync, open, openSync, readdirSync, readFileSync, rename, unlinkSync, write, writeSync, constants } from 'node:fs';
 import { unlink as unlinkAsync } from 'node:fs/promises';
+import { monotonicMs } from '../../monotonic-clock';
+import { InlineWrites } from './inline-writes';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { makeDirDurablySync } from '../durable-dir';
@@ -126,6 +129,11 @@ async function writeAll(fd: number, bytes: Buffer, position: number): Promise<vo
   }
 }
 
+function writeAllInline(fd: number, bytes: Buffer, position: number): void {
+  let written = 0;
+  while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written, position + written);
+}
+
 export class SegmentFiles {
   private segments: SegmentInfo[] = [];
   /** Unlinks under way (remove()). */
@@ -143,6 +151,7 @@ export class SegmentFiles {
   constructor(
     readonly dir: string,
     private readonly segmentBytes: number,
+    private readonly inlineWrites: InlineWrites = new InlineWrites(),
   ) {}
 
   /**
@@ -206,8 +215,11 @@ export class SegmentFiles {
     if (this.failed) await this.clearFailed();
     if (this.wouldRoll(record.length)) await this.roll();
     else if (this.fd < 0) this.fd = await callback<number>((done) => open(this.newest().path, SYNCED_WRITES, done));
+    const started = monotonicMs();
     try {
-      await writeAll(this.fd, record, this.size);
+      if (this.inlineWrites.inline(record.length)) writeAllInline(this.fd, record, this.size);
+      else await writeAll(this.fd, record, this.size);
+      this.inlineWrites.took(monotonicMs() - started);
     } catch (err) {
       this.failed = { at: this.size, length: record.length };
       throw err;
