@@ -12,6 +12,18 @@ describe('quorum arithmetic', () => {
     expect(quorumIndex([], () => 100)).toBe(0);
   });
 
+  it('the commit point is the majority-th highest index for any sizes and orders (a larger call first leaves nothing behind)', () => {
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % 20;
+    for (let round = 0; round < 500; round++) {
+      const n = 1 + (round % 7);
+      const ids = Array.from({ length: n }, (_, i) => `v${i}`);
+      const match = new Map(ids.map((id) => [id, next()]));
+      const sorted = [...match.values()].sort((a, b) => b - a);
+      expect(quorumIndex(ids, (id) => match.get(id)!)).toBe(sorted[Math.floor(n / 2)]);
+    }
+  });
+
   it('an election is won by a majority of grants and lost once a majority is out of reach', () => {
     const voters = ['a', 'b', 'c', 'd'];
     expect(voteOutcome(voters, new Map([['a', true], ['b', true]]))).toBe('pending');
