@@ -937,7 +937,6 @@ export class RaftCore {
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-/** Entries after the snapshot; a stored suffix that does not continue the snapshot is stale and dropped. */
 /** What an append's entries weigh against the in-flight byte limit. */
 function payloadBytes(entries: readonly Entry[]): number {
   let bytes = 0;
@@ -945,6 +944,7 @@ function payloadBytes(entries: readonly Entry[]): number {
   return bytes;
 }
 
+/** Entries after the snapshot; a stored suffix that does not continue the snapshot is stale and dropped. */
 function restoredEntries(entries: readonly Entry[], offsetIndex: number, offsetTerm: number): Entry[] {
   const at = entries.findIndex((e) => e.index === offsetIndex);
   if (at >= 0 && offsetIndex > 0 && entries[at].term !== offsetTerm) return [];

@@ -32,10 +32,10 @@
 //   be prepared has to be made (and opened) by the write that needs it.
 import { closeSync, close, fsync, fsyncSync, open, openSync, readdirSync, readFileSync, rename, unlinkSync, write, writeSync, constants } from 'node:fs';
 import { unlink as unlinkAsync } from 'node:fs/promises';
-import { monotonicMs } from '../../monotonic-clock';
-import { InlineWrites } from './inline-writes';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { monotonicMs } from '../../monotonic-clock';
+import { InlineWrites } from './inline-writes';
 import { makeDirDurablySync } from '../durable-dir';
 
 const SUFFIX = '.wal';
