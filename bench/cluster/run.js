@@ -15,6 +15,9 @@
 //   --think-ms N: every connection waits N ms after each answer (paced.lua) — a paced load both
 //   systems can carry, for the tail of a write rather than of a saturated two-core machine.
 //
+// Each write RESULT line also says what its measured part cost the three servers' processes, per
+// request (proc-cost.js, from /proc: threads, csw, cpu_us, runq_us — the time their threads were
+// ready to run and waiting for a CPU); the summary prints those as a second table.
 // RESULT / FAILOVER lines go to stdout and to --results (default /tmp/bench-cluster-<time>.txt);
 // medians across runs are printed as markdown at the end. Every wrk run and probe is bounded in
 // time; only the processes this script starts (through the two cluster scripts, by PID) are
@@ -28,10 +31,11 @@
 'use strict';
 const { execFileSync } = require('node:child_process');
 const net = require('node:net');
-const { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } = require('node:fs');
+const { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { sleep } = require('../support');
+const { costPerRequest, sample } = require('./proc-cost');
 
 const REPO = join(__dirname, '..', '..');
 const CLUSTER = join(REPO, 'scripts', 'cluster.sh');
@@ -124,10 +128,12 @@ async function startRegistry() {
     stop();
     throw err;
   }
+  const pids = () => [1, 2, 3].map((n) => Number(readFileSync(join(dir, `s${n}`, 'pid'), 'utf8')));
   return {
     http,
     raft,
     leaderUrl,
+    pids,
     killCmd: (signal) => `${envPrefix(env)} ${CLUSTER} ${signal} {n}`,
     restartCmd: () => `${envPrefix(env)} ${CLUSTER} restart {n}`,
     stop,
@@ -140,6 +146,12 @@ function envPrefix(env) {
     .join(' ') + (env.NODE_OPTIONS ? ` NODE_OPTIONS='${env.NODE_OPTIONS}'` : '');
 }
 
+/** The etcd members' pids, from the pid files etcd-cluster.sh keeps (its ETCD_BENCH_DIR). */
+function etcdPids() {
+  const dir = process.env.ETCD_BENCH_DIR ?? join(process.env.TMPDIR ?? '/tmp', 'etcd-bench');
+  return [1, 2, 3].map((i) => join(dir, 'pids', `m${i}.pid`)).filter((f) => existsSync(f)).map((f) => Number(readFileSync(f, 'utf8')));
+}
+
 function etcd(...args) {
   try {
     return execFileSync(join(ETCD, 'etcd-cluster.sh'), args, { encoding: 'utf8', timeout: 60_000 }).trim();
@@ -150,24 +162,33 @@ function etcd(...args) {
   }
 }
 
-/** wrk against a loopback URL; records and returns the parsed RESULT line. */
-function wrk(system, label, target, conns, url, extraEnv = {}) {
+/**
+ * wrk against a loopback URL; records and returns the parsed RESULT line, with what the measured
+ * part cost the processes `pids` names (proc-cost.js: threads, context switches, CPU and run-queue
+ * wait per request).
+ */
+function wrk(system, label, target, conns, url, pids) {
   if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) throw new Error(`refusing non-loopback target ${url}`);
   const threads = String(conns < 2 ? 1 : 2);
   const paced = THINK_MS > 0 ? { BENCH_PACED_SCRIPT: target, BENCH_THINK_MS: String(THINK_MS) } : {};
   const script = THINK_MS > 0 ? join(__dirname, 'paced.lua') : target;
   if (THINK_MS > 0) label = `${label}-think${THINK_MS}`;
-  const env = { ...process.env, BENCH_KV_DIR: join(__dirname, '..', 'kv'), BENCH_WRK_DIR: join(ETCD, 'wrk'), LABEL: label, ...paced, ...extraEnv };
+  const env = { ...process.env, BENCH_KV_DIR: join(__dirname, '..', 'kv'), BENCH_WRK_DIR: join(ETCD, 'wrk'), LABEL: label, ...paced };
   const opts = { env, encoding: 'utf8', timeout: (DURATION + 30) * 1000 };
   execFileSync('wrk', ['-t', threads, '-c', String(conns), '-d', '2s', '--timeout', '5s', '-s', script, url], opts);
   const started = new Date().toISOString();
+  const servers = pids();
+  const before = sample(servers);
   const out = execFileSync('wrk', ['-t', threads, '-c', String(conns), '-d', `${DURATION}s`, '--timeout', '5s', '-s', script, url], opts);
+  const after = sample(servers);
   const line = out.split('\n').find((l) => l.startsWith('RESULT'));
   if (!line) throw new Error(`wrk printed no RESULT line:\n${out}`);
+  const cost = costPerRequest(before, after, parse(line).requests);
   const load = execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ')[0];
   // started= lets a run be matched with the servers' logs (BENCH_KEEP_LOGS), e.g. their snapshots.
-  record(`${line} system=${system} conns=${conns} load1=${load} started=${started}`);
-  return parse(line);
+  const costs = Object.entries(cost).map(([k, v]) => `${k}=${v}`).join(' ');
+  record(`${line} system=${system} conns=${conns} load1=${load} ${costs} started=${started}`);
+  return parse(`${line} ${costs}`);
 }
 
 function parse(line) {
@@ -192,7 +213,7 @@ async function registryWrites(run, results) {
   const reg = await startRegistry();
   try {
     const url = reg.leaderUrl();
-    for (const c of CONNS) (results[`registry c${c}`] ??= []).push(wrk('registry', `register-c${c}-run${run}`, join(__dirname, 'register.lua'), c, url));
+    for (const c of CONNS) (results[`registry c${c}`] ??= []).push(wrk('registry', `register-c${c}-run${run}`, join(__dirname, 'register.lua'), c, url, reg.pids));
   } finally {
     reg.stop();
   }
@@ -202,7 +223,7 @@ function etcdWrites(run, results) {
   etcd('start');
   try {
     const url = etcd('leader').split(/\s+/)[1];
-    for (const c of CONNS) (results[`etcd c${c}`] ??= []).push(wrk('etcd', `put-c${c}-run${run}`, join(ETCD, 'wrk', 'etcd-put.lua'), c, url));
+    for (const c of CONNS) (results[`etcd c${c}`] ??= []).push(wrk('etcd', `put-c${c}-run${run}`, join(ETCD, 'wrk', 'etcd-put.lua'), c, url, etcdPids));
   } finally {
     etcd('stop');
   }
@@ -276,6 +297,17 @@ async function main() {
       const r = cell(writes[`registry c${c}`]);
       const e = cell(writes[`etcd c${c}`]);
       console.log(`| ${c} | ${r.text} | ${e.text} | ${Number.isNaN(e.rps) ? '—' : (r.rps / e.rps).toFixed(2)} |`);
+    }
+    // What a write costs the three servers' processes (proc-cost.js), medians across runs.
+    console.log(`\n| c | system | threads per server (max) | context switches per write | CPU µs per write | run-queue wait µs per write |`);
+    console.log('|---:|---|---:|---:|---:|---:|');
+    for (const c of CONNS) {
+      for (const system of ['registry', 'etcd']) {
+        const rs = writes[`${system} c${c}`];
+        if (!rs) continue;
+        const m = (k) => median(rs.map((r) => Number(r[k])));
+        console.log(`| ${c} | ${system} | ${m('threads')} | ${m('csw').toFixed(2)} | ${m('cpu_us').toFixed(0)} | ${m('runq_us').toFixed(0)} |`);
+      }
     }
   }
   if (PHASES.includes('failover')) {

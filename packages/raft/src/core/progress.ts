@@ -4,7 +4,7 @@ import type { NodeId } from './types';
 
 /**
  * probe: one append at a time until the follower's match point is found;
- * replicate: stream appends optimistically, at most `InflightLimits` unacknowledged;
+ * replicate: stream appends optimistically, no more unacknowledged than the InflightLimits allow;
  * snapshot: the follower needs a snapshot; nothing else is sent until it answers.
  */
 export type ProgressState = 'probe' | 'replicate' | 'snapshot';
