@@ -1,5 +1,6 @@
-// WalStorage writes a small record on the event loop and a large one through libuv's pool, and
-// after a slow write it sends every record through the pool for a while (issue #30;
+// WalStorage writes a small record on the event loop and a large one (or a small one right after a
+// large one) through libuv's pool, and after a slow write it sends every record through the pool for
+// a while (issue #30;
 // src/storage/wal/inline-writes.ts says why).
 // The module object itself (an `import *` would be a copy whose spies the log never sees).
 import fs = require('node:fs');
@@ -52,10 +53,11 @@ test('a small record is written on the event loop: the append is durable before 
   await reopened.close();
 });
 
-test('a record larger than maxBytes goes through the pool', async () => {
+test('a record larger than maxBytes goes through the pool, and so does a small one right after it', async () => {
   const storage = await opened({ maxBytes: 4096, slowMs: 10_000, poolForMs: 10_000 });
   expect(await writesBy(() => storage.append(undefined, [entry(2, 8192)]))).toEqual({ inline: 0, pool: 1 });
-  expect(await writesBy(() => storage.append(undefined, [entry(3, 100)]))).toEqual({ inline: 1, pool: 0 });
+  expect(await writesBy(() => storage.append(undefined, [entry(3, 100)]))).toEqual({ inline: 0, pool: 1 });
+  expect(await writesBy(() => storage.append(undefined, [entry(4, 100)]))).toEqual({ inline: 1, pool: 0 });
   await storage.close();
 });
 

@@ -219,7 +219,7 @@ export class SegmentFiles {
     try {
       if (this.inlineWrites.inline(record.length)) writeAllInline(this.fd, record, this.size);
       else await writeAll(this.fd, record, this.size);
-      this.inlineWrites.took(monotonicMs() - started);
+      this.inlineWrites.took(monotonicMs() - started, record.length);
     } catch (err) {
       this.failed = { at: this.size, length: record.length };
       throw err;
