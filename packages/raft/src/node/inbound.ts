@@ -14,6 +14,8 @@ export interface InboundDeps {
   /** The configuration's members (empty: none yet). */
   members(): ReadonlyArray<{ id: NodeId }>;
   leading(): boolean;
+  /** The leader this server follows now, if any. */
+  leader(): NodeId | null;
   /** Milliseconds since a leader was last heard from (Infinity: never). */
   sinceLeaderContactMs(): number;
   /** False while the node cannot take part in Raft (stopped, storage fault). */
@@ -44,6 +46,7 @@ export class Inbound {
     const why = strangerDrop(message, {
       members: this.deps.members(),
       self: this.deps.opts.id,
+      leader: this.deps.leader(),
       leading: this.deps.leading(),
       sinceLeaderContactMs: this.deps.sinceLeaderContactMs(),
       electionTimeoutMs: this.deps.opts.tickMs * this.deps.opts.electionTicks,

@@ -159,6 +159,7 @@ export class RaftNode extends EventEmitter {
       term: () => this.core.term,
       members: () => this.core.configuration.servers,
       leading: () => this.core.role === 'leader',
+      leader: () => this.core.leader,
       sinceLeaderContactMs: () => this.leaders.sinceContactMs(),
       accepting: () => !this.stopped && !this.logFault.current,
       deliver: (m) => this.onMessage(m, undefined),
