@@ -33,10 +33,6 @@ export class Inflights {
     return this.lastIndexes.length;
   }
 
-  get bytes(): number {
-    return this._bytes;
-  }
-
   get full(): boolean {
     return this.lastIndexes.length >= this.limits.count || this._bytes >= this.limits.bytes;
   }
