@@ -17,7 +17,13 @@ import type { RemovalNotice } from './membership';
 import type { InfoReply, ServerFacts } from './server-info';
 
 const PING_TIMEOUT_MS = 800;
-/** A removed server that does not answer is asked again after 2, 4, … up to this many ms. */
+/**
+ * A removed server is asked on every pass until it has gone unanswered this long: a live server
+ * that misses a few pings (paused, or starved on a busy host) is added back within a pass of
+ * answering again, not after a backoff that grew while it was slow.
+ */
+const PATIENT_FOR_MS = 15_000;
+/** After that, a removed server that does not answer (most likely dead) is asked again after 2, 4, … up to this many ms. */
 const MAX_BACKOFF_MS = 60_000;
 /** How long a force-leave keeps a server out before its replicated left mark is certain to be written. */
 const KEEP_OUT_MS = 30_000;
@@ -33,7 +39,8 @@ export interface ReadmissionDeps {
 }
 
 export class Readmission {
-  private readonly unanswered = new Map<string, { misses: number; nextAt: number }>();
+  /** Removed servers that did not answer: since when (monotonic), misses past the patient spell, when to ask next. */
+  private readonly unanswered = new Map<string, { since: number; misses: number; nextAt: number }>();
   /** Servers being force-left by this leader, until their left mark is in the catalog (monotonic deadline). */
   private readonly keptOut = new Map<string, number>();
 
@@ -50,6 +57,8 @@ export class Readmission {
     const members = new Set(raft.configuration().map((s) => s.id));
     const now = monotonicMs();
     for (const [id, until] of this.keptOut) if (until <= now) this.keptOut.delete(id);
+    // A server back in the configuration starts afresh should it be removed again.
+    for (const id of this.unanswered.keys()) if (members.has(id)) this.unanswered.delete(id);
     // Never this leader itself: one whose own removal is appended but not yet committed steps down once it is.
     const removed = store.catalogService('registry').value.filter((s) => s.ServiceID === 'registry' && s.ID && s.ID !== self.id && !members.has(s.ID) && s.Datacenter === self.datacenter);
     const replies = await Promise.all(
@@ -65,8 +74,10 @@ export class Readmission {
           this.unanswered.delete(id);
           return { id, address, left, reply };
         } catch {
-          const misses = (wait?.misses ?? 0) + 1;
-          this.unanswered.set(id, { misses, nextAt: monotonicMs() + Math.min(MAX_BACKOFF_MS, 1_000 * 2 ** misses) });
+          const since = wait?.since ?? now;
+          const patient = now - since < PATIENT_FOR_MS;
+          const misses = patient ? 0 : (wait?.misses ?? 0) + 1;
+          this.unanswered.set(id, { since, misses, nextAt: patient ? 0 : monotonicMs() + Math.min(MAX_BACKOFF_MS, 1_000 * 2 ** misses) });
           return null;
         }
       }),

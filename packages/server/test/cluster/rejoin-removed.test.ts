@@ -97,3 +97,35 @@ test('a removed follower is a voter again within seconds on its own; force-leave
   expect(await eventually(() => writeThroughF('after-restart'), 30_000, 300)).toBe(true);
   expect(await voters()).toEqual(all);
 });
+
+// A removed server that was slow to answer for a while (here paused for 10 s: a busy or stalled
+// host) is added back within a pass or two of answering again. The leader used to double its wait
+// after every missed ping from the first on (2, 4, 8 s …), so after 10 s of silence it next asked
+// about 17 s after the removal, 7 s after the server was back.
+test('a removed follower that was paused is added back soon after it resumes', async () => {
+  const c = (cluster = await ClusterHarness.start({ size: 3 }));
+  const leader = await c.waitForLeader(60_000);
+  const f = (leader + 1) % 3;
+  const fAddress = c.servers[f].serverAddress;
+  const isVoter = async () => {
+    const r = await c.http(await c.waitForLeader(20_000), 'GET', '/v1/operator/raft/configuration', undefined, { timeoutMs: 3_000 });
+    return r.json<RaftConfiguration>().Servers.some((s) => s.Voter && s.Address === fAddress);
+  };
+  const fail = (what: string) => new Error(`${what}\n${c.diagnostics(40)}`);
+  if (!(await eventually(async () => (await c.http(leader, 'GET', `/v1/catalog/node/${c.servers[f].node}`)).status === 200 && (await isVoter()), 20_000))) throw fail('the cluster did not form');
+
+  const pid = c.pid(f) as number;
+  process.kill(pid, 'SIGSTOP');
+  let resumedAt: number;
+  try {
+    const r = await c.http(leader, 'DELETE', `/v1/operator/raft/peer?address=${fAddress}`, undefined, { timeoutMs: 15_000 });
+    expect(`${r.status} ${r.body}`).toBe('200 ');
+    await sleep(10_000);
+    expect(await isVoter()).toBe(false);
+  } finally {
+    process.kill(pid, 'SIGCONT');
+    resumedAt = Date.now();
+  }
+  if (!(await eventually(isVoter, 20_000, 200))) throw fail('the resumed follower was not added back');
+  expect(Date.now() - resumedAt).toBeLessThan(5_000);
+});

@@ -30,6 +30,13 @@ test('removing the leader answers 200; another server leads, and the old leader,
     const seen = await Promise.all([0, 1, 2].map((i) => c.http(i, 'GET', '/v1/kv/formed?stale', undefined, { timeoutMs: 2_000 }).then((a) => a.status, () => 0)));
     return seen.every((s) => s === 200);
   }, 30_000, 100)).toBe(true);
+  // The new leader knows the removed one through its catalog node (readmission.ts), registered by
+  // the leader's reconciliation within a second or two of the election: removed before that, it
+  // would never be asked back.
+  expect(await eventually(async () => {
+    const seen = await Promise.all(c.servers.map((s) => c.http(leader, 'GET', `/v1/catalog/node/${s.node}`, undefined, { timeoutMs: 2_000 }).then((a) => a.status, () => 0)));
+    return seen.every((s) => s === 200);
+  }, 30_000, 100)).toBe(true);
   const address = c.servers[leader].serverAddress;
   const r = await c.http(leader, 'DELETE', `/v1/operator/raft/peer?address=${address}`, undefined, { timeoutMs: 15_000 });
   expect(`${r.status} ${r.body}`).toBe('200 ');
