@@ -16,7 +16,7 @@ const { join } = require('node:path');
 const { freePort, loopbackCaller, sleep, startCluster } = require('../support.js');
 
 const REPO = join(__dirname, '..', '..');
-const BIN = join(REPO, 'node_modules', '.bin', 'registry');
+const BIN = process.env.REGISTRY_BIN || join(REPO, 'node_modules', '.bin', 'registry');
 const REPORT_JS = join(__dirname, 'report.js');
 
 const arg = (name, dflt) => {
