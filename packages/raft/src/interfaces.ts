@@ -168,6 +168,8 @@ export interface Transport {
   readonly address: string;
   /** Fire-and-forget; delivery is not guaranteed (Raft tolerates loss). */
   send(to: ServerInfo, message: Message): void;
+  /** Messages sent so far may be batched until the event loop turns: write them out now (optional). */
+  flush?(): void;
   /**
    * `fromAddress` is the sender's advertised transport address, so a server that is not yet in any
    * configuration (just added) can answer the leader; undefined when the frame named none that can

@@ -59,6 +59,11 @@ export class PeerSender {
     }
   }
 
+  /** Writes out now what was sent so far (the transport batches a turn's messages otherwise). */
+  flush(): void {
+    this.deps.transport.flush?.();
+  }
+
   send(m: Message): void {
     // Messages held back by an earlier Ready go first: a follower must see them in order.
     if (this.deferred.length > 0) this.flushDeferred();

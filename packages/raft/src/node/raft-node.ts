@@ -481,7 +481,11 @@ export class RaftNode extends EventEmitter {
 
     // 2. Send the rest.
     if (answerFirst) this.peers.defer(late);
-    else for (const m of late) this.peers.send(m);
+    else if (late.length > 0) {
+      for (const m of late) this.peers.send(m);
+      // A follower's answer goes now, not after this Ready's apply: the leader's commit waits for it.
+      this.peers.flush();
+    }
 
     // 3. Apply.
     const committed = ready.committed;

@@ -5,7 +5,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { createServer as createTlsServer, type ConnectionOptions, type TlsOptions } from 'node:tls';
 import type { Message, ServerInfo } from '../core/types';
 import type { CallOptions, Transport } from '../interfaces';
-import { writeCoalesced } from './coalesced-write';
+import { flushCoalesced, writeCoalesced } from './coalesced-write';
 import { DEFAULT_MAX_FRAME_BYTES, FrameDecoder, FrameEncoder, type EncodedFrame } from './frame-codec';
 import { inboundFrameProblem } from './frame-shape';
 import { DEFAULT_INBOUND_LIMITS, InboundGate, type InboundConnection, type InboundLimits, type InboundObserver } from './inbound-limits';
@@ -199,6 +199,10 @@ export class TcpTransport implements Transport {
       this.peers.delete(address);
       this.failCallsTo(address, new Error('link security changed'));
     }
+  }
+
+  flush(): void {
+    flushCoalesced();
   }
 
   send(to: ServerInfo, message: Message): void {
