@@ -314,6 +314,14 @@ export class RaftNode extends EventEmitter {
     return this.core.configuration.servers.map((s) => ({ ...s }));
   }
 
+  /**
+   * Every server that was in a configuration this node held since it started, at its last known
+   * address — those removed since included (the leader asks a removed server back: readmission).
+   */
+  everMembers(): { id: string; address: string }[] {
+    return this.peers.everMembers();
+  }
+
   /** Adds a voter, or a learner (non-voter) when `server.learner` is set; one change at a time (membership.ts). */
   addServer(server: ServerInfo): Promise<void> {
     return this.membership.add(server);

@@ -22,6 +22,8 @@ export interface RemovalNotice {
   term: number;
   /** It left (`leave`) or was force-left: the leader will not add it back on its own. */
   left: boolean;
+  /** The server the leader means (absent from older leaders): another server at its address ignores the notice. */
+  id?: string;
 }
 
 export class Membership {
@@ -47,6 +49,7 @@ export class Membership {
   /** The leader says its configuration does not hold this server. */
   noticed(notice: RemovalNotice): void {
     if (typeof notice?.term !== 'number' || notice.term < this.raft.term() || this.raft.isLeader()) return;
+    if (notice.id !== undefined && notice.id !== this.selfId) return;
     if (!this.removed) {
       this.logger.warn({ leader: notice.leader, term: notice.term, left: notice.left }, notice.left
         ? 'the leader says this server left the cluster (leave or force-leave): it stays out until it joins again'

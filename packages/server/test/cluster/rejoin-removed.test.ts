@@ -129,3 +129,31 @@ test('a removed follower that was paused is added back soon after it resumes', a
   if (!(await eventually(isVoter, 20_000, 200))) throw fail('the resumed follower was not added back');
   expect(Date.now() - resumedAt).toBeLessThan(5_000);
 });
+
+// The leader knew removed servers only by their catalog nodes, and a server removed before the
+// leader had registered its node (a leader removed within a second of its election) was never
+// asked back. The servers its configurations held are asked too. Here the follower's catalog node
+// is deregistered around its removal, so only the configurations still name it.
+test('a removed follower that has no catalog node is added back too', async () => {
+  const c = (cluster = await ClusterHarness.start({ size: 3 }));
+  const leader = await c.waitForLeader(60_000);
+  const f = (leader + 1) % 3;
+  const fAddress = c.servers[f].serverAddress;
+  const voters = async (): Promise<RaftConfiguration['Servers']> => {
+    const r = await c.http(await c.waitForLeader(20_000), 'GET', '/v1/operator/raft/configuration', undefined, { timeoutMs: 3_000 });
+    return r.json<RaftConfiguration>().Servers;
+  };
+  const isVoter = async () => (await voters()).some((s) => s.Voter && s.Address === fAddress);
+  const fail = (what: string) => new Error(`${what}\n${c.diagnostics(40)}`);
+  if (!(await eventually(async () => (await c.http(leader, 'GET', `/v1/catalog/node/${c.servers[f].node}`)).status === 200 && (await voters()).length === 3, 20_000))) throw fail('the cluster did not form');
+
+  const deregister = async () => expect((await c.http(leader, 'PUT', '/v1/catalog/deregister', { Node: c.servers[f].node })).status).toBe(200);
+  await deregister();
+  const r = await c.http(leader, 'DELETE', `/v1/operator/raft/peer?address=${fAddress}`, undefined, { timeoutMs: 15_000 });
+  expect(`${r.status} ${r.body}`).toBe('200 ');
+  // The leader's reconciliation may have registered it again between the two calls; not once it is out.
+  await deregister();
+  if (!(await eventually(isVoter, 20_000, 200))) throw fail('the removed follower without a catalog node was not added back');
+  // Back in the configuration, its node is registered again.
+  expect(await eventually(async () => (await c.http(leader, 'GET', `/v1/catalog/node/${c.servers[f].node}`)).status === 200, 10_000)).toBe(true);
+});

@@ -30,9 +30,9 @@ test('removing the leader answers 200; another server leads, and the old leader,
     const seen = await Promise.all([0, 1, 2].map((i) => c.http(i, 'GET', '/v1/kv/formed?stale', undefined, { timeoutMs: 2_000 }).then((a) => a.status, () => 0)));
     return seen.every((s) => s === 200);
   }, 30_000, 100)).toBe(true);
-  // The new leader knows the removed one through its catalog node (readmission.ts), registered by
-  // the leader's reconciliation within a second or two of the election: removed before that, it
-  // would never be asked back.
+  // A formed cluster also has every server's catalog node (registered by the leader's reconciliation
+  // within a second or two of the election), so that the removed leader is asked back by the path
+  // most removals take (readmission.ts; one with no catalog node: rejoin-removed.test.ts).
   expect(await eventually(async () => {
     const seen = await Promise.all(c.servers.map((s) => c.http(leader, 'GET', `/v1/catalog/node/${s.node}`, undefined, { timeoutMs: 2_000 }).then((a) => a.status, () => 0)));
     return seen.every((s) => s === 200);
