@@ -124,8 +124,11 @@ async function expectFormed(servers: readonly HostAgent[], key: string): Promise
   // A server may name the leader a moment before it holds the configuration.
   await eventually(async () => (await Promise.all(servers.map(peersOf))).every((p) => JSON.stringify(p) === JSON.stringify(addresses)), 15_000);
   for (const s of servers) expect(await peersOf(s)).toEqual(addresses);
-  const voters = (await configuration(leader)).filter((s) => s.Voter).map((s) => s.Address).sort();
-  expect(voters).toEqual(addresses);
+  // A server that joined a running cluster is a learner until it has caught up and the leader's
+  // next autopilot pass (each second) promotes it.
+  const voters = async () => (await configuration(leader)).filter((s) => s.Voter).map((s) => s.Address).sort();
+  await eventually(async () => JSON.stringify(await voters()) === JSON.stringify(addresses), 15_000);
+  expect(await voters()).toEqual(addresses);
   await put(servers[0], key, key);
   await expectReplicated(servers, key, key);
   await expectHealthy(servers);
