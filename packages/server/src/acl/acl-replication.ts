@@ -10,6 +10,7 @@
 import type { Command, ReplicatedPolicy, ReplicatedToken, Store } from '@registry/store';
 import type { LeaderDuty } from '../runtime/leader-duties';
 import type { Logger } from '../runtime/logger';
+import { NO_PATH_TO_DC } from '../errors';
 import { defaultQueryOptions, type QueryOptions } from '../rpc/query-options';
 import type { Rpc } from '../rpc/rpc';
 import { publishReplicationStatus, type AclReplicationStatus } from './replication-status';
@@ -23,6 +24,12 @@ const BATCH = 128;
 const MAX_BACKOFF_S = 64;
 /** While no replication token is set, look again this often. */
 const NO_TOKEN_POLL_MS = 1_000;
+/**
+ * While no area reaches the primary yet ("No path to datacenter": nothing was sent), look again this
+ * often, without growing the backoff: a secondary started a while before it is joined to the primary
+ * would otherwise wait out up to 64 s of backoff after the join before its first round.
+ */
+const NO_PATH_POLL_MS = 1_000;
 
 export interface AclReplicationOptions {
   store: Store;
@@ -85,6 +92,7 @@ export class AclReplication implements LeaderDuty {
   private async loop(kind: Kind, signal: AbortSignal): Promise<void> {
     let lastRemoteIndex = 0;
     let failures = 0;
+    let noPathSaid = false;
     while (this.active && !signal.aborted) {
       const token = this.o.replicationToken();
       if (!token) {
@@ -96,6 +104,7 @@ export class AclReplication implements LeaderDuty {
         if (signal.aborted) return;
         lastRemoteIndex = index;
         failures = 0;
+        noPathSaid = false;
         if (kind === 'policies') this.status.ReplicatedIndex = index;
         else this.status.ReplicatedTokenIndex = index;
         this.status.LastSuccess = new Date().toISOString();
@@ -104,6 +113,12 @@ export class AclReplication implements LeaderDuty {
         // A failed round starts the next from scratch (Consul resets lastRemoteIndex to 0).
         lastRemoteIndex = 0;
         this.status.LastError = new Date().toISOString();
+        if ((err as Error).message === NO_PATH_TO_DC) {
+          if (!noPathSaid) this.o.logger.warn({ kind, primary: this.o.primary }, 'ACL replication: no area reaches the primary datacenter yet; trying again every second');
+          noPathSaid = true;
+          await sleep(NO_PATH_POLL_MS, signal);
+          continue;
+        }
         if (2 ** failures < MAX_BACKOFF_S) failures++;
         this.o.logger.warn({ err: (err as Error).message, kind }, 'ACL replication error (will retry if still leader)');
         await sleep(2 ** failures * (this.o.backoffUnitMs ?? 1_000), signal);

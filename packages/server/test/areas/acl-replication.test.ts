@@ -336,6 +336,35 @@ test('a snapshot of the secondary restored into it: replication brings it back i
   expect((await dc2.as(gone.SecretID, 'GET', '/v1/kv/x')).text).toBe('ACL not found');
 });
 
+// A secondary that ran a while before it was joined to the primary: its rounds failed with "No path
+// to datacenter" meanwhile, and each failure doubled the wait before the next (2, 4, 8 s …), so its
+// first round came up to a minute after the join. Nothing is sent while no area reaches the
+// primary; such a round is tried again every second, without growing the backoff.
+test('a secondary joined to the primary 8 s after it started replicates within seconds of the join', async () => {
+  const late = await startAclAgent({
+    defaultPolicy: 'deny',
+    master: null,
+    patch: (c) => {
+      c.datacenter = 'dc6';
+      c.nodeName = 'secondary-dc6';
+      c.primaryDatacenter = 'dc1';
+      c.acl.tokens.replication = MASTER;
+      c.acl.enableTokenReplication = true;
+    },
+  });
+  try {
+    const t = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'for dc6', Policies: [] })).json;
+    await new Promise((r) => setTimeout(r, 8_000));
+    const joined = await dc1!.as(MASTER, 'PUT', `/v1/agent/join/${late.agent.self.address}?wan=1`);
+    expect(joined.status).toBe(200);
+    const started = Date.now();
+    await waitFor(async () => (await late.as(MASTER, 'GET', `/v1/acl/token/${t.AccessorID}?stale`)).status === 200, 30_000, 50);
+    expect(Date.now() - started).toBeLessThan(4_000);
+  } finally {
+    await late.stop();
+  }
+});
+
 test('the primary down: the secondary reports the error, keeps resolving replicated tokens, also after a restart', async () => {
   const p = await dc1!.as(MASTER, 'PUT', '/v1/acl/policy', { Name: 'survivor', Rules: 'key_prefix "survive/" { policy = "write" }' });
   const t = await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'survivor', Policies: [{ ID: p.json.ID }] });
