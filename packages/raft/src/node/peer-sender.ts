@@ -25,7 +25,7 @@ export class PeerSender {
   /** Every server ever seen in a configuration: messages to a just-removed server still go out. */
   private readonly addresses = new Map<NodeId, string>();
   /** The servers of `addresses` that were in a configuration (not only heard from). */
-  private readonly members = new Map<NodeId, string>();
+  private readonly members = new Set<NodeId>();
   /** Messages held back until the proposers' answers are written (defer()). */
   private deferred: Message[] = [];
   private readonly snapshots: SnapshotSender;
@@ -50,13 +50,13 @@ export class PeerSender {
     for (const s of configuration.servers) {
       if (!s.address) continue;
       this.addresses.set(s.id, s.address);
-      this.members.set(s.id, s.address);
+      this.members.add(s.id);
     }
   }
 
   /** Every server seen in a configuration since this node started, at its last address. */
   everMembers(): { id: NodeId; address: string }[] {
-    return [...this.members].map(([id, address]) => ({ id, address }));
+    return [...this.members].map((id) => ({ id, address: this.addresses.get(id)! }));
   }
 
   /**

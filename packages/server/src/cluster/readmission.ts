@@ -7,8 +7,9 @@
 // leader of the day had registered its node — a leader removed within a second of its election —
 // is in no catalog): each pass pings every such server that is not in the configuration
 // (`cluster.info`, with a RemovalNotice, so that it knows it is out: membership.ts) and adds the
-// first that answers with the same id and has not left. A server that left (`leave`: it says so itself) or was force-left (its serfHealth holds
-// LEFT_OUTPUT: replicated, so a new leader knows too) is not added back; it returns through `join`.
+// first that answers with the same id and has not left. A server that left (`leave`: it says so
+// itself) or was force-left (its serfHealth holds LEFT_OUTPUT: replicated, so a new leader knows
+// too) is not added back; it returns through `join`.
 import type { RaftNode, Transport } from '@registry/raft';
 import { joinHostPort } from '@registry/raft';
 import type { Store } from '@registry/store';

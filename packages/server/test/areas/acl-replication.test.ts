@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http, waitFor } from '../support/dev-agent';
 import { freePort } from '../support/ports';
+import type { AgentConfig } from '@registry/server';
 import { MASTER, startAclAgent, type AclAgent } from '../acl/acl-agent';
 import { ClientAgents } from '../cluster/support/client-agents';
 
@@ -31,21 +32,33 @@ const TOKEN_TTL_MS = 300;
 const dc2Dir = mkdtempSync(join(tmpdir(), 'acl-replication-'));
 let dc2Port: number;
 
-/** The secondary: dc1 is its primary; it replicates policies and global tokens with the primary's management token. */
-function startSecondary(): Promise<AclAgent> {
-  // It has no master token of its own (the primary's comes by replication).
+/**
+ * A secondary datacenter `dc` of primary dc1, with no master token of its own, replicating policies
+ * with `replicationToken` (and global tokens too unless `patch` says otherwise).
+ */
+function startSecondaryDc(dc: string, replicationToken: string, patch: (c: AgentConfig) => void = () => undefined, noTokenReads = false): Promise<AclAgent> {
   return startAclAgent({
     defaultPolicy: 'deny',
     master: null,
+    noTokenReads,
     patch: (c) => {
-      c.datacenter = 'dc2';
-      c.nodeName = 'secondary-1';
-      c.dataDir = dc2Dir;
-      c.serverPort = dc2Port;
+      c.datacenter = dc;
+      c.nodeName = `secondary-${dc}`;
       c.primaryDatacenter = 'dc1';
-      c.acl.tokens.replication = MASTER;
+      c.acl.tokens.replication = replicationToken;
       c.acl.enableTokenReplication = true;
+      patch(c);
     },
+  });
+}
+
+/** The secondary: dc1 is its primary; it replicates policies and global tokens with the primary's management token. */
+function startSecondary(): Promise<AclAgent> {
+  // It has no master token of its own (the primary's comes by replication).
+  return startSecondaryDc('dc2', MASTER, (c) => {
+    c.nodeName = 'secondary-1';
+    c.dataDir = dc2Dir;
+    c.serverPort = dc2Port;
   });
 }
 
@@ -67,32 +80,19 @@ beforeAll(async () => {
   if (joined.status !== 200) throw new Error(`join failed: ${joined.status} ${joined.text}`);
   await replicated(async () => (await dc2.as(MASTER, 'GET', '/v1/acl/token/self')).status === 200);
   const policiesOnly = (dc: string, downPolicy: 'extend-cache' | 'deny') =>
-    startAclAgent({
-      defaultPolicy: 'deny',
-      master: null,
-      noTokenReads: true,
-      patch: (c) => {
-        c.datacenter = dc;
-        c.nodeName = `secondary-${dc}`;
-        c.primaryDatacenter = 'dc1';
-        c.acl.tokens.replication = MASTER;
+    startSecondaryDc(
+      dc,
+      MASTER,
+      (c) => {
+        c.acl.enableTokenReplication = false;
         c.acl.downPolicy = downPolicy;
         c.acl.tokenTtlMs = TOKEN_TTL_MS;
       },
-    });
+      true,
+    );
   const readOnly = await dc1!.as(MASTER, 'PUT', '/v1/acl/policy', { Name: 'acl-read', Rules: 'acl = "read"' });
   const replicator = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'read-only replication', Policies: [{ ID: readOnly.json.ID }] })).json.SecretID;
-  const tokensNeverArrive = startAclAgent({
-    defaultPolicy: 'deny',
-    master: null,
-    patch: (c) => {
-      c.datacenter = 'dc5';
-      c.nodeName = 'secondary-dc5';
-      c.primaryDatacenter = 'dc1';
-      c.acl.tokens.replication = replicator;
-      c.acl.enableTokenReplication = true;
-    },
-  });
+  const tokensNeverArrive = startSecondaryDc('dc5', replicator);
   [dc3, dc4, dc5] = await Promise.all([policiesOnly('dc3', 'extend-cache'), policiesOnly('dc4', 'deny'), tokensNeverArrive]);
   for (const dc of [dc3, dc4, dc5]) {
     const j = await dc1!.as(MASTER, 'PUT', `/v1/agent/join/${dc.agent.self.address}?wan=1`);
@@ -341,17 +341,7 @@ test('a snapshot of the secondary restored into it: replication brings it back i
 // first round came up to a minute after the join. Nothing is sent while no area reaches the
 // primary; such a round is tried again every second, without growing the backoff.
 test('a secondary joined to the primary 8 s after it started replicates within seconds of the join', async () => {
-  const late = await startAclAgent({
-    defaultPolicy: 'deny',
-    master: null,
-    patch: (c) => {
-      c.datacenter = 'dc6';
-      c.nodeName = 'secondary-dc6';
-      c.primaryDatacenter = 'dc1';
-      c.acl.tokens.replication = MASTER;
-      c.acl.enableTokenReplication = true;
-    },
-  });
+  const late = await startSecondaryDc('dc6', MASTER);
   try {
     const t = (await dc1!.as(MASTER, 'PUT', '/v1/acl/token', { Description: 'for dc6', Policies: [] })).json;
     await new Promise((r) => setTimeout(r, 8_000));
