@@ -53,8 +53,12 @@ test('configuration, peers, self and members describe the cluster; transfer-lead
     }, 10_000),
   ).toBe(true);
 
-  // Asked through a follower; the follower forwards it to the leader.
-  const t = await cluster.http(follower, 'POST', '/v1/operator/raft/transfer-leader');
+  // Asked through a follower; the follower forwards it to the leader. A server that has not caught
+  // up with a leader yet does not stand for election (docs/raft.md), so a transfer to it would wait
+  // out its 5 s bound on a slow start: all are caught up first, and the client waits longer than
+  // that bound (a CI run once timed out at the client's 5 s).
+  await cluster.waitAllCaughtUp();
+  const t = await cluster.http(follower, 'POST', '/v1/operator/raft/transfer-leader', undefined, { timeoutMs: 15_000 });
   expect(t.status).toBe(200);
   expect(await eventually(async () => ((await cluster.leader()) ?? leader) !== leader, 5_000)).toBe(true);
 });
