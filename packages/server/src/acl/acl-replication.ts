@@ -5,6 +5,10 @@
 // restarts and snapshots here. Each round is a blocking list read at the primary from the index the
 // last round reached (no copy when nothing changed), a diff by ID and Hash against the local tables,
 // batched reads of the changed rows, and batched commits; rows the primary no longer has are deleted.
+// The list and the batch reads are stale reads, each served by the nearest live primary server, and
+// the nearest can change between them: a row the batch read did not return (its server had not
+// applied it yet) leaves the round short of the list's index, so the next round asks again at once
+// rather than blocking past a change it has not copied.
 // Local tokens are never touched. The replication token (`acl.tokens.replication`) authorises the
 // reads at the primary: acl:read for policies, acl:write for tokens (their secrets).
 import type { Command, ReplicatedPolicy, ReplicatedToken, Store } from '@registry/store';
@@ -22,6 +26,12 @@ const LIST_WAIT_MS = 30_000;
 const BATCH = 128;
 /** Consul's aclReplicationMaxRetryBackoff: 1 s doubling up to 64 s after failed rounds. */
 const MAX_BACKOFF_S = 64;
+/**
+ * After a round whose batch read missed rows the list named, ask again after this, doubling while
+ * rounds keep coming up short (a primary server cut off from its leader yet reachable from here
+ * would otherwise be asked ten times a second), up to the error backoff's ceiling.
+ */
+const SHORT_ROUND_RETRY_MS = 100;
 /** While no replication token is set, look again this often. */
 const NO_TOKEN_POLL_MS = 1_000;
 /**
@@ -45,6 +55,12 @@ export interface AclReplicationOptions {
 }
 
 type Kind = 'policies' | 'tokens';
+
+/** Where a round got to: the primary's index it copied up to, and whether it copied everything the list named. */
+interface Round {
+  index: number;
+  complete: boolean;
+}
 
 export class AclReplication implements LeaderDuty {
   readonly name = 'acl-replication';
@@ -92,6 +108,7 @@ export class AclReplication implements LeaderDuty {
   private async loop(kind: Kind, signal: AbortSignal): Promise<void> {
     let lastRemoteIndex = 0;
     let failures = 0;
+    let shortRounds = 0;
     let noPathSaid = false;
     while (this.active && !signal.aborted) {
       const token = this.o.replicationToken();
@@ -100,13 +117,22 @@ export class AclReplication implements LeaderDuty {
         continue;
       }
       try {
-        const index = kind === 'policies' ? await this.policiesRound(token, lastRemoteIndex, signal) : await this.tokensRound(token, lastRemoteIndex, signal);
+        const round = kind === 'policies' ? await this.policiesRound(token, lastRemoteIndex, signal) : await this.tokensRound(token, lastRemoteIndex, signal);
         if (signal.aborted) return;
-        lastRemoteIndex = index;
         failures = 0;
         noPathSaid = false;
-        if (kind === 'policies') this.status.ReplicatedIndex = index;
-        else this.status.ReplicatedTokenIndex = index;
+        if (!round.complete) {
+          // Not an error (a primary server a few entries behind), but not the list's index either.
+          const waitMs = Math.min(SHORT_ROUND_RETRY_MS * 2 ** shortRounds, MAX_BACKOFF_S * 1_000);
+          shortRounds++;
+          this.o.logger.debug({ kind, index: round.index, waitMs }, 'ACL replication: a batch read missed rows the list named; asking again');
+          await sleep(waitMs, signal);
+          continue;
+        }
+        shortRounds = 0;
+        lastRemoteIndex = round.index;
+        if (kind === 'policies') this.status.ReplicatedIndex = round.index;
+        else this.status.ReplicatedTokenIndex = round.index;
         this.status.LastSuccess = new Date().toISOString();
       } catch (err) {
         if (signal.aborted) return;
@@ -130,8 +156,8 @@ export class AclReplication implements LeaderDuty {
     return defaultQueryOptions(this.o.primary, token, { consistency: 'stale', minIndex, waitMs: minIndex > 0 ? LIST_WAIT_MS : undefined });
   }
 
-  /** One round for policies; answers the primary's index it reached. */
-  private async policiesRound(token: string, lastRemoteIndex: number, signal: AbortSignal): Promise<number> {
+  /** One round for policies. */
+  private async policiesRound(token: string, lastRemoteIndex: number, signal: AbortSignal): Promise<Round> {
     const listed = await this.o.rpc.read('acl.policies', {}, this.opts(token, lastRemoteIndex), signal);
     const remote = listed.result.value;
     const index = listed.result.index;
@@ -144,17 +170,19 @@ export class AclReplication implements LeaderDuty {
       since,
     );
     for (let i = 0; i < deletes.length; i += BATCH) await this.commit({ type: 'acl.replicate', policies: { upsert: [], delete: deletes.slice(i, i + BATCH) } }, signal);
+    let upserted = 0;
     for (let i = 0; i < upserts.length; i += BATCH) {
       const got = await this.o.rpc.read('acl.policy-batch', { ids: upserts.slice(i, i + BATCH) }, this.opts(token, 0), signal);
       const rows: ReplicatedPolicy[] = got.result.value.map((p) => ({ ID: p.ID, Name: p.Name, Description: p.Description, Rules: p.Rules, Datacenters: p.Datacenters ?? [] }));
-      await this.commit({ type: 'acl.replicate', policies: { upsert: rows, delete: [] } }, signal);
+      if (rows.length > 0) await this.commit({ type: 'acl.replicate', policies: { upsert: rows, delete: [] } }, signal);
+      upserted += rows.length;
     }
-    if (deletes.length + upserts.length > 0) this.o.logger.debug({ deleted: deletes.length, upserted: upserts.length, index }, 'ACL policy replication round');
-    return index;
+    if (deletes.length + upserted > 0) this.o.logger.debug({ deleted: deletes.length, upserted, index }, 'ACL policy replication round');
+    return { index, complete: upserted === upserts.length };
   }
 
   /** One round for global tokens (Local ones on either side are not compared). */
-  private async tokensRound(token: string, lastRemoteIndex: number, signal: AbortSignal): Promise<number> {
+  private async tokensRound(token: string, lastRemoteIndex: number, signal: AbortSignal): Promise<Round> {
     const listed = await this.o.rpc.read('acl.tokens', {}, this.opts(token, lastRemoteIndex), signal);
     const remote = listed.result.value.filter((t) => !t.Local);
     const index = listed.result.index;
@@ -166,13 +194,15 @@ export class AclReplication implements LeaderDuty {
       since,
     );
     for (let i = 0; i < deletes.length; i += BATCH) await this.commit({ type: 'acl.replicate', tokens: { upsert: [], delete: deletes.slice(i, i + BATCH) } }, signal);
+    let upserted = 0;
     for (let i = 0; i < upserts.length; i += BATCH) {
       const got = await this.o.rpc.read('acl.token-batch', { accessors: upserts.slice(i, i + BATCH) }, this.opts(token, 0), signal);
       const rows: ReplicatedToken[] = got.result.value;
-      await this.commit({ type: 'acl.replicate', tokens: { upsert: rows, delete: [] } }, signal);
+      if (rows.length > 0) await this.commit({ type: 'acl.replicate', tokens: { upsert: rows, delete: [] } }, signal);
+      upserted += rows.length;
     }
-    if (deletes.length + upserts.length > 0) this.o.logger.debug({ deleted: deletes.length, upserted: upserts.length, index }, 'ACL token replication round');
-    return index;
+    if (deletes.length + upserted > 0) this.o.logger.debug({ deleted: deletes.length, upserted, index }, 'ACL token replication round');
+    return { index, complete: upserted === upserts.length };
   }
 
   private async commit(cmd: Command, signal: AbortSignal): Promise<void> {

@@ -53,13 +53,17 @@ async function followerOf(c: ClusterHarness): Promise<number> {
   return [0, 1, 2].find((i) => i !== leader && c.running(i))!;
 }
 
-/** Wait until `accessor` is in the tables of every running dc2 server; answers the ms it took. */
-async function inDc2Tables(accessor: string, present = true): Promise<number> {
+/** Wait until token `accessor` is in the tables of every running dc2 server; answers the ms it took. */
+function inDc2Tables(accessor: string, present = true): Promise<number> {
+  return rowInDc2Tables(`/v1/acl/token/${accessor}`, present);
+}
+
+async function rowInDc2Tables(path: string, present = true): Promise<number> {
   const started = Date.now();
   await waitFor(async () => {
     for (const i of [0, 1, 2]) {
       if (!dc2.running(i)) continue;
-      const r = await dc2.http(i, 'GET', `/v1/acl/token/${accessor}?stale`, undefined, auth(ROOT));
+      const r = await dc2.http(i, 'GET', `${path}?stale`, undefined, auth(ROOT));
       if ((r.status === 200) !== present) return false;
     }
     return true;
@@ -75,6 +79,8 @@ test('a policy and a global token made through a dc1 follower work on every dc2 
   const { SecretID: secret, AccessorID: accessor } = t.json<{ SecretID: string; AccessorID: string }>();
   const took = await inDc2Tables(accessor);
   console.log(`three-server datacenters: global token on every dc2 server ${took} ms after its creation`);
+  const policyTook = await rowInDc2Tables(`/v1/acl/policy/${p.json<{ ID: string }>().ID}`);
+  console.log(`three-server datacenters: its policy on every dc2 server ${policyTook} ms later`);
   const reg = { Node: 'web-node', Address: '10.0.0.9', Service: { Service: 'web', Port: 80 } };
   for (const i of [0, 1, 2]) {
     expect((await dc2.http(i, 'PUT', '/v1/catalog/register', reg, auth(secret))).status).toBe(200);
@@ -94,6 +100,7 @@ test('a policy and a global token made through a dc1 follower work on every dc2 
 test('a Local token made through a dc2 follower works on every dc2 server and not in dc1', async () => {
   const f2 = await followerOf(dc2);
   const p = await dc1.http(0, 'PUT', '/v1/acl/policy', { Name: 'kv-local', Rules: 'key_prefix "loc/" { policy = "write" }' }, auth(ROOT));
+  expect(p.status).toBe(200);
   const id = p.json<{ ID: string }>().ID;
   await waitFor(async () => (await dc2.http(f2, 'GET', `/v1/acl/policy/${id}?stale`, undefined, auth(ROOT))).status === 200, BOUND_MS);
   const t = await dc2.http(f2, 'PUT', '/v1/acl/token', { Description: 'local', Local: true, Policies: [{ ID: id }] }, auth(ROOT));
@@ -130,9 +137,12 @@ test("a policy with Datacenters: ['dc1'] grants nothing on any dc2 server", asyn
 // Last: it stops the primary for good.
 test('the primary down: every dc2 server, all restarted, still resolves the replicated tokens', async () => {
   const p = await dc1.http(0, 'PUT', '/v1/acl/policy', { Name: 'survivor', Rules: 'key_prefix "survive/" { policy = "write" }' }, auth(ROOT));
+  expect(p.status).toBe(200);
   const t = await dc1.http(0, 'PUT', '/v1/acl/token', { Description: 'survivor', Policies: [{ ID: p.json<{ ID: string }>().ID }] }, auth(ROOT));
   const { SecretID: secret, AccessorID: accessor } = t.json<{ SecretID: string; AccessorID: string }>();
+  // The token and its policy (two replication loops) are here before the primary goes.
   await inDc2Tables(accessor);
+  await rowInDc2Tables(`/v1/acl/policy/${p.json<{ ID: string }>().ID}`);
   await Promise.all([0, 1, 2].map((i) => dc1.kill(i)));
   await Promise.all([0, 1, 2].map((i) => dc2.kill(i)));
   for (const i of [0, 1, 2]) await dc2.restart(i);
