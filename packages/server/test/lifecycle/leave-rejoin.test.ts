@@ -54,9 +54,12 @@ test('a server that left and is restarted rejoins the cluster through -retry-joi
   const back = await eventually(async () => (await voters(leader)).includes(`s${f}`) && (await cluster.http(f, 'GET', '/v1/status/leader')).json<string>() !== '', 30_000);
   if (!back) throw new Error(`s${f} did not rejoin\n${cluster.diagnostics()}`);
   expect(await voters(leader)).toEqual(['s0', 's1', 's2']);
-  // It is a full member again: a write through it is committed and read back from the leader.
-  const w = await cluster.http(f, 'PUT', '/v1/kv/rejoined', 'yes');
-  expect(w.body).toBe('true');
+  // It is a full member again: a write through it is committed and read back from the leader. It
+  // counts itself one once its join call returns or the leader's appends past its leave reach it
+  // (membership.ts), which may come just after the leader's configuration and heartbeat do.
+  let w: { body: string } | undefined;
+  await eventually(async () => (w = await cluster.http(f, 'PUT', '/v1/kv/rejoined', 'yes')).body === 'true', 15_000);
+  expect(w?.body).toBe('true');
   expect((await cluster.http(leader, 'GET', '/v1/kv/rejoined?raw')).body).toBe('yes');
 });
 
