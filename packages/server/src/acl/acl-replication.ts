@@ -56,6 +56,21 @@ export interface AclReplicationOptions {
 
 type Kind = 'policies' | 'tokens';
 
+/** A row as the diff compares it. */
+interface Keyed {
+  id: string;
+  hash: string;
+}
+
+/** What a round needs to know of one kind: where the primary lists and serves it, the local rows, the command that commits it. */
+interface KindOps<Row> {
+  label: string;
+  list(opts: QueryOptions, signal: AbortSignal): Promise<{ rows: (Keyed & { modifyIndex: number })[]; index: number }>;
+  local(): Keyed[];
+  fetch(ids: string[], opts: QueryOptions, signal: AbortSignal): Promise<Row[]>;
+  command(upsert: Row[], del: string[]): Command;
+}
+
 /** Where a round got to: the primary's index it copied up to, and whether it copied everything the list named. */
 interface Round {
   index: number;
@@ -69,6 +84,7 @@ export class AclReplication implements LeaderDuty {
   private leading = false;
   private abort: AbortController | null = null;
   private readonly status: AclReplicationStatus;
+  private readonly kinds: { policies: KindOps<ReplicatedPolicy>; tokens: KindOps<ReplicatedToken> };
 
   constructor(private readonly o: AclReplicationOptions) {
     this.status = {
@@ -81,6 +97,33 @@ export class AclReplication implements LeaderDuty {
       ReplicatedTokenIndex: 0,
       LastSuccess: ZERO_TIME,
       LastError: ZERO_TIME,
+    };
+    const { rpc, store } = o;
+    this.kinds = {
+      policies: {
+        label: 'policy',
+        list: async (opts, signal) => {
+          const { result } = await rpc.read('acl.policies', {}, opts, signal);
+          return { rows: result.value.map((p) => ({ id: p.ID, hash: p.Hash, modifyIndex: p.ModifyIndex })), index: result.index };
+        },
+        local: () => store.aclPolicies().value.map((p) => ({ id: p.ID, hash: p.Hash })),
+        fetch: async (ids, opts, signal) => {
+          const { result } = await rpc.read('acl.policy-batch', { ids }, opts, signal);
+          return result.value.map((p) => ({ ID: p.ID, Name: p.Name, Description: p.Description, Rules: p.Rules, Datacenters: p.Datacenters ?? [] }));
+        },
+        command: (upsert, del) => ({ type: 'acl.replicate', policies: { upsert, delete: del } }),
+      },
+      // Global tokens only: Local ones on either side are not compared.
+      tokens: {
+        label: 'token',
+        list: async (opts, signal) => {
+          const { result } = await rpc.read('acl.tokens', {}, opts, signal);
+          return { rows: result.value.filter((t) => !t.Local).map((t) => ({ id: t.AccessorID, hash: t.Hash, modifyIndex: t.ModifyIndex })), index: result.index };
+        },
+        local: () => store.aclTokens().value.filter((t) => !t.Local).map((t) => ({ id: t.AccessorID, hash: t.Hash })),
+        fetch: async (accessors, opts, signal) => (await rpc.read('acl.token-batch', { accessors }, opts, signal)).result.value,
+        command: (upsert, del) => ({ type: 'acl.replicate', tokens: { upsert, delete: del } }),
+      },
     };
     // Shown by the leader whatever the datacenter (the primary answers Enabled: false).
     publishReplicationStatus(o.store, () => (this.leading ? { ...this.status } : null));
@@ -117,7 +160,7 @@ export class AclReplication implements LeaderDuty {
         continue;
       }
       try {
-        const round = kind === 'policies' ? await this.policiesRound(token, lastRemoteIndex, signal) : await this.tokensRound(token, lastRemoteIndex, signal);
+        const round = await this.round(this.kinds[kind], token, lastRemoteIndex, signal);
         if (signal.aborted) return;
         failures = 0;
         noPathSaid = false;
@@ -156,52 +199,25 @@ export class AclReplication implements LeaderDuty {
     return defaultQueryOptions(this.o.primary, token, { consistency: 'stale', minIndex, waitMs: minIndex > 0 ? LIST_WAIT_MS : undefined });
   }
 
-  /** One round for policies. */
-  private async policiesRound(token: string, lastRemoteIndex: number, signal: AbortSignal): Promise<Round> {
-    const listed = await this.o.rpc.read('acl.policies', {}, this.opts(token, lastRemoteIndex), signal);
-    const remote = listed.result.value;
-    const index = listed.result.index;
+  /**
+   * One round for a kind: list at the primary, diff, delete what it no longer has, batch-read and
+   * upsert what changed. Complete when every row the list named came back from a batch read.
+   */
+  // KindOps<unknown>: each kind's row type stays between its own fetch and command.
+  private async round(kind: KindOps<unknown>, token: string, lastRemoteIndex: number, signal: AbortSignal): Promise<Round> {
+    const listed = await kind.list(this.opts(token, lastRemoteIndex), signal);
+    const index = listed.index;
     // The primary's index went back (restored or rebuilt): compare everything again.
     const since = index < lastRemoteIndex ? 0 : lastRemoteIndex;
-    const local = this.o.store.aclPolicies().value;
-    const { deletes, upserts } = diff(
-      local.map((p) => ({ id: p.ID, hash: p.Hash })),
-      remote.map((p) => ({ id: p.ID, hash: p.Hash, modifyIndex: p.ModifyIndex })),
-      since,
-    );
-    for (let i = 0; i < deletes.length; i += BATCH) await this.commit({ type: 'acl.replicate', policies: { upsert: [], delete: deletes.slice(i, i + BATCH) } }, signal);
+    const { deletes, upserts } = diff(kind.local(), listed.rows, since);
+    for (let i = 0; i < deletes.length; i += BATCH) await this.commit(kind.command([], deletes.slice(i, i + BATCH)), signal);
     let upserted = 0;
     for (let i = 0; i < upserts.length; i += BATCH) {
-      const got = await this.o.rpc.read('acl.policy-batch', { ids: upserts.slice(i, i + BATCH) }, this.opts(token, 0), signal);
-      const rows: ReplicatedPolicy[] = got.result.value.map((p) => ({ ID: p.ID, Name: p.Name, Description: p.Description, Rules: p.Rules, Datacenters: p.Datacenters ?? [] }));
-      if (rows.length > 0) await this.commit({ type: 'acl.replicate', policies: { upsert: rows, delete: [] } }, signal);
+      const rows = await kind.fetch(upserts.slice(i, i + BATCH), this.opts(token, 0), signal);
+      if (rows.length > 0) await this.commit(kind.command(rows, []), signal);
       upserted += rows.length;
     }
-    if (deletes.length + upserted > 0) this.o.logger.debug({ deleted: deletes.length, upserted, index }, 'ACL policy replication round');
-    return { index, complete: upserted === upserts.length };
-  }
-
-  /** One round for global tokens (Local ones on either side are not compared). */
-  private async tokensRound(token: string, lastRemoteIndex: number, signal: AbortSignal): Promise<Round> {
-    const listed = await this.o.rpc.read('acl.tokens', {}, this.opts(token, lastRemoteIndex), signal);
-    const remote = listed.result.value.filter((t) => !t.Local);
-    const index = listed.result.index;
-    const since = index < lastRemoteIndex ? 0 : lastRemoteIndex;
-    const local = this.o.store.aclTokens().value.filter((t) => !t.Local);
-    const { deletes, upserts } = diff(
-      local.map((t) => ({ id: t.AccessorID, hash: t.Hash })),
-      remote.map((t) => ({ id: t.AccessorID, hash: t.Hash, modifyIndex: t.ModifyIndex })),
-      since,
-    );
-    for (let i = 0; i < deletes.length; i += BATCH) await this.commit({ type: 'acl.replicate', tokens: { upsert: [], delete: deletes.slice(i, i + BATCH) } }, signal);
-    let upserted = 0;
-    for (let i = 0; i < upserts.length; i += BATCH) {
-      const got = await this.o.rpc.read('acl.token-batch', { accessors: upserts.slice(i, i + BATCH) }, this.opts(token, 0), signal);
-      const rows: ReplicatedToken[] = got.result.value;
-      if (rows.length > 0) await this.commit({ type: 'acl.replicate', tokens: { upsert: rows, delete: [] } }, signal);
-      upserted += rows.length;
-    }
-    if (deletes.length + upserted > 0) this.o.logger.debug({ deleted: deletes.length, upserted, index }, 'ACL token replication round');
+    if (deletes.length + upserted > 0) this.o.logger.debug({ deleted: deletes.length, upserted, index }, `ACL ${kind.label} replication round`);
     return { index, complete: upserted === upserts.length };
   }
 
@@ -216,8 +232,8 @@ export class AclReplication implements LeaderDuty {
  * since the last round with another Hash → fetch and upsert.
  */
 export function diff(
-  local: { id: string; hash: string }[],
-  remote: { id: string; hash: string; modifyIndex: number }[],
+  local: Keyed[],
+  remote: (Keyed & { modifyIndex: number })[],
   lastRemoteIndex: number,
 ): { deletes: string[]; upserts: string[] } {
   const mine = new Map(local.map((l) => [l.id.toLowerCase(), l]));
