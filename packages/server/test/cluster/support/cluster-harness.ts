@@ -15,6 +15,7 @@ import { agentArgs, dialMap, DIAL_MAP_ENV } from './agent-args';
 import { httpAnswer, type HttpAnswer, type HttpOptions } from './http-answer';
 import { LinkProxy } from './link-proxy';
 import { freePorts } from '../../support/ports';
+import { waitAllCaughtUp } from './caught-up';
 
 const REPO_ROOT = resolve(__dirname, '../../../../..');
 const CLI_BIN = join(REPO_ROOT, 'packages/cli/bin/registry.js');
@@ -239,25 +240,9 @@ export class ClusterHarness {
     }
   }
 
-  /**
-   * Until every running server answers a stale read with `X-Registry-KnownLeader: true`: it follows a
-   * leader and has caught up with it. A server that started without Raft state (here: one that joined
-   * the new cluster after it was bootstrapped) neither votes nor stands for election until then
-   * (docs/raft.md, "A server that lost its data dir"), so a test that cuts the leader off and expects
-   * the others to elect must wait for this first.
-   */
-  async waitAllCaughtUp(timeoutMs = 30_000): Promise<void> {
-    const caughtUp = async (i: number): Promise<boolean> => {
-      if (!this.running(i)) return true;
-      const r = await this.http(i, 'GET', '/v1/catalog/nodes?stale', undefined, { timeoutMs: 5_000 }).catch(() => null);
-      return r?.status === 200 && r.headers['x-registry-knownleader'] === 'true';
-    };
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if ((await Promise.all(this.servers.map((s) => caughtUp(s.index)))).every(Boolean)) return;
-      if (Date.now() > deadline) throw new Error(`not every server caught up with a leader within ${timeoutMs} ms\n${this.diagnostics()}`);
-      await sleep(50);
-    }
+  /** Until every running server follows a leader and has caught up with it (caught-up.ts). */
+  waitAllCaughtUp(timeoutMs = 30_000): Promise<void> {
+    return waitAllCaughtUp(this, timeoutMs);
   }
 
   /**

@@ -17,6 +17,7 @@ import { NetnsNetwork, type Host } from '../../support/netns';
 import { httpAnswer, type HttpAnswer, type HttpOptions } from './http-answer';
 import { leaderByMajority } from './cluster-harness';
 import type { FaultTarget } from './nemesis-faults';
+import { waitAllCaughtUp } from './caught-up';
 
 export interface HostClusterOptions {
   servers?: number;
@@ -129,6 +130,11 @@ export class HostCluster implements FaultTarget {
       if (Date.now() > deadline) throw new Error(`no leader within ${timeoutMs} ms\n${this.diagnostics()}`);
       await sleep(200);
     }
+  }
+
+  /** Until every running server follows a leader and has caught up with it (caught-up.ts). */
+  waitAllCaughtUp(timeoutMs = 30_000): Promise<void> {
+    return waitAllCaughtUp(this, timeoutMs);
   }
 
   running(i: number): boolean {

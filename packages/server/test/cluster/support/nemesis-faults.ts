@@ -16,6 +16,8 @@ export interface FaultTarget {
   http(i: number, method: string, path: string, body?: unknown, options?: HttpOptions): Promise<HttpAnswer>;
   leader(): Promise<number | undefined>;
   waitForLeader(timeoutMs?: number): Promise<number>;
+  /** Until every running server follows a leader and has caught up with it: a server still catching up does not vote. */
+  waitAllCaughtUp(timeoutMs?: number): Promise<void>;
   kill(i: number, signal?: NodeJS.Signals): Promise<void>;
   restart(i: number): Promise<void>;
   running(i: number): boolean;

@@ -86,6 +86,7 @@ export async function runNemesis(c: FaultTarget, options: NemesisRunOptions): Pr
   const { rounds: ROUNDS, faults: FAULTS, diagnostics } = options;
   // Generous: three servers starting at once take seconds of CPU each on a shared machine.
   await c.waitForLeader(60_000);
+  await c.waitAllCaughtUp(60_000);
   const lines: string[] = [];
   const say = (line: string): void => {
     lines.push(line);
