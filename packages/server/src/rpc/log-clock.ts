@@ -30,6 +30,18 @@ export class LogClock {
     private readonly wall: () => number = Date.now,
   ) {}
 
+  /**
+   * The log's time now as this leader would stamp an entry of `term`, without taking a stamp (0
+   * while the log holds none): what a copy's time on its way is measured against. Never behind the
+   * latest stamp applied, nor behind the stamps it has handed out.
+   */
+  peek(term: number): number {
+    const inLog = this.latestInLog();
+    if (inLog === 0 && term !== this.term) return 0;
+    if (term !== this.term) return Math.max(inLog, this.logTimeNow());
+    return Math.max(inLog, this.base + (this.now() - this.baseAt));
+  }
+
   /** The stamp for an entry proposed now in `term` by this server, as leader. */
   stamp(term: number): number {
     const now = this.now();

@@ -246,7 +246,7 @@ export class Rpc {
     const end =
       options.receivedBudgetMs === undefined
         ? monotonicMs() + budget
-        : Math.min(receivedBudgetEnd(options.receivedBudgetMs) - inTransit(options.receivedSentAtLogMs, this.store), monotonicMs() + budget);
+        : Math.min(receivedBudgetEnd(options.receivedBudgetMs) - inTransit(options.receivedSentAtLogMs, this.logTimeHere()), monotonicMs() + budget);
     const attemptMs = options.budgetMs === undefined ? WRITE_ATTEMPT_MS : Math.max(WRITE_ATTEMPT_MS, options.budgetMs);
     let maybeApplied = false;
     let last = EXPIRED;
@@ -450,6 +450,17 @@ export class Rpc {
   private readonly logClock = new LogClock(() => this.store.latestRequestStamp(), () => this.store.logTimeNow());
 
   /**
+   * The log's time here, to measure a copy's time on its way against: a leader's own stamping
+   * clock, else the latest stamp applied plus the time since. Not the leader's latest stamp applied:
+   * that runs behind by the time between stamping its latest entry and applying it (a slow fsync,
+   * a follower slow to answer), and a held copy then looked younger by that much — under a loaded
+   * disk, a write refused to its client was applied when the cut link healed (partition.test.ts).
+   */
+  private logTimeHere(): number {
+    return this.raft.isLeader() ? this.logClock.peek(this.raft.term()) : this.store.logTimeNow();
+  }
+
+  /**
    * A write on this leader: answered from the window or the proposal in flight when re-sent, else
    * checked (ACL, lock-delay) and proposed. Not async itself, and the checks run before the
    * proposal's promise exists: every write passes here, and a chain of async frames per write
@@ -466,7 +477,7 @@ export class Rpc {
     // Refused before the log, so surely not applied; the sender's own budget is spent too (or is
     // about to be: it counts down the same duration), and it answers its client.
     // A write that entered here was checked by apply() a moment ago, and waited through no stall.
-    if (!local && budgetLeft(req) - inTransit(req.sentAtLogMs, this.store) <= 0) return Promise.resolve({ ok: false, retry: true, message: EXPIRED });
+    if (!local && budgetLeft(req) - inTransit(req.sentAtLogMs, this.logTimeHere()) <= 0) return Promise.resolve({ ok: false, retry: true, message: EXPIRED });
     let entry: Uint8Array;
     try {
       const answer = this.writes.admit(req.cmd, req.internal ? null : this.acl.resolve(req.token), this.store, this.acl.enabled);
@@ -592,9 +603,8 @@ function budgetLeft(req: ForwardedApply): number {
 }
 
 /** How long a copy was on its way, by the log's time at both ends (0 when unknown or negative). */
-function inTransit(sentAtLogMs: number | undefined, store: Store): number {
+function inTransit(sentAtLogMs: number | undefined, here: number): number {
   if (typeof sentAtLogMs !== 'number' || !Number.isFinite(sentAtLogMs) || sentAtLogMs <= 0) return 0;
-  const here = store.logTimeNow();
   return here > 0 ? Math.max(0, here - sentAtLogMs) : 0;
 }
 
