@@ -202,8 +202,8 @@ export class AclReplication implements LeaderDuty {
   /**
    * One round for a kind: list at the primary, diff, delete what it no longer has, batch-read and
    * upsert what changed. Complete when every row the list named came back from a batch read.
+   * (KindOps<unknown>: each kind's row type stays between its own fetch and command.)
    */
-  // KindOps<unknown>: each kind's row type stays between its own fetch and command.
   private async round(kind: KindOps<unknown>, token: string, lastRemoteIndex: number, signal: AbortSignal): Promise<Round> {
     const listed = await kind.list(this.opts(token, lastRemoteIndex), signal);
     const index = listed.index;

@@ -477,7 +477,7 @@ export class Rpc {
     // Refused before the log, so surely not applied; the sender's own budget is spent too (or is
     // about to be: it counts down the same duration), and it answers its client.
     // A write that entered here was checked by apply() a moment ago, and waited through no stall.
-    if (!local && budgetLeft(req) - inTransit(req.sentAtLogMs, this.logTimeHere()) <= 0) return Promise.resolve({ ok: false, retry: true, message: EXPIRED });
+    if (!local && budgetLeft(req) - inTransit(req.sentAtLogMs, this.logClock.peek(this.raft.term())) <= 0) return Promise.resolve({ ok: false, retry: true, message: EXPIRED });
     let entry: Uint8Array;
     try {
       const answer = this.writes.admit(req.cmd, req.internal ? null : this.acl.resolve(req.token), this.store, this.acl.enabled);

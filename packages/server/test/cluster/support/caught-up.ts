@@ -1,3 +1,4 @@
+import { sleep } from '../../support/wait';
 import type { HttpAnswer, HttpOptions } from './http-answer';
 
 export interface CaughtUpTarget {
@@ -6,8 +7,6 @@ export interface CaughtUpTarget {
   http(i: number, method: string, path: string, body?: unknown, options?: HttpOptions): Promise<HttpAnswer>;
   diagnostics(): string;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
 /**
  * Until every running server answers a stale read with `X-Registry-KnownLeader: true`: it follows a
