@@ -18,6 +18,8 @@ export interface PeerSenderDeps {
   openSnapshot(): Promise<SnapshotReader | undefined>;
   /** Whether this server still leads in `term` (a snapshot transfer stops as soon as it does not). */
   leading(term: number): boolean;
+  /** The highest index follower `id` has acknowledged to this leader. */
+  matched(id: NodeId): number;
   stopped(): boolean;
 }
 
@@ -38,6 +40,7 @@ export class PeerSender {
       pieceBytes: deps.pieceBytes,
       open: () => deps.openSnapshot(),
       leading: (term) => deps.leading(term),
+      matched: (id) => deps.matched(id),
     });
   }
 

@@ -80,6 +80,8 @@ interface SenderDeps {
   open(): Promise<SnapshotReader | undefined>;
   /** Whether this server still leads in `term` (a transfer stops as soon as it does not). */
   leading(term: number): boolean;
+  /** The highest index follower `id` has acknowledged to this leader (its Raft match). */
+  matched(id: NodeId): number;
 }
 
 interface Transfer {
@@ -91,8 +93,11 @@ interface Transfer {
 /** The leader's side: at most one transfer per follower. */
 export class SnapshotSender {
   private readonly active = new Map<NodeId, Transfer>();
-  /** Per follower: the term and time (monotonicMs()) its last transfer's every piece was acknowledged. */
-  private readonly delivered = new Map<NodeId, { term: number; at: number }>();
+  /**
+   * Per follower: the term, snapshot index and time (monotonicMs()) its last transfer's every piece
+   * was acknowledged.
+   */
+  private readonly delivered = new Map<NodeId, { term: number; index: number; at: number }>();
   private counter = 0;
 
   constructor(private readonly deps: SenderDeps) {}
@@ -108,11 +113,15 @@ export class SnapshotSender {
     }
     if (current) current.cancelled = true;
     const last = this.delivered.get(to.id);
-    if (!current && last && last.term === m.term && monotonicMs() - last.at < INSTALLING_GRACE_MS) {
+    const installing = last !== undefined && last.term === m.term && this.deps.matched(to.id) < last.index;
+    if (!current && installing && monotonicMs() - last!.at < INSTALLING_GRACE_MS) {
       // The follower has every piece and is installing them (a large state takes seconds to commit
       // and swap in): sending it all again would only be ignored. (Seen at 512 MiB: a second whole
       // transfer started while the follower restored the first.) After the grace, the core's next
-      // probe sends it again, should the follower have lost it.
+      // probe sends it again, should the follower have lost it. Once the follower has acknowledged
+      // that snapshot, it is installed, and the core asks again only because the log it would
+      // continue from was compacted meanwhile: the newer snapshot goes at once (the grace held it
+      // back for 15 s, seen as a follower stuck after its install in a loaded test run).
       return;
     }
     const transfer: Transfer = { term: m.term, seq: m.seq, cancelled: false };
@@ -197,7 +206,7 @@ export class SnapshotSender {
         }
       }
       while (inFlight.length > 0) await inFlight.shift();
-      this.delivered.set(to.id, { term: transfer.term, at: monotonicMs() });
+      this.delivered.set(to.id, { term: transfer.term, index: reader.meta.index, at: monotonicMs() });
       this.deps.logger.info({ to: to.id, index: reader.meta.index, bytes: reader.size, pieces, ms: monotonicMs() - started }, 'raft: sent snapshot');
     } finally {
       // A piece refused or lost: the ones after it are refused too (they do not continue the

@@ -19,7 +19,7 @@ import {
   type StateMachine,
   type Transport,
 } from '@registry/raft';
-import { bytes, Cluster, text, waitFor, write } from './cluster-harness';
+import { bytes, Cluster, text, waitFor, write, writeTo } from './cluster-harness';
 
 /** Applied commands in a list; snapshots stream the list's JSON in 16-byte pieces through one buffer. */
 class StreamFsm implements StateMachine {
@@ -59,6 +59,7 @@ class StreamFsm implements StateMachine {
 
 interface Piece {
   from: string;
+  meta: { index: number };
   transfer: string;
   offset: number;
   done: boolean;
@@ -230,6 +231,40 @@ test('a piece lost on the way: the transfer starts over from offset 0 and comple
   expect(last[0].piece.offset).toBe(0);
   expect(last[last.length - 1].piece.done).toBe(true);
   expect(n3.fsm.restored).toHaveLength(1);
+});
+
+test('a follower that installs a snapshot while the leader takes a newer one is sent the newer one at once', async () => {
+  // The last piece of the first transfer is held until the leader has compacted past that snapshot:
+  // the follower's acknowledgement of its install then leaves it needing the newer one.
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let holding: (() => void) | null = null;
+  const held = new Promise<void>((r) => (holding = r));
+  await start((piece, deliver) => {
+    if (piece.done && holding) {
+      holding();
+      holding = null;
+      return released.then(deliver);
+    }
+    return deliver();
+  });
+  await leaveBehind();
+  network.heal();
+  await held;
+  const first = received[0].piece.meta.index;
+  const two = () => servers.filter((s) => s.id !== 'n3');
+  for (let i = 0; i < 30; i++) await writeTo(two, `more-${String(i).padStart(3, '0')}`);
+  await waitFor(() => two().every((s) => stats(s).lastSnapshotIndex > first), 10_000, 'a newer snapshot on both');
+  release();
+
+  // Well inside the 15 s a sender waits for a follower still installing what it was sent.
+  const n3 = byId('n3');
+  const ahead = two()[0];
+  await waitFor(() => n3.fsm.items.length === ahead.fsm.items.length, 5_000, 'n3 caught up');
+  expect(n3.fsm.items).toEqual(ahead.fsm.items);
+  const snapshots = [...new Set(received.map((r) => r.piece.meta.index))];
+  expect(snapshots[0]).toBe(first);
+  expect(snapshots[snapshots.length - 1]).toBeGreaterThan(first);
 });
 
 test('over TCP with LevelStorage: a restarted follower behind the compacted log is sent the stored snapshot in pieces', async () => {

@@ -4,7 +4,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  LeadershipLostError,
   LevelStorage,
   RaftNode,
   TcpTransport,
@@ -142,20 +141,52 @@ export async function waitFor(cond: () => boolean, timeoutMs = 10_000, what = 'c
   }
 }
 
+/** A server as `write` sees it: its node and the values its state machine has applied. */
+export interface Writable {
+  node: RaftNode;
+  fsm: { items: string[] };
+}
+
 /**
- * Proposes through whichever server leads, retrying while there is none. A command whose
- * leader was lost in flight is not retried (it may have committed): that error is thrown.
+ * Writes `value` exactly once through whichever of `servers()` leads, waiting while none does.
+ * A proposal whose outcome is unknown (its leader was lost in flight) is settled before it is sent
+ * again: once a leader has committed an entry of its own term and applied up to its read index, an
+ * entry of an earlier term is in its state machine or will never commit. Values must be unique.
  */
-export async function write(cluster: Cluster, value: string, timeoutMs = 10_000): Promise<unknown> {
+export async function writeTo(servers: () => Writable[], value: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const leader = async (): Promise<Writable> => {
+    let found: Writable | undefined;
+    await waitFor(() => (found = servers().find((s) => s.node.leaderReady())) !== undefined, Math.max(0, deadline - Date.now()), 'a leader');
+    return found!;
+  };
   for (;;) {
-    const leader = cluster.running().find((m) => m.node.isLeader());
+    const sender = await leader();
     try {
-      if (!leader) throw new Error('no leader');
-      return await leader.node.propose(bytes(value));
+      await sender.node.propose(bytes(value));
+      return;
     } catch (err) {
-      if (err instanceof LeadershipLostError || Date.now() > deadline) throw err;
+      if (Date.now() > deadline) throw err;
+    }
+    if (await settled(value, leader, deadline)) return;
+  }
+}
+
+/** Whether `value` was applied, asked of a leader that has caught up with everything committed. */
+async function settled(value: string, leader: () => Promise<Writable>, deadline: number): Promise<boolean> {
+  for (;;) {
+    const judge = await leader();
+    try {
+      await judge.node.readBarrier();
+      return judge.fsm.items.includes(value);
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
       await new Promise((r) => setTimeout(r, 25));
     }
   }
+}
+
+/** `writeTo` the running servers of a cluster. */
+export function write(cluster: Cluster, value: string, timeoutMs = 10_000): Promise<void> {
+  return writeTo(() => cluster.running(), value, timeoutMs);
 }

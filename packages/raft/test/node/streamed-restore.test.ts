@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InMemoryNetwork, LevelStorage, RaftNode, type RaftNodeOptions, type SnapshotMeta, type SnapshotSource, type StateMachine } from '@registry/raft';
-import { bytes, text, waitFor } from './cluster-harness';
+import { bytes, text, waitFor, writeTo } from './cluster-harness';
 
 class PieceFsm implements StateMachine {
   items: string[] = [];
@@ -65,14 +65,16 @@ test('an installed snapshot and a restart restore from pieces, never joined', as
   nodes.forEach((n) => n.start());
   await waitFor(() => nodes.some((n) => n.leaderReady()), 10_000, 'a leader');
   network.isolate(transports[2].address);
-  let leader: RaftNode | undefined;
-  await waitFor(() => (leader = nodes.slice(0, 2).find((n) => n.leaderReady())) !== undefined, 10_000, 'a leader of two');
-  for (let i = 0; i < 60; i++) await leader!.propose(bytes(`command-${String(i).padStart(3, '0')}`));
+  // Through whichever of the two leads (20 ms ticks: a stalled fsync can cost a leader its office).
+  const two = () => [0, 1].map((i) => ({ node: nodes[i], fsm: fsms[i] }));
+  for (let i = 0; i < 60; i++) await writeTo(two, `command-${String(i).padStart(3, '0')}`);
   const stats = (n: RaftNode) => n.stats() as { lastSnapshotIndex: number; snapshotsInstalled: number };
   await waitFor(() => nodes.slice(0, 2).every((n) => stats(n).lastSnapshotIndex >= 50), 10_000, 'snapshots on both');
   network.heal();
 
-  await waitFor(() => fsms[2].items.length === 60, 15_000, 'n3 caught up');
+  await waitFor(() => fsms[2].items.length === 60, 15_000, 'n3 caught up').catch((err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(nodes.map((n) => n.stats()))}`);
+  });
   expect(stats(nodes[2]).snapshotsInstalled).toBeGreaterThan(0);
   expect(fsms[2].streamed.length).toBeGreaterThan(0);
   // In pieces: the storage's (a snapshot file is read 1 MiB at a time; this one is smaller).

@@ -6,7 +6,7 @@
 // saved them. Three servers over TCP with WalStorage (snapshot files under db/snapshots).
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { LeadershipLostError, LevelStorage, WalStorage, type RaftStorage, type SnapshotData, type SnapshotMeta, type StorageSnapshotSink } from '@registry/raft';
+import { LevelStorage, WalStorage, type RaftStorage, type SnapshotData, type SnapshotMeta, type StorageSnapshotSink } from '@registry/raft';
 import { Cluster, waitFor, write } from './cluster-harness';
 
 jest.setTimeout(60_000);
@@ -56,18 +56,6 @@ function observed(dir: string, id: string): RaftStorage {
   };
 }
 
-/**
- * Writes `value`. A leadership change while it was in flight (20 ms ticks on a loaded machine) leaves
- * its outcome unknown; this test compares the follower with the leader, not a count, so it goes on.
- */
-async function writeOnce(c: Cluster, value: string): Promise<void> {
-  try {
-    await write(c, value);
-  } catch (err) {
-    if (!(err instanceof LeadershipLostError)) throw err;
-  }
-}
-
 let cluster: Cluster | undefined;
 afterEach(async () => {
   await cluster?.shutdown();
@@ -80,7 +68,7 @@ test('a wiped follower writes the leader\'s pieces straight into its snapshot fi
   const leader = await cluster.leader();
   const victim = cluster.members.find((m) => m !== leader)!;
   const value = 'x'.repeat(500);
-  for (let i = 0; i < 120; i++) await writeOnce(cluster, `${String(i).padStart(3, '0')}-${value}`);
+  for (let i = 0; i < 120; i++) await write(cluster, `${String(i).padStart(3, '0')}-${value}`);
   const others = cluster.members.filter((m) => m !== victim);
   await waitFor(() => others.every((m) => (m.node.stats() as { lastSnapshotIndex: number }).lastSnapshotIndex >= 100), 15_000, 'compacted logs');
 
