@@ -6,8 +6,8 @@
 // follower serves the last value from its own state (?stale), its RSS before and right after, and
 // the stages its log names, in ms after the spawn: the data dir opened, the snapshot restore's
 // start and end, the agent running, the leader known. With --prof DIR the restarted server runs with
-// cpu-prof-hook.js (a profile lands in DIR when it is stopped at the end of the round) and the heaviest
-// functions by self time are printed.
+// bench/cluster/cpu-profile.js (a profile lands in DIR when it is stopped at the end of the round)
+// and the heaviest functions by self time are printed.
 // Also the CPU time (user + system, all threads) the restarted process used until it served the last
 // value: on a shared machine the wall time follows the load, the CPU time much less. With --bins
 // A,B (two entry points, e.g. packages/cli/bin/registry.js of two builds copied aside) the rounds
@@ -34,6 +34,8 @@ const PROF = argOf('--prof', '');
 const BINS = argOf('--bins', '').split(',').filter(Boolean);
 const WIPE = process.argv.includes('--wipe');
 const PROF_LEADER = argOf('--prof-leader', '');
+// The profiling preload (whole process, or one SIGUSR2-to-SIGUSR2 stretch), sampling every 500 µs here.
+const CPU_PROFILE = join(__dirname, '..', 'cluster', 'cpu-profile.js');
 const VALUE = 4096;
 const COUNT = Math.ceil((MIB * 1024 * 1024) / VALUE);
 
@@ -100,9 +102,10 @@ async function main() {
   console.log(`# ${new Date().toISOString()} node ${process.version}, ${os.cpus().length} cores; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`# node bench/bigstate/follower-restart.js ${process.argv.slice(2).join(' ')}`);
   if (PROF_LEADER) {
-    // Every server carries the hook, idle until SIGUSR2 (cpu-prof-hook.js); only the leader is signalled.
+    // Every server carries the preload, idle until SIGUSR2 (cpu-profile.js's signal mode); only the
+    // leader is signalled, and writes <dir>/cpu-<pid>-<n>.cpuprofile.
     mkdirSync(PROF_LEADER, { recursive: true });
-    Object.assign(process.env, { BENCH_CLUSTER_NODE_OPTIONS: `--require ${join(__dirname, 'cpu-prof-hook.js')}`, CPU_PROF_DIR: PROF_LEADER, CPU_PROF_ON_SIGNAL: '1' });
+    Object.assign(process.env, { BENCH_CLUSTER_NODE_OPTIONS: `--require ${CPU_PROFILE}`, BENCH_CPU_PROF_DIR: PROF_LEADER, BENCH_CPU_PROF_ON_SIGNAL: '1', BENCH_CPU_PROF_INTERVAL_US: '500' });
   }
   const c = await startCluster({ call, prefix: 'bigstate-follower-restart-', keepLogs: argOf('--keep-logs', undefined), warm: { path: '/v1/kv/warm', body: 'x' } });
   try {
@@ -144,13 +147,13 @@ async function main() {
       const leaderPid = c.pid(c.leader());
       if (PROF_LEADER) process.kill(leaderPid, 'SIGUSR2');
       const t1 = Date.now();
-      c.cmdWith({ ...running, ...(profDir ? { NODE_OPTIONS: `--require ${join(__dirname, 'cpu-prof-hook.js')}`, CPU_PROF_DIR: profDir, CPU_PROF_ON_SIGNAL: '' } : {}) }, 'restart', String(f + 1));
+      c.cmdWith({ ...running, ...(profDir ? { NODE_OPTIONS: `--require ${CPU_PROFILE}`, BENCH_CPU_PROF_DIR: profDir, BENCH_CPU_PROF_ON_SIGNAL: '', BENCH_CPU_PROF_INTERVAL_US: '500' } : {}) }, 'restart', String(f + 1));
       if (!(await until(async () => (await call(c.urls[f], 'GET', last, undefined, 2000)).status === 200, 300_000, 20))) throw new Error('never served the last value');
       const s = (Date.now() - t1) / 1000;
       if (PROF_LEADER) {
         process.kill(leaderPid, 'SIGUSR2');
         await sleep(2000);
-        for (const p of readdirSync(PROF_LEADER).filter((n) => n.startsWith(`${leaderPid}-`))) console.log(`  leader profile ${join(PROF_LEADER, p)}:\n${heaviest(join(PROF_LEADER, p))}`);
+        for (const p of readdirSync(PROF_LEADER).filter((n) => n.startsWith(`cpu-${leaderPid}-`))) console.log(`  leader profile ${join(PROF_LEADER, p)}:\n${heaviest(join(PROF_LEADER, p))}`);
       }
       const cpu = cpuSeconds(c.pid(f));
       const after = rss(c.pid(f));
