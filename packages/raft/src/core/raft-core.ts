@@ -98,6 +98,8 @@ export class RaftCore {
   private readonly log: RaftLog;
   private readonly configs: ConfigurationHistory;
   private commit: number;
+  /** The index of the no-op this node appended when it last became leader. */
+  private noopIndex = 0;
   /** The newest snapshot the driver holds; sent to followers that need compacted entries. */
   private latestSnapshot: SnapshotMeta | undefined;
 
@@ -196,6 +198,14 @@ export class RaftCore {
   /** True once this leader has committed an entry of its own term (its no-op); only then may it serve reads. */
   get leaderReady(): boolean {
     return this._role === 'leader' && this.log.termAt(this.commit) === this._term;
+  }
+
+  /**
+   * The index of this leader's no-op (0 when not leading): once the state machine has applied it,
+   * it holds everything any earlier leader committed — a write acknowledged before a restart too.
+   */
+  get leaderNoopIndex(): number {
+    return this._role === 'leader' ? this.noopIndex : 0;
   }
 
   /** Ticks since this node last heard from a leader: 0 on the leader itself, Infinity if never. */
@@ -508,7 +518,8 @@ export class RaftCore {
     this.tracker.reset();
     this.syncProgress();
     // Raft §8: a leader learns what is committed only by committing an entry of its own term.
-    this.appendAsLeader([{ term: this._term, index: this.log.lastIndex + 1, type: EntryType.Noop, data: new Uint8Array(0) }]);
+    this.noopIndex = this.log.lastIndex + 1;
+    this.appendAsLeader([{ term: this._term, index: this.noopIndex, type: EntryType.Noop, data: new Uint8Array(0) }]);
   }
 
   private stopLeading(): void {

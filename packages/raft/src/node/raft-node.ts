@@ -243,9 +243,14 @@ export class RaftNode extends EventEmitter {
     return this.core.role === 'leader' && !this.logFault.current && this.logFault.superseding(this.core.term) === null;
   }
 
-  /** A leader that has committed an entry of its own term and may serve reads. */
+  /**
+   * A leader that has committed an entry of its own term and applied it, and may serve reads from
+   * its state machine. Committed is not enough: a leader restarted with entries it had committed
+   * (and answered) before, or elected with entries of earlier terms, applies them only after its
+   * no-op commits, and a read in between missed acknowledged writes (crash-restart.test, a loaded run).
+   */
   leaderReady(): boolean {
-    return this.isLeader() && this.core.leaderReady;
+    return this.isLeader() && this.core.leaderReady && this.fsm.applied >= this.core.leaderNoopIndex;
   }
 
   /**
