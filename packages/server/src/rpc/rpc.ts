@@ -367,13 +367,20 @@ export class Rpc {
   }
 
   /**
-   * Whether this server has applied everything the leader had committed when asked (true at once on
-   * the leader). False when the leader cannot be asked or this server does not catch up within
-   * APPLY_WAIT_MS. For what must not be answered from local state that may be behind: a default
-   * read on a follower, a token unknown here.
+   * Whether this server has applied everything the leader had committed when asked (on the leader:
+   * once it is ready, leaderReady()). False when the leader cannot be asked or this server does not
+   * catch up within APPLY_WAIT_MS. For what must not be answered from local state that may be
+   * behind: a default read on a follower, a token unknown here.
    */
   async caughtUpWithLeader(): Promise<boolean> {
-    if (this.raft.isLeader()) return true;
+    if (this.raft.isLeader()) {
+      if (this.raft.leaderReady()) return true;
+      // A new leader that has not yet applied what it learned was committed from its no-op.
+      return this.raft.readBarrier(FORWARD_TIMEOUT_MS).then(
+        () => true,
+        () => false,
+      );
+    }
     try {
       return await this.appliedWait.until(await this.commitIndexes.fetch(), APPLY_WAIT_MS);
     } catch {
