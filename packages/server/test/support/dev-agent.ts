@@ -16,6 +16,13 @@ export async function startDevAgent(patch: (c: AgentConfig) => void = () => unde
   // Ready once the leader has put this agent's own node in the catalog.
   // (Asked of the store itself: under default_policy=deny an anonymous HTTP read would not see it.)
   await waitFor(() => agent.store.catalogNode(config.nodeName).value !== null, 10_000);
+  // And, with ACLs on, once the leader has written the initial management token: until then a
+  // request with it is 403 "ACL not found", as in Consul (whose test agents wait for it too).
+  const management = config.acl.enabled ? config.acl.tokens.initialManagement : undefined;
+  if (management) {
+    const self = async () => (await fetch(`${url}/v1/acl/token/self`, { headers: { 'X-Registry-Token': management } })).status === 200;
+    await waitFor(self, 10_000);
+  }
   return { agent, url, stop: () => agent.stop() };
 }
 
