@@ -208,6 +208,11 @@ export class RaftCore {
     return this._role === 'leader' ? this.noopIndex : 0;
   }
 
+  /** A leader's record of how far a follower's log matches its own (0 when unknown or not leading). */
+  matchOf(id: NodeId): number {
+    return this._role === 'leader' ? (this.tracker.get(id)?.match ?? 0) : 0;
+  }
+
   /** Ticks since this node last heard from a leader: 0 on the leader itself, Infinity if never. */
   get ticksSinceLeaderContact(): number {
     return this._role === 'leader' ? 0 : this.leaderContact;

@@ -50,7 +50,7 @@ export class Membership {
     if (!server) throw new Error(`no server ${id} in the configuration`);
     if (!server.learner) throw new Error(`server ${id} is already a voter`);
     if (!this.deps.isLeader()) throw new NotLeaderError(this.deps.leader());
-    const match = core.status().progress?.[id]?.match ?? 0;
+    const match = core.matchOf(id);
     // Never acknowledged anything (match 0): not caught up however young the log is — a learner that
     // does not answer must not become a voter the quorum waits for.
     if (match === 0 || match + PROMOTE_MAX_LAG < core.lastIndex) {

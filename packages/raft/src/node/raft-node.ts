@@ -149,7 +149,7 @@ export class RaftNode extends EventEmitter {
       pieceBytes: opts.snapshotChunkBytes,
       openSnapshot: () => this.snapshots.openStored(),
       leading: (term) => !this.stopped && this.isLeader() && this.core.term === term,
-      matched: (id) => this.core.status().progress?.[id]?.match ?? 0,
+      matched: (id) => this.core.matchOf(id),
       stopped: () => this.stopped,
     });
     this.peers.learn(core.configuration);
