@@ -45,7 +45,9 @@ test('a ready batch stuck in its storage write is reported with its step, and no
   storage.held = null;
   release();
   await expect(proposed).resolves.toBe(true);
-  const reported = warnings.length;
+  // Only this report counts: on a loaded machine the ticker may warn of event-loop lag meanwhile.
+  const stuckReports = () => warnings.filter((w) => /ready batch is still in progress/.test(w.msg ?? '')).length;
+  const reported = stuckReports();
   await new Promise((r) => setTimeout(r, 6_000));
-  expect(warnings.length).toBe(reported);
+  expect(stuckReports()).toBe(reported);
 }, 40_000);
