@@ -26,7 +26,7 @@ import { Packr } from 'msgpackr';
 import type { Entry, EntryType, HardState, SnapshotMeta } from '../core/types';
 import type { PersistedState, PersistedStateMeta, RaftStorage, SnapshotData, SnapshotReader, StorageSnapshotSink } from '../interfaces';
 import type { LevelStorage } from './level-storage';
-import { frame, isSegmentName, SegmentFiles, type SegmentInfo } from './wal/segments';
+import { FramedRecord, isSegmentName, SegmentFiles, type SegmentInfo } from './wal/segments';
 import { HardStateDeferral } from './hard-state-deferral';
 import { InlineWrites, type InlineWriteLimits } from './wal/inline-writes';
 import { syncDirSync } from './durable-dir';
@@ -289,7 +289,7 @@ export class WalStorage implements RaftStorage {
     this.openedWith = null; // what the open found is no longer all there is
     let body = this.packr.pack(record);
     if (!record.h && this.files.wouldRoll(body.length + 8)) body = this.packr.pack({ ...record, h: this.hard });
-    await this.files.append(frame(body));
+    await this.files.append(new FramedRecord(body));
     if (record.h) this.hard = record.h;
     const seq = this.files.list()[this.files.list().length - 1].seq;
     if (record.e && record.e.length > 0) this.highest.set(seq, Math.max(this.highest.get(seq) ?? 0, record.f! + record.e.length - 1));

@@ -29,16 +29,19 @@ async function withinTheTurn(write: () => Promise<void>): Promise<boolean> {
   return !turned;
 }
 
-/** How many of `write`'s syscalls were made on the event loop (writeSync) and through the pool (write). */
+/**
+ * How many of `write`'s syscalls were made on the event loop (writevSync, writeSync) and through the
+ * pool (writev, write). A record is one writev of its header and body.
+ */
 async function writesBy(write: () => Promise<void>): Promise<{ inline: number; pool: number }> {
-  const inline = jest.spyOn(fs, 'writeSync');
-  const pool = jest.spyOn(fs, 'write');
+  const inline = [jest.spyOn(fs, 'writevSync'), jest.spyOn(fs, 'writeSync')];
+  const pool = [jest.spyOn(fs, 'writev'), jest.spyOn(fs, 'write')];
+  const calls = (spies: jest.SpyInstance[]) => spies.reduce((n, s) => n + s.mock.calls.length, 0);
   try {
     await write();
-    return { inline: inline.mock.calls.length, pool: pool.mock.calls.length };
+    return { inline: calls(inline), pool: calls(pool) };
   } finally {
-    inline.mockRestore();
-    pool.mockRestore();
+    for (const s of [...inline, ...pool]) s.mockRestore();
   }
 }
 
