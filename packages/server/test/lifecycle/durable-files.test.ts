@@ -38,9 +38,16 @@ async function stopTraced(child: ChildProcess, exited: Promise<unknown>): Promis
   await exited;
 }
 
-/** strace's output as lines; find(re, from): index of the first line at or after `from` matching `re`, -1 if none. */
+/**
+ * strace's output as lines; find(re, from): index of the first line at or after `from` matching `re`, -1 if none.
+ * A call that another thread's call interrupted in the trace is printed as `fsync(23</dir> <unfinished ...>`
+ * and later `<... fsync resumed>) = 0` (the agent syncs two directories at once when it removes a
+ * check): the first line, which names the arguments, is read as the whole call.
+ */
 function traceOf(trace: string) {
-  const lines = readFileSync(trace, 'utf8').split('\n');
+  const lines = readFileSync(trace, 'utf8')
+    .split('\n')
+    .map((l) => l.replace(/ <unfinished \.\.\.>$/, ')'));
   const find = (re: RegExp, from = 0) => {
     for (let i = from; i < lines.length; i++) if (re.test(lines[i]!)) return i;
     return -1;
