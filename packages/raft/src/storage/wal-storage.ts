@@ -288,7 +288,7 @@ export class WalStorage implements RaftStorage {
   private async write(record: WalRecord): Promise<void> {
     this.openedWith = null; // what the open found is no longer all there is
     let body = this.packr.pack(record);
-    if (!record.h && this.files.wouldRoll(body.length + 8)) body = this.packr.pack({ ...record, h: this.hard });
+    if (!record.h && this.files.wouldRoll(FramedRecord.lengthOf(body.length))) body = this.packr.pack({ ...record, h: this.hard });
     await this.files.append(new FramedRecord(body));
     if (record.h) this.hard = record.h;
     const seq = this.files.list()[this.files.list().length - 1].seq;

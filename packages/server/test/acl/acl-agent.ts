@@ -1,7 +1,7 @@
 // An in-process dev agent with ACLs on, ready once the leader has created the built-ins and the
 // initial management token (the shared startDevAgent waits on reads that ACLs may filter).
 import { Agent, buildConfig, createLogger, type AgentConfig } from '@registry/server';
-import { http, waitFor, type Reply } from '../support/dev-agent';
+import { http, tokenResolves, waitFor, type Reply } from '../support/dev-agent';
 
 export const MASTER = 'c0ffee00-0000-4000-8000-000000000001';
 
@@ -34,8 +34,8 @@ export async function startAclAgent(
   const master = config.acl.tokens.initialManagement;
   await waitFor(async () => (await as(undefined, 'GET', '/v1/status/leader')).json !== '', 10_000);
   // Built-ins exist once the anonymous token resolves through `self`.
-  if (!opts.noTokenReads) await waitFor(async () => (await as('anonymous', 'GET', '/v1/acl/token/self')).status === 200, 10_000);
-  if (master) await waitFor(async () => (await as(master, 'GET', '/v1/acl/token/self')).status === 200, 10_000);
+  if (!opts.noTokenReads) await waitFor(() => tokenResolves(url, 'anonymous'), 10_000);
+  if (master) await waitFor(() => tokenResolves(url, master), 10_000);
   // The leader has registered its own node.
   if (master) await waitFor(async () => (await as(master, 'GET', `/v1/catalog/node/${config.nodeName}`)).json !== null, 10_000);
   return { agent, url, as, stop: () => agent.stop() };

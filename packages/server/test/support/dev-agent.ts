@@ -19,11 +19,13 @@ export async function startDevAgent(patch: (c: AgentConfig) => void = () => unde
   // And, with ACLs on, once the leader has written the initial management token: until then a
   // request with it is 403 "ACL not found", as in Consul (whose test agents wait for it too).
   const management = config.acl.enabled ? config.acl.tokens.initialManagement : undefined;
-  if (management) {
-    const self = async () => (await fetch(`${url}/v1/acl/token/self`, { headers: { 'X-Registry-Token': management } })).status === 200;
-    await waitFor(self, 10_000);
-  }
+  if (management) await waitFor(() => tokenResolves(url, management), 10_000);
   return { agent, url, stop: () => agent.stop() };
+}
+
+/** Whether the agent at `url` resolves `token` (its `self` answers 200): the leader has written it. */
+export async function tokenResolves(url: string, token: string): Promise<boolean> {
+  return (await fetch(`${url}/v1/acl/token/self`, { headers: { 'X-Registry-Token': token } })).status === 200;
 }
 
 export async function waitFor(cond: () => Promise<boolean> | boolean, timeoutMs: number, stepMs = 50): Promise<void> {

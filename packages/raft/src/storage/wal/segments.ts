@@ -89,7 +89,12 @@ export class FramedRecord {
 
   /** Bytes on the disk, header included. */
   get length(): number {
-    return HEADER + this.body.length;
+    return FramedRecord.lengthOf(this.body.length);
+  }
+
+  /** Bytes on the disk of a record whose body is `bodyBytes`. */
+  static lengthOf(bodyBytes: number): number {
+    return HEADER + bodyBytes;
   }
 }
 
@@ -149,17 +154,16 @@ function writeAllInline(fd: number, bytes: Buffer, position: number): void {
 // seen on a regular file, but allowed) is finished with plain writes of what is left, each synced.
 async function writeRecord(fd: number, record: FramedRecord, position: number): Promise<void> {
   const written = await callback<number>((done) => writev(fd, [record.header, record.body], position, done));
-  await writeAll(fd, leftAfter(record, written), position + written);
+  if (written < record.length) await writeAll(fd, leftAfter(record, written), position + written);
 }
 
 function writeRecordInline(fd: number, record: FramedRecord, position: number): void {
   const written = writevSync(fd, [record.header, record.body], position);
-  writeAllInline(fd, leftAfter(record, written), position + written);
+  if (written < record.length) writeAllInline(fd, leftAfter(record, written), position + written);
 }
 
-/** The bytes of `record` after its first `written`. */
+/** The bytes of `record` after its first `written` (fewer than its length). */
 function leftAfter(record: FramedRecord, written: number): Buffer {
-  if (written >= record.length) return Buffer.alloc(0);
   return written < HEADER ? Buffer.concat([record.header.subarray(written), record.body]) : record.body.subarray(written - HEADER);
 }
 
