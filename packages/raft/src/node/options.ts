@@ -30,8 +30,8 @@ export interface RaftNodeOptions {
    * 0 (default): a snapshot is considered after every Ready batch once snapshotThreshold entries
    * were applied (spaced under load, see snapshots.ts due()). > 0: as hashicorp/raft (Consul's
    * raft_snapshot_interval): only every interval..2×interval ms, randomised per check so servers
-   * do not all serialise at once; the log bound (8 × snapshotThreshold, plus a per-server offset)
-   * still forces one between checks.
+   * do not all serialise at once; the log bound (8 × snapshotThreshold, plus up to one threshold
+   * more, to each voter's own phase, spread evenly by rank) still forces one between checks.
    */
   snapshotIntervalMs?: number;
   /** Entries kept in the log behind a snapshot, for slow followers (default 10240). */

@@ -13,6 +13,7 @@
 //   pending-proposals.ts, pending-reads.ts: callers waiting for an apply or a read index
 // The pure consensus state machine is ../core (etcd-io/raft's shape).
 import { EventEmitter } from 'node:events';
+import { voterIds } from '../core/configuration';
 import { RaftCore } from '../core/raft-core';
 import type { Message, NodeId, Ready, Role, ServerInfo, SnapshotMeta } from '../core/types';
 import { LeadershipLostError, NodeStoppedError, NotLeaderError } from '../interfaces';
@@ -90,6 +91,11 @@ export class RaftNode extends EventEmitter {
       {
         opts,
         applied: () => this.fsm.applied,
+        voterRank: () => {
+          const voters = voterIds(this.core.configuration).sort();
+          const rank = voters.indexOf(this.id);
+          return rank < 0 ? null : { rank, of: voters.length };
+        },
         snapshotMeta: (index) => this.core.snapshotMeta(index),
         stopped: () => this.stopped,
         mayTakeNow: () => !this.inFlight && !this.logFault.current,

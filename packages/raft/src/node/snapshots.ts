@@ -25,6 +25,11 @@ export interface SnapshotsHost {
   opts: ResolvedOptions;
   /** The last index applied to the state machine. */
   applied(): number;
+  /**
+   * This server's place among the voters of the latest configuration (`rank` of `of`, in id order),
+   * or null when it is not one of them (the log bound's phase: see boundIndex()).
+   */
+  voterRank(): { rank: number; of: number } | null;
   /** The core's meta for a snapshot at `index`, or undefined once that entry is compacted away. */
   snapshotMeta(index: number): SnapshotMeta | undefined;
   stopped(): boolean;
@@ -63,10 +68,10 @@ export class Snapshots {
   /** snapshotIntervalMs > 0: no snapshot before this (monotonicMs()) unless the log bound is reached. */
   private nextSnapshotCheckAt = 0;
   /**
-   * snapshotIntervalMs > 0: entries this server adds to the log bound (random, below the threshold),
-   * so that servers applying the same log do not all reach the bound, and serialise, at one index.
+   * snapshotIntervalMs > 0, for a server that is not a voter: its phase of the log bound (random,
+   * below the threshold; a voter's comes from its rank, see boundIndex()).
    */
-  private boundOffset = 0;
+  private randomPhase = 0;
   /** When the snapshot being written was started (monotonicMs()), for the observer. */
   private snapshotStartedAt = 0;
   /** A state machine's persist() failed: no new snapshot before this (monotonicMs()). */
@@ -96,7 +101,7 @@ export class Snapshots {
 
   /** The node starts ticking. */
   start(): void {
-    if (this.opts.snapshotIntervalMs > 0) this.boundOffset = Math.floor(this.opts.random() * this.opts.snapshotThreshold);
+    if (this.opts.snapshotIntervalMs > 0) this.randomPhase = Math.floor(this.opts.random() * this.opts.snapshotThreshold);
     this.armSnapshotCheck();
   }
 
@@ -150,7 +155,7 @@ export class Snapshots {
     if (this.snapshotWrite || this.appliedSinceSnapshot < this.opts.snapshotThreshold) return false;
     if (this.snapshotFault && monotonicMs() < this.snapshotRetryAt) return false;
     if (monotonicMs() < this.persistRetryAt) return false;
-    if (this.appliedSinceSnapshot >= 8 * this.opts.snapshotThreshold + this.boundOffset) return true;
+    if (this.host.applied() >= this.boundIndex()) return true;
     if (this.opts.snapshotIntervalMs > 0) return monotonicMs() >= this.nextSnapshotCheckAt;
     return monotonicMs() - this.lastSnapshotAt >= 100 * this.lastSnapshotCostMs;
   }
@@ -198,6 +203,26 @@ export class Snapshots {
       read: async (i) => pieces[i],
       close: () => undefined,
     };
+  }
+
+  /**
+   * The applied index at which the log bound forces a snapshot: 8 × snapshotThreshold entries after
+   * the last one, and with snapshotIntervalMs > 0 (where under a write load the bound is what takes
+   * every snapshot) at most one threshold more, to the next index whose place within a threshold
+   * is this server's phase. Voters take evenly spaced phases by rank, so the servers of one log
+   * snapshot one after another instead of together: at 1 GiB a snapshot costs each server seconds
+   * of CPU, and three at once on one machine left every loop waiting for a core (issue #34,
+   * docs/benchmarks/history.md). On separate hosts it keeps a majority not snapshotting. The phase
+   * is of the absolute index, so a snapshot taken late (a batch applied past the bound, or a write
+   * still under way) does not shift the next one.
+   */
+  private boundIndex(): number {
+    const threshold = this.opts.snapshotThreshold;
+    const from = this.host.applied() - this.appliedSinceSnapshot + 8 * threshold;
+    if (this.opts.snapshotIntervalMs === 0) return from;
+    const place = this.host.voterRank();
+    const phase = place ? Math.floor((place.rank * threshold) / place.of) : this.randomPhase;
+    return from + ((((phase - from) % threshold) + threshold) % threshold);
   }
 
   /**

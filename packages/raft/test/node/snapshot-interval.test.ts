@@ -14,7 +14,7 @@ afterEach(async () => {
 type Stats = { snapshotsTaken: number; lastSnapshotIndex: number; lastIndex: number; appliedIndex: number };
 const stats = (m: { node: { stats(): object } }) => m.node.stats() as Stats;
 
-test('within the interval only the log bound (8 × threshold, plus a per-server offset) takes a snapshot', async () => {
+test('within the interval only the log bound (8 × threshold, plus up to one threshold) takes a snapshot', async () => {
   const threshold = 25;
   cluster = await Cluster.start(3, { snapshotThreshold: threshold, snapshotIntervalMs: 600_000, trailingLogs: 5 });
   const leader = await cluster.leader();
@@ -33,6 +33,29 @@ test('within the interval only the log bound (8 × threshold, plus a per-server 
     const s = stats(m);
     expect(s.lastSnapshotIndex).toBeGreaterThanOrEqual(8 * threshold);
     expect(s.lastSnapshotIndex).toBeLessThan(9 * threshold + 5);
+  }
+});
+
+test('the log bound staggers the voters: each snapshots at its own place within a threshold, one after another', async () => {
+  const threshold = 24;
+  cluster = await Cluster.start(3, { snapshotThreshold: threshold, snapshotIntervalMs: 600_000, trailingLogs: 5 });
+  const leader = await cluster.leader();
+  let written = 0;
+  const write = async (n: number) => {
+    for (let i = 0; i < n; i++) await leader.node.propose(bytes(`v${written++}`));
+  };
+  // Two rounds of the bound: the phases hold from one snapshot to the next.
+  for (const round of [1, 2]) {
+    await write(round === 1 ? 9 * threshold + 4 : 8 * threshold + 4);
+    await waitFor(() => cluster!.members.every((m) => stats(m).snapshotsTaken === round), 10_000, `snapshot ${round} on every server`);
+    // Voters rank by id (0, 1, 2 of 3): their phases are 0, 8 and 16 of each 24 entries. Entries are
+    // proposed one at a time, so each server applies them one by one and takes exactly at its bound.
+    const byRank = [...cluster.members].sort((a, b) => (a.id < b.id ? -1 : 1)).map((m) => stats(m).lastSnapshotIndex);
+    expect(byRank.map((index) => index % threshold)).toEqual([0, 8, 16]);
+    for (const index of byRank) {
+      expect(index).toBeGreaterThanOrEqual(8 * threshold * round);
+      expect(index).toBeLessThan(9 * threshold * round);
+    }
   }
 });
 
