@@ -23,29 +23,14 @@
 // LevelDB (again on the next open, if a crash came between).
 import { readdirSync } from 'node:fs';
 import { Packr } from 'msgpackr';
-import type { Entry, EntryType, HardState, SnapshotMeta } from '../core/types';
+import type { Entry, HardState, SnapshotMeta } from '../core/types';
 import type { PersistedState, PersistedStateMeta, RaftStorage, SnapshotData, SnapshotReader, StorageSnapshotSink } from '../interfaces';
 import type { LevelStorage } from './level-storage';
 import { FramedRecord, isSegmentName, SegmentFiles, type SegmentInfo } from './wal/segments';
+import { recordBody, type StoredEntry, type WalRecord } from './wal/record-body';
 import { HardStateDeferral } from './hard-state-deferral';
 import { InlineWrites, type InlineWriteLimits } from './wal/inline-writes';
 import { syncDirSync } from './durable-dir';
-
-/** One entry as stored: its index is the record's first index plus its position. */
-type StoredEntry = [term: number, type: EntryType, data: Uint8Array];
-
-/** One record. Every field is optional; together they say what the append or compaction did. */
-interface WalRecord {
-  /** The hard state as of this record. */
-  h?: HardState;
-  /** The index of e[0]. */
-  f?: number;
-  e?: StoredEntry[];
-  /** Entries at or below this index are gone (a snapshot covers them). */
-  c?: number;
-  /** The whole log is gone (an installed snapshot replaced it). */
-  r?: true;
-}
 
 export interface WalStorageOptions {
   /** The folder of the write-ahead log's segments (created if missing). */
@@ -287,9 +272,9 @@ export class WalStorage implements RaftStorage {
   /** Writes one record; the first in a new segment also carries the hard state. */
   private async write(record: WalRecord): Promise<void> {
     this.openedWith = null; // what the open found is no longer all there is
-    let body = this.packr.pack(record);
-    if (!record.h && this.files.wouldRoll(FramedRecord.lengthOf(body.length))) body = this.packr.pack({ ...record, h: this.hard });
-    await this.files.append(new FramedRecord(body));
+    let framed = new FramedRecord(recordBody(this.packr, record));
+    if (!record.h && this.files.wouldRoll(framed.length)) framed = new FramedRecord(recordBody(this.packr, { ...record, h: this.hard }));
+    await this.files.append(framed);
     if (record.h) this.hard = record.h;
     const seq = this.files.list()[this.files.list().length - 1].seq;
     if (record.e && record.e.length > 0) this.highest.set(seq, Math.max(this.highest.get(seq) ?? 0, record.f! + record.e.length - 1));

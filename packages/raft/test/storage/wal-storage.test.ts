@@ -5,6 +5,7 @@
 import { closeSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { EntryType, LevelStorage, parseSegment, type Entry, type SnapshotMeta } from '@registry/raft';
+import { Packr } from 'msgpackr';
 import { tempDirs, walStorage } from '../support/storages';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -162,4 +163,41 @@ test('segments go only from the oldest: an overwrite in a removed segment never 
   await storage.close();
   expect(state.entries).toEqual([]);
   expect(state.hardState).toEqual({ term, vote: 'c', commit: 0 });
+});
+
+test('entries of every size come back byte for byte, one msgpack record per append, their payloads written where they lie', async () => {
+  const dir = tempDir();
+  let storage = walStorage(dir, 8 << 20);
+  await storage.load();
+  const payload = (index: number, size: number) => {
+    const data = new Uint8Array(size);
+    for (let i = 0; i < size; i++) data[i] = (index * 31 + i) & 0xff;
+    return data;
+  };
+  // Around each msgpack length form (bin 8/16/32) and the size from which a payload is referenced.
+  const sizes = [0, 1, 127, 128, 255, 256, 1023, 1024, 1025, 65535, 65536, 70000];
+  const first: Entry[] = sizes.map((size, i) => ({ index: i + 1, term: 2 ** 32 + 7, type: (i % 3) as EntryType, data: payload(i + 1, size) }));
+  // More large payloads than one writev may reference (the rest are copied), and a long array header.
+  const many: Entry[] = Array.from({ length: 600 }, (_, i) => ({ index: 13 + i, term: 2 ** 32 + 7, type: EntryType.Normal, data: payload(13 + i, 1500) }));
+  const hard = { term: 2 ** 32 + 7, vote: 'b', commit: 3 };
+  await storage.append(hard, first);
+  await storage.append(undefined, many);
+  const written = [...first, ...many];
+  const view = (entries: Entry[]) => entries.map((e) => ({ index: e.index, term: e.term, type: e.type, data: Buffer.from(e.data).toString('base64') }));
+  await storage.close();
+
+  storage = walStorage(dir, 8 << 20);
+  const state = await storage.load();
+  await storage.close();
+  expect(state.hardState).toEqual(hard);
+  expect(view(state.entries)).toEqual(view(written));
+  // What is on disk: one record per append, each a msgpack map any reader decodes.
+  const [segment] = segments(dir);
+  const { bodies } = parseSegment(readFileSync(join(dir, 'wal', segment)));
+  expect(bodies).toHaveLength(2);
+  const records = bodies.map((b) => new Packr({ useRecords: false }).unpack(b) as { h?: object; f: number; e: [number, number, Uint8Array][] });
+  expect(records.map((r) => [r.h, r.f, r.e.length])).toEqual([
+    [hard, 1, 12],
+    [undefined, 13, 600],
+  ]);
 });

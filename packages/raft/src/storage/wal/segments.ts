@@ -74,22 +74,30 @@ function segmentName(seq: number): string {
 }
 
 /**
- * A record body and its header (length, CRC-32 of the body), written together by one `writev`:
- * the body is not copied behind its header into a new buffer. A record of a write load's batch is
- * hundreds of KiB (64 values of 4 KiB), and a fresh buffer per record was a copy of every value and
- * external memory for V8 to count towards its next collection (docs/benchmarks/history.md, "Where a
- * 1 GiB load's CPU goes").
+ * A record body and its header (length, CRC-32 of the body), written together by one `writev`. The
+ * body comes in pieces (record-body.ts: large entry payloads referenced where they are), so neither
+ * the framing nor the encoding copies them into a new buffer. A record of a write load's batch is
+ * hundreds of KiB (64 values of 4 KiB), and each copy was of every value and external memory for V8
+ * to count towards its next collection (docs/benchmarks/history.md, "Where a 1 GiB load's CPU goes").
  */
 export class FramedRecord {
   readonly header = Buffer.allocUnsafe(HEADER);
-  constructor(readonly body: Buffer) {
-    this.header.writeUInt32LE(body.length, 0);
-    this.header.writeUInt32LE(crc32(body), 4);
-  }
-
+  /** Header and body pieces, in order: what one writev writes. */
+  readonly pieces: Uint8Array[];
   /** Bytes on the disk, header included. */
-  get length(): number {
-    return FramedRecord.lengthOf(this.body.length);
+  readonly length: number;
+
+  constructor(body: readonly Uint8Array[]) {
+    let bytes = 0;
+    let crc = 0;
+    for (const piece of body) {
+      bytes += piece.length;
+      crc = crc32(piece, crc);
+    }
+    this.header.writeUInt32LE(bytes, 0);
+    this.header.writeUInt32LE(crc, 4);
+    this.pieces = [this.header, ...body];
+    this.length = FramedRecord.lengthOf(bytes);
   }
 
   /** Bytes on the disk of a record whose body is `bodyBytes`. */
@@ -153,18 +161,18 @@ function writeAllInline(fd: number, bytes: Buffer, position: number): void {
 // A record is one positioned `writev` of header and body, so one synced write. A short write (not
 // seen on a regular file, but allowed) is finished with plain writes of what is left, each synced.
 async function writeRecord(fd: number, record: FramedRecord, position: number): Promise<void> {
-  const written = await callback<number>((done) => writev(fd, [record.header, record.body], position, done));
+  const written = await callback<number>((done) => writev(fd, record.pieces, position, done));
   if (written < record.length) await writeAll(fd, leftAfter(record, written), position + written);
 }
 
 function writeRecordInline(fd: number, record: FramedRecord, position: number): void {
-  const written = writevSync(fd, [record.header, record.body], position);
+  const written = writevSync(fd, record.pieces, position);
   if (written < record.length) writeAllInline(fd, leftAfter(record, written), position + written);
 }
 
 /** The bytes of `record` after its first `written` (fewer than its length). */
 function leftAfter(record: FramedRecord, written: number): Buffer {
-  return written < HEADER ? Buffer.concat([record.header.subarray(written), record.body]) : record.body.subarray(written - HEADER);
+  return Buffer.concat(record.pieces).subarray(written);
 }
 
 export class SegmentFiles {
