@@ -1,5 +1,5 @@
 // Length-prefixed frames: a 4-byte big-endian body length, then a msgpack body.
-import { Packr } from 'msgpackr';
+import { Packr, RESERVE_START_SPACE } from 'msgpackr';
 
 export const DEFAULT_MAX_FRAME_BYTES = 512 * 1024 * 1024;
 
@@ -20,12 +20,17 @@ const EMPTY = Buffer.alloc(0);
 export class FrameEncoder {
   private readonly packr = new Packr({ useRecords: false });
 
-  /** `value` framed, in one buffer. */
+  /**
+   * `value` framed, in one buffer: msgpackr leaves room for the length in front of the body, so the
+   * body is not copied behind it into a new buffer. An append of a write load's batch is hundreds of
+   * KiB, encoded for each follower; that copy was a fresh buffer each time, memory outside V8's heap
+   * that counts towards its next collection (docs/benchmarks/history.md). The frame is a view of
+   * msgpackr's buffer, which never writes over what it has handed out (it continues after it, or in
+   * a new buffer).
+   */
   encode(value: unknown): Buffer {
-    const body = this.packr.pack(value);
-    const frame = Buffer.allocUnsafe(4 + body.length);
-    frame.writeUInt32BE(body.length, 0);
-    body.copy(frame, 4);
+    const frame = this.packr.pack(value, RESERVE_START_SPACE | 4);
+    frame.writeUInt32BE(frame.length - 4, 0);
     return frame;
   }
 
