@@ -439,6 +439,19 @@ describe('MsgpackWriter', () => {
     expect(raw).not.toHaveBeenCalled(); // not handed to msgpackr (its per-object probes: see msgpack-writer.ts)
   });
 
+  test('a byte string (a KV value: a Buffer, a slice of one, a Uint8Array) is written as msgpackr writes it, on the writer\'s own path', () => {
+    const big = Buffer.alloc(70_000, 7);
+    for (const n of [0, 1, 255, 256, 4096, 65535, 65536]) {
+      for (const v of [Buffer.alloc(n, 3), big.subarray(1, 1 + n), new Uint8Array(n).fill(9)]) {
+        expect(write({ Value: v }).equals(packr.pack({ Value: v }))).toBe(true);
+        const w = new MsgpackWriter();
+        const raw = jest.spyOn(w as unknown as { raw(b: Uint8Array): void }, 'raw');
+        w.value({ Value: v });
+        expect(raw).not.toHaveBeenCalled(); // copied once, not packed by msgpackr and then copied
+      }
+    }
+  });
+
   test('large arrays, strings and byte strings take the wider headers, as in msgpackr', () => {
     for (const v of [Array.from({ length: 70_000 }, (_, i) => i), 'é'.repeat(40_000), 'x'.repeat(70_000), new Uint8Array(70_000), { big: 'y'.repeat(300) }]) {
       expect(write(v).equals(packr.pack(v))).toBe(true);

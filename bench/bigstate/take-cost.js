@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// What taking a snapshot of a large KV state costs the event loop (issue #34: at 1 GiB each server's
+// take held its loop for seconds, and three at once left every loop waiting for a core): a store is
+// filled with --mib MiB of 4 KiB values as a server applies them (bench/bigstate/kv-state.js), then
+// its snapshot is persisted --runs times into a sink that keeps nothing (the encoding alone, as a
+// server's take does before the file writes, which go to the pool). Reports per run the loop time
+// the store counts for it (costMs), wall and process CPU time, and V8's collections. --store DIR takes
+// packages/store's build from another tree (an A/B, as bench/storage/wal-append.js does for raft).
+//   npx tsc -b packages/cli && node --max-old-space-size=8000 bench/bigstate/take-cost.js [--mib 512] [--runs 3] [--store packages/store]
+'use strict';
+const { randomBytes, randomUUID } = require('node:crypto');
+const { join, resolve } = require('node:path');
+const { performance, PerformanceObserver } = require('node:perf_hooks');
+const { argOf } = require('../support');
+
+const MIB = Number(argOf('--mib', '512'));
+const RUNS = Number(argOf('--runs', '3'));
+const STORE = resolve(argOf('--store', join(__dirname, '..', '..', 'packages', 'store')));
+const { Store, encodeStamped, decodeEntry } = require(join(STORE, 'dist', 'index.js'));
+
+function filledStore() {
+  const count = Math.ceil((MIB * 2 ** 20) / 4096);
+  const store = new Store({ datacenter: 'dc1' });
+  const values = Array.from({ length: 256 }, () => randomBytes(4096));
+  let at = Date.now();
+  for (let i = 0; i < count; i++) {
+    const cmd = { type: 'kv.apply', op: { Verb: 'set', Key: `big/${String(i).padStart(8, '0')}`, Value: values[i % 256], Flags: 0 } };
+    const { cmd: c, request } = decodeEntry(encodeStamped(cmd, randomUUID(), at++, false));
+    store.apply(i + 1, c, request);
+  }
+  return store;
+}
+
+async function main() {
+  const store = filledStore();
+  let gcs = 0;
+  let gcMs = 0;
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      gcs++;
+      gcMs += e.duration;
+    }
+  }).observe({ entryTypes: ['gc'] });
+  for (let run = 1; run <= RUNS; run++) {
+    const handle = store.openSnapshot();
+    gcs = 0;
+    gcMs = 0;
+    const cpu0 = process.cpuUsage();
+    const wall0 = performance.now();
+    let bytes = 0;
+    await handle.persistTo({ write: async (piece) => void (bytes += piece.length) });
+    const wallMs = performance.now() - wall0;
+    const cpu = process.cpuUsage(cpu0);
+    handle.release();
+    await new Promise((r) => setTimeout(r, 20)); // the GC observer reports after the turn
+    console.log(
+      `store=${STORE} mib=${MIB} run ${run}: costMs ${handle.costMs.toFixed(0)}, wall ${wallMs.toFixed(0)} ms, CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms, ` +
+        `${(bytes / 2 ** 20).toFixed(0)} MiB, GC ${gcs}× ${gcMs.toFixed(0)} ms`,
+    );
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
