@@ -24,6 +24,14 @@ export class Lazy {
 }
 
 /**
+ * One value made over several steps when its turn comes: for a column whose encoded form takes a
+ * pass too long for one step (the request window's 100,000 ids joined: tens of ms under load).
+ */
+export class SteppedLazy {
+  constructor(readonly make: () => Generator<void, unknown, void>) {}
+}
+
+/**
  * Where a Stream writes its items: `item(v)` one value; `pair`/`quad` an array of 2 or 4 values,
  * written without making the array (a snapshot writes hundreds of thousands of them).
  */
@@ -167,6 +175,11 @@ function* walk(w: MsgpackWriter, value: unknown, step: number): Generator<void, 
     if (v instanceof Lazy) {
       yield;
       w.value(v.make());
+      return;
+    }
+    if (v instanceof SteppedLazy) {
+      yield;
+      w.value(yield* v.make());
       return;
     }
     if (v instanceof Stream) {

@@ -9,7 +9,7 @@
 // server's clock, so every server keeps the same window.
 import { CommandError } from '../command-error';
 import { EncodedValue, packPlain, unpackPlain } from '../msgpack-writer';
-import { Fields, Lazy, runSync, Stream, type StreamOut } from '../snapshot-stream';
+import { Fields, Lazy, runSync, SteppedLazy, Stream, type StreamOut } from '../snapshot-stream';
 import { OTHER_LANE, ProposerLanes, type FrozenIds } from './proposer-lanes';
 import { SlotIndex } from './slot-index';
 
@@ -276,7 +276,7 @@ export class RequestTable {
     let runs: [number, Outcome][] | null = null;
     const runsNow = () => (runs ??= runsOf(order.results));
     return new Fields([
-      ['ids', new Lazy(() => idsOf(order.lanes, order.seqs, idOf))],
+      ['ids', new SteppedLazy(() => idsOfSteps(order.lanes, order.seqs, idOf))],
       ['index', new Lazy(() => float64s(order.indexes))],
       ['at', new Lazy(() => float64s(order.ats))],
       ['outcomes', new Stream(() => runsNow().length, (out, step) => outcomeSteps(runsNow(), out, step))],
@@ -295,7 +295,7 @@ export class RequestTable {
       for (const [id, index, at, outcome] of dump) rows.push(id, index, at, keptOf(resultOf(outcome)));
       return rows;
     }
-    const ids = dump.ids === '' ? [] : dump.ids.split(SEPARATOR);
+    const ids = yield* splitSteps(dump.ids, step);
     const table = new RequestTable(ids.length);
     const indexes = fromFloat64s(dump.index);
     const ats = fromFloat64s(dump.at);
@@ -341,11 +341,35 @@ function grown<T extends Uint32Array | Float64Array>(into: T, from: T): T {
 
 /** The ids column: the ids joined by newlines. */
 function idsOf(lanes: Uint32Array, seqs: Float64Array, ids: FrozenIds): string {
-  const ascii = asciiIdsOf(lanes, seqs, ids);
+  return runSync(idsOfSteps(lanes, seqs, ids));
+}
+
+/** Ids per step of the ids column, either way (a few ms under load for the ASCII case). */
+const IDS_PER_STEP = 8192;
+
+/** idsOf() a step at a time: a full window's ids in one pass held a busy server's loop 50–75 ms (issue #34). */
+function* idsOfSteps(lanes: Uint32Array, seqs: Float64Array, ids: FrozenIds): Generator<void, string, void> {
+  const ascii = yield* asciiIdsOf(lanes, seqs, ids);
   if (ascii !== undefined) return ascii;
   const out = new Array<string>(lanes.length);
-  for (let i = 0; i < lanes.length; i++) out[i] = ids.idOf(lanes[i], seqs[i]);
+  for (let i = 0; i < lanes.length; i++) {
+    out[i] = ids.idOf(lanes[i], seqs[i]);
+    if ((i + 1) % IDS_PER_STEP === 0) yield;
+  }
   return out.join(SEPARATOR);
+}
+
+/** `joined.split(SEPARATOR)` (none for ''), a step of about `step` ids at a time. */
+function* splitSteps(joined: string, step: number): Generator<void, string[], void> {
+  const out: string[] = [];
+  if (joined === '') return out;
+  for (let from = 0; ; ) {
+    const end = joined.indexOf(SEPARATOR, from);
+    out.push(end < 0 ? joined.slice(from) : joined.slice(from, end));
+    if (end < 0) return out;
+    from = end + SEPARATOR.length;
+    if (out.length % step === 0) yield;
+  }
 }
 
 const BASE36 = Uint8Array.from('0123456789abcdefghijklmnopqrstuvwxyz', (c) => c.charCodeAt(0));
@@ -355,13 +379,14 @@ const BASE36 = Uint8Array.from('0123456789abcdefghijklmnopqrstuvwxyz', (c) => c.
  * of an ASCII proposer prefix (a snapshot under write load carries 100,000 of them, and making each
  * as a string first was most of the window's encoding). Undefined when an id is not of that kind.
  */
-function asciiIdsOf(lanes: Uint32Array, seqs: Float64Array, ids: FrozenIds): string | undefined {
+function* asciiIdsOf(lanes: Uint32Array, seqs: Float64Array, ids: FrozenIds): Generator<void, string | undefined, void> {
   const prefixes = ids.prefixes.map((p) => (/^[\x00-\x7f]*$/.test(p) ? Uint8Array.from(p, (c) => c.charCodeAt(0)) : undefined));
   let size = 0;
   for (let i = 0; i < lanes.length; i++) {
     const prefix = prefixes[lanes[i]];
     if (lanes[i] === OTHER_LANE || prefix === undefined) return undefined;
     size += prefix.length + 1 + 11; // at most 10 base-36 digits, and the separator
+    if ((i + 1) % (4 * IDS_PER_STEP) === 0) yield;
   }
   const out = Buffer.allocUnsafe(size);
   // The base-36 digits of the previous id's sequence, least significant first, as digit values.
@@ -395,6 +420,7 @@ function asciiIdsOf(lanes: Uint32Array, seqs: Float64Array, ids: FrozenIds): str
     }
     last = seq;
     for (let k = width - 1; k >= 0; k--) out[at++] = BASE36[digits[k]];
+    if ((i + 1) % IDS_PER_STEP === 0) yield;
   }
   return out.toString('latin1', 0, at);
 }
