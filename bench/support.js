@@ -57,6 +57,34 @@ function stallMeter(intervalMs = 10) {
   return { stop: () => (clearInterval(t), worst) };
 }
 
+/**
+ * V8's collections from now on: read() gives their count and total pause so far (after the loop's
+ * next turn: the observer reports then), reset() starts over, stop() ends observing.
+ */
+function gcMeter() {
+  const { PerformanceObserver } = require('node:perf_hooks');
+  let count = 0;
+  let pauseMs = 0;
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      count++;
+      pauseMs += e.duration;
+    }
+  });
+  obs.observe({ entryTypes: ['gc'] });
+  return {
+    read: async () => {
+      await new Promise((r) => setTimeout(r, 20));
+      return { count, pauseMs, text: `GC ${count}× ${pauseMs.toFixed(0)} ms` };
+    },
+    reset: () => {
+      count = 0;
+      pauseMs = 0;
+    },
+    stop: () => obs.disconnect(),
+  };
+}
+
 const argOf = (name, dflt) => {
   const i = process.argv.indexOf(name);
   return i < 0 ? dflt : process.argv[i + 1];
@@ -248,4 +276,4 @@ function capCpu(pids, share) {
   };
 }
 
-module.exports = { REPO, CLI, argOf, stallMeter, until, capCpu, cpuSeconds, mainThreadSchedMs, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };
+module.exports = { REPO, CLI, argOf, gcMeter, stallMeter, until, capCpu, cpuSeconds, mainThreadSchedMs, freeClusterBase, freePort, loopbackCaller, sleep, startCluster, wipeAndRestartFollower };

@@ -12,8 +12,8 @@
 'use strict';
 const { randomBytes } = require('node:crypto');
 const { join, resolve } = require('node:path');
-const { performance, PerformanceObserver } = require('node:perf_hooks');
-const { argOf, stallMeter } = require('../support');
+const { performance } = require('node:perf_hooks');
+const { argOf, gcMeter, stallMeter } = require('../support');
 
 const MIB = Number(argOf('--mib', '512'));
 const RUNS = Number(argOf('--runs', '3'));
@@ -37,18 +37,10 @@ function filledStore() {
 
 async function main() {
   const store = filledStore();
-  let gcs = 0;
-  let gcMs = 0;
-  new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) {
-      gcs++;
-      gcMs += e.duration;
-    }
-  }).observe({ entryTypes: ['gc'] });
+  const gc = gcMeter();
   for (let run = 1; run <= RUNS; run++) {
     const handle = store.openSnapshot();
-    gcs = 0;
-    gcMs = 0;
+    gc.reset();
     const cpu0 = process.cpuUsage();
     const wall0 = performance.now();
     const meter = stallMeter(5);
@@ -58,12 +50,13 @@ async function main() {
     const heldMs = meter.stop();
     const cpu = process.cpuUsage(cpu0);
     handle.release();
-    await new Promise((r) => setTimeout(r, 20)); // the GC observer reports after the turn
+    const gcs = await gc.read();
     console.log(
       `store=${STORE} mib=${MIB} run ${run}: costMs ${handle.costMs.toFixed(0)}, wall ${wallMs.toFixed(0)} ms, CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms, ` +
-        `${(bytes / 2 ** 20).toFixed(0)} MiB, GC ${gcs}× ${gcMs.toFixed(0)} ms, loop held at most ${heldMs.toFixed(0)} ms`,
+        `${(bytes / 2 ** 20).toFixed(0)} MiB, ${gcs.text}, loop held at most ${heldMs.toFixed(0)} ms`,
     );
   }
+  gc.stop();
 }
 
 main().catch((err) => {

@@ -7,9 +7,8 @@
 //   node bench/raft-throughput/frame-encode.js [--n 4000] [--batch 64] [--value 4096] [--raft packages/raft]
 'use strict';
 const { join, resolve } = require('node:path');
-const { PerformanceObserver } = require('node:perf_hooks');
 const { randomBytes } = require('node:crypto');
-const { argOf } = require('../support');
+const { argOf, gcMeter } = require('../support');
 
 const N = Number(argOf('--n', '4000'));
 const BATCH = Number(argOf('--batch', '64'));
@@ -27,24 +26,20 @@ function entry(index) {
 }
 const message = (i) => [1, i, { type: 'append', term: 1, prevIndex: i * BATCH, prevTerm: 1, entries: Array.from({ length: BATCH }, (_, j) => entry(i * BATCH + j + 1)), commit: i * BATCH }];
 
-let gcs = 0;
-let gcMs = 0;
-new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) {
-    gcs++;
-    gcMs += e.duration;
-  }
-}).observe({ entryTypes: ['gc'] });
-
-for (let i = 0; i < 200; i++) encoder.encode(message(i)); // warm-up
-const cpu0 = process.cpuUsage();
-gcs = 0;
-gcMs = 0;
-let bytes = 0;
-for (let i = 0; i < N; i++) bytes += encoder.encode(message(i)).length;
-const cpu = process.cpuUsage(cpu0);
-// The GC observer reports after the loop's turn.
-setTimeout(() => {
+async function main() {
+  for (let i = 0; i < 200; i++) encoder.encode(message(i)); // warm-up
+  const gc = gcMeter();
+  const cpu0 = process.cpuUsage();
+  let bytes = 0;
+  for (let i = 0; i < N; i++) bytes += encoder.encode(message(i)).length;
+  const cpu = process.cpuUsage(cpu0);
+  const gcs = await gc.read();
+  gc.stop();
   const perFrame = (cpu.user + cpu.system) / 1000 / N;
-  console.log(`raft=${RAFT} n=${N} batch=${BATCH} value=${VALUE}: ${perFrame.toFixed(3)} ms/frame CPU, ${(bytes / N / 1024).toFixed(0)} KiB/frame, GC ${gcs}× ${gcMs.toFixed(0)} ms`);
-}, 20);
+  console.log(`raft=${RAFT} n=${N} batch=${BATCH} value=${VALUE}: ${perFrame.toFixed(3)} ms/frame CPU, ${(bytes / N / 1024).toFixed(0)} KiB/frame, ${gcs.text}`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -11,9 +11,9 @@
 const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const { join, resolve } = require('node:path');
-const { performance, PerformanceObserver } = require('node:perf_hooks');
+const { performance } = require('node:perf_hooks');
 const { randomBytes } = require('node:crypto');
-const { argOf } = require('../support');
+const { argOf, gcMeter } = require('../support');
 
 const N = Number(argOf('--n', '2000'));
 const BATCH = Number(argOf('--batch', '64'));
@@ -30,27 +30,19 @@ async function main() {
     let index = 0;
     const batch = () => Array.from({ length: BATCH }, () => ({ index: ++index, term: 1, type: 0, data: values[index % values.length] }));
     for (let i = 0; i < 50; i++) await storage.append({ term: 1, vote: null, commit: index }, batch()); // warm-up
-    let gcs = 0;
-    let gcMs = 0;
-    const obs = new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) {
-        gcs++;
-        gcMs += e.duration;
-      }
-    });
-    obs.observe({ entryTypes: ['gc'] });
+    const gc = gcMeter();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     for (let i = 0; i < N; i++) await storage.append(undefined, batch());
     const wallMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
-    await new Promise((r) => setImmediate(r));
-    obs.disconnect();
+    const gcs = await gc.read();
+    gc.stop();
     const mib = (N * BATCH * VALUE) / 2 ** 20;
     console.log(
       `raft=${RAFT} n=${N} batch=${BATCH} value=${VALUE}: ${(wallMs / N).toFixed(3)} ms/append wall, ` +
         `${((cpu.user + cpu.system) / 1000 / N).toFixed(3)} ms/append CPU (user ${(cpu.user / 1000).toFixed(0)} ms, system ${(cpu.system / 1000).toFixed(0)} ms), ` +
-        `${(mib / (wallMs / 1000)).toFixed(0)} MiB/s, GC ${gcs}× ${gcMs.toFixed(0)} ms`,
+        `${(mib / (wallMs / 1000)).toFixed(0)} MiB/s, ${gcs.text}`,
     );
   } finally {
     await storage.close();
