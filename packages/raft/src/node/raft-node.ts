@@ -15,7 +15,7 @@
 import { EventEmitter } from 'node:events';
 import { voterIds } from '../core/configuration';
 import { RaftCore } from '../core/raft-core';
-import type { Message, NodeId, Ready, Role, ServerInfo, SnapshotMeta } from '../core/types';
+import type { Configuration, Message, NodeId, Ready, Role, ServerInfo, SnapshotMeta } from '../core/types';
 import { LeadershipLostError, NodeStoppedError, NotLeaderError } from '../interfaces';
 import { monotonicMs } from '../monotonic-clock';
 import { CatchUpGate, type CaughtUp } from './catch-up';
@@ -61,6 +61,8 @@ export class RaftNode extends EventEmitter {
   private readonly peers: PeerSender;
   /** Messages from outside the configuration dropped, snapshots received in pieces (inbound.ts). */
   private readonly inbound: Inbound;
+  /** voterRank() as last worked out, and the configuration it was for. */
+  private rankIn: { configuration: Configuration; place: { rank: number; of: number } | null } | null = null;
   /** This server's own snapshots: when, taking, persisting, compaction, the latest stored (snapshots.ts). */
   private readonly snapshots: Snapshots;
   private readonly fsm: FsmApply;
@@ -91,11 +93,7 @@ export class RaftNode extends EventEmitter {
       {
         opts,
         applied: () => this.fsm.applied,
-        voterRank: () => {
-          const voters = voterIds(this.core.configuration).sort();
-          const rank = voters.indexOf(this.id);
-          return rank < 0 ? null : { rank, of: voters.length };
-        },
+        voterRank: () => this.voterRank(),
         snapshotMeta: (index) => this.core.snapshotMeta(index),
         stopped: () => this.stopped,
         mayTakeNow: () => !this.inFlight && !this.logFault.current,
@@ -529,6 +527,21 @@ export class RaftNode extends EventEmitter {
     this.core.advance(ready);
     this.inbound.settled(this.fsm.applied);
     if (this.snapshots.due()) this.snapshots.take();
+  }
+
+  /**
+   * This server's place among the latest configuration's voters, in id order (the snapshot bound's
+   * phase). Asked after every Ready once a threshold of entries is applied, so it is worked out
+   * once per configuration (the core hands out the same object until a Config entry changes it).
+   */
+  private voterRank(): { rank: number; of: number } | null {
+    const configuration = this.core.configuration;
+    if (this.rankIn?.configuration !== configuration) {
+      const voters = voterIds(configuration).sort();
+      const rank = voters.indexOf(this.id);
+      this.rankIn = { configuration, place: rank < 0 ? null : { rank, of: voters.length } };
+    }
+    return this.rankIn.place;
   }
 
   private onSoftState(role: Role, leader: NodeId | null): void {
