@@ -1,42 +1,28 @@
 #!/usr/bin/env node
 // What taking a snapshot of a large KV state costs the event loop (issue #34: at 1 GiB each server's
 // take held its loop for seconds, and three at once left every loop waiting for a core): a store is
-// filled with --mib MiB of 4 KiB values as a server applies them (stamped kv.apply commands, request
-// ids of one proposer as a server makes them, so the request window is full: 100,000 ids), then its
-// snapshot is persisted --runs times into a sink that keeps nothing (the encoding alone, as a
+// filled with --mib MiB of 4 KiB values as a server applies them (kv-state.js, here with one
+// proposer's request ids as a server makes them, so the request window is full: 100,000 ids), then
+// its snapshot is persisted --runs times into a sink that keeps nothing (the encoding alone, as a
 // server's take does before the file writes, which go to the pool). Reports per run the loop time
-// the store counts for it (costMs), wall and process CPU time, V8's collections, and the longest
-// the loop was held (the largest lateness of a 5 ms timer: one slice or step of the persist). --store DIR takes
-// packages/store's build from another tree (an A/B, as bench/storage/wal-append.js does for raft).
+// the store counts for it (costMs), wall and process CPU time, V8's collections, and the longest the
+// loop was held (the largest lateness of a 5 ms timer: one slice or step of the persist). --store
+// DIR takes packages/store's build from another tree (an A/B, as bench/storage/wal-append.js does
+// for raft).
 //   npx tsc -b packages/cli && node --max-old-space-size=8000 bench/bigstate/take-cost.js [--mib 512] [--runs 3] [--store packages/store]
 'use strict';
-const { randomBytes } = require('node:crypto');
 const { join, resolve } = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { argOf, gcMeter, stallMeter } = require('../support');
+const { filledStore, serverRequestIds } = require('./kv-state');
 
 const MIB = Number(argOf('--mib', '512'));
 const RUNS = Number(argOf('--runs', '3'));
 const STORE = resolve(argOf('--store', join(__dirname, '..', '..', 'packages', 'store')));
-const { Store, encodeStamped, decodeEntry } = require(join(STORE, 'dist', 'index.js'));
-
-function filledStore() {
-  const count = Math.ceil((MIB * 2 ** 20) / 4096);
-  const store = new Store({ datacenter: 'dc1' });
-  const values = Array.from({ length: 256 }, () => randomBytes(4096));
-  // As packages/server's RequestIds: a random prefix, then a base-36 sequence.
-  const prefix = randomBytes(6).toString('base64url');
-  let at = Date.now();
-  for (let i = 0; i < count; i++) {
-    const cmd = { type: 'kv.apply', op: { Verb: 'set', Key: `big/${String(i).padStart(8, '0')}`, Value: values[i % 256], Flags: 0 } };
-    const { cmd: c, request } = decodeEntry(encodeStamped(cmd, `${prefix}.${(i + 1).toString(36)}`, at++, false));
-    store.apply(i + 1, c, request);
-  }
-  return store;
-}
+const storeBuild = require(join(STORE, 'dist', 'index.js'));
 
 async function main() {
-  const store = filledStore();
+  const { store } = filledStore(MIB, { storeBuild, requestId: serverRequestIds() });
   const gc = gcMeter();
   for (let run = 1; run <= RUNS; run++) {
     const handle = store.openSnapshot();
