@@ -137,8 +137,15 @@ export class ServerHealth implements LeaderDuty {
   private async reconcilePass(): Promise<void> {
     try {
       if (this.restored) {
+        // Cleared first, so that a restore applied while the reap runs sets it again; set back when
+        // the reap fails, so that a deregistration that did not go through is tried on the next pass.
         this.restored = false;
-        await this.reapForeignServers();
+        try {
+          await this.reapForeignServers();
+        } catch (err) {
+          this.restored = true;
+          throw err;
+        }
       }
       await this.reconcile();
       // Membership (issue #35): removed servers that are alive come back; dead ones go when a quorum allows.

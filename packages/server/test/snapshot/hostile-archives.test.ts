@@ -6,6 +6,7 @@
 // a real server process, which must then still serve reads and writes. An archive from another
 // cluster restores, as Consul's does (a backup is how a cluster is moved or rebuilt); a restore
 // while writes run answers, and leaves the server consistent and serving.
+import { waitFor } from '../support/dev-agent';
 import { SingleServer } from './support/single-server';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -63,6 +64,14 @@ test('every hostile archive is refused with 400 and its reason within a second, 
 test('an archive from another cluster restores, as Consul takes one; the server goes on writing after it', async () => {
   const [here, other] = await Promise.all([start('snap-here'), start('snap-other', ['-datacenter', 'dc-other'])]);
   expect((await other.call('PUT', '/v1/kv/moved', Buffer.from('from the other cluster'))).status).toBe(200);
+  // The archive holds the other server as its leader registers it (the registry service and the
+  // serfHealth check, from its first server-health pass); a node its agent synced before that pass
+  // is any catalog node, which a restore keeps, as Consul's reconcileReaped does.
+  const registered = async () => {
+    const entries = JSON.parse((await other.call('GET', '/v1/health/service/registry')).text) as Array<{ Node: { Node: string }; Checks: Array<{ CheckID: string }> }>;
+    return entries.some((e) => e.Node.Node === 'snap-other' && e.Checks.some((c) => c.CheckID === 'serfHealth'));
+  };
+  await waitFor(registered, 15_000, 100);
   const archive = (await other.call('GET', '/v1/snapshot')).body;
   expect((await here.call('PUT', '/v1/kv/local', Buffer.from('x'))).status).toBe(200);
 
