@@ -44,6 +44,6 @@ USER node
 VOLUME /data
 # 8500 HTTP API, 8300 server RPC + Raft.
 EXPOSE 8500 8300
-# Run as an executable, so that its `#!/usr/bin/env -S node …` line gives Node the flags registry runs with.
+# Run as an executable, so that its `#!/usr/bin/env -S … node …` line gives it the environment and Node flags registry runs with.
 ENTRYPOINT ["packages/cli/bin/registry.js"]
 CMD ["agent", "-dev", "-client", "0.0.0.0"]

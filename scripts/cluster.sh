@@ -30,8 +30,12 @@ DIR=${REGISTRY_CLUSTER_DIR:-$PWD/.data/cluster}
 HTTP_BASE=${REGISTRY_HTTP_BASE:-8500}
 SERVER_BASE=${REGISTRY_SERVER_BASE:-8300}
 BIN=$(realpath -m "${REGISTRY_CLUSTER_BIN:-$ROOT/packages/cli/bin/registry.js}")
-# The Node flags registry runs with: those on its entry point's `#!/usr/bin/env -S node …` line.
-NODE_FLAGS=$(sed -n '1s/^#!.*env -S node//p' "$BIN" 2>/dev/null || true)
+# How registry runs: the environment and Node flags on its entry point's
+# `#!/usr/bin/env -S [NAME=value …] node …` line.
+ENTRY=" $(sed -n '1s/^#!.*env -S //p' "$BIN" 2>/dev/null || true) "
+ENTRY_ENV=${ENTRY%% node *}
+NODE_FLAGS=${ENTRY#* node }
+[[ "$ENTRY" == *" node "* ]] || { ENTRY_ENV=; NODE_FLAGS=; }
 LOG_LEVEL=${REGISTRY_LOG_LEVEL:-info}
 N_VOTERS=3
 N_NON_VOTERS=${REGISTRY_NON_VOTERS:-0}
@@ -73,7 +77,7 @@ start_server() {
   [ -n "${REGISTRY_CONFIG_FILE:-}" ] && config=(-config-file "$(realpath "$REGISTRY_CONFIG_FILE")")
   mkdir -p "$DIR/s$n/data"
   echo "--- $(date -u +%FT%TZ) cluster.sh: starting s$n" >>"$(log_file "$n")"
-  (cd "$ROOT" && exec node $NODE_FLAGS "$BIN" agent -server -node "s$n" -datacenter dc1 -data-dir "$DIR/s$n/data" \
+  (cd "$ROOT" && exec env $ENTRY_ENV node $NODE_FLAGS "$BIN" agent -server -node "s$n" -datacenter dc1 -data-dir "$DIR/s$n/data" \
     -bind "$HOST" -client "$HOST" -http-port "$(http_port "$n")" -server-port "$(server_port "$n")" \
     "${role[@]}" "${config[@]}" "${joins[@]}" -log-level "$LOG_LEVEL" \
     >>"$(log_file "$n")" 2>&1 </dev/null) &

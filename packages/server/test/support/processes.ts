@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { nodeFlagsOf } from './node-flags';
+import { entryRuntimeOf } from './node-flags';
 
 export const REPO = resolve(__dirname, '../../../..');
 export const CLI = join(REPO, 'packages/cli/bin/registry.js');
@@ -19,10 +19,11 @@ export interface AgentProcess {
 }
 
 export function spawnAgent(args: string[], httpPort: number, serverPort: number, logFile: string, env?: Readonly<Record<string, string>>): AgentProcess {
+  const entry = entryRuntimeOf(CLI);
   const child = spawn(
     process.execPath,
-    [...nodeFlagsOf(CLI), CLI, 'agent', '-http-port', String(httpPort), '-server-port', String(serverPort), '-log-level', 'debug', ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: env ? { ...process.env, ...env } : process.env },
+    [...entry.flags, CLI, 'agent', '-http-port', String(httpPort), '-server-port', String(serverPort), '-log-level', 'debug', ...args],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...entry.env, ...env } },
   );
   const log = createWriteStream(logFile, { flags: 'a' });
   // Both streams into one file: neither may end it (whichever ended first closed it, and the other's

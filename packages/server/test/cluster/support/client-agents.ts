@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { request } from 'node:http';
 import { freePort } from '../../support/ports';
-import { nodeFlagsOf } from '../../support/node-flags';
+import { entryRuntimeOf } from '../../support/node-flags';
 import { join, resolve } from 'node:path';
 import type { HttpAnswer } from './cluster-harness';
 
@@ -62,8 +62,9 @@ export class ClientAgents {
     ];
     const log = openSync(c.logFile, 'a');
     try {
-      writeSync(log, `--- harness: node ${[...nodeFlagsOf(CLI_BIN), CLI_BIN].join(' ')} ${args.join(' ')}\n`);
-      const child = spawn(process.execPath, [...nodeFlagsOf(CLI_BIN), CLI_BIN, ...args], { cwd: REPO_ROOT, stdio: ['ignore', log, log] });
+      const entry = entryRuntimeOf(CLI_BIN);
+      writeSync(log, `--- harness: node ${[...entry.flags, CLI_BIN].join(' ')} ${args.join(' ')}\n`);
+      const child = spawn(process.execPath, [...entry.flags, CLI_BIN, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...entry.env }, stdio: ['ignore', log, log] });
       this.children[i] = child;
       this.exits[i] = new Promise<void>((done) => child.once('exit', () => done()));
     } finally {

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { nodeFlagsOf } from '../../support/node-flags';
+import { entryRuntimeOf } from '../../support/node-flags';
 import { agentArgs, dialMap, DIAL_MAP_ENV } from './agent-args';
 import { httpAnswer, type HttpAnswer, type HttpOptions } from './http-answer';
 import { LinkProxy } from './link-proxy';
@@ -343,14 +343,16 @@ export class ClusterHarness {
       retryJoin: peers.map((p) => (proxied ? this.link(i, p.index).address : p.serverAddress)),
       extraArgs: [...(nonVoter ? ['-non-voter'] : []), ...(this.options.extraArgs ?? []), ...(this.options.argsFor?.(i) ?? [])],
     });
-    const env: NodeJS.ProcessEnv = { ...process.env, ...this.options.env, ...this.options.envFor?.(i) };
+    const bin = this.options.binFor?.(i) ?? this.options.bin ?? CLI_BIN;
+    // The entry point's own environment (its `env -S` line), then the test's.
+    const entry = entryRuntimeOf(bin);
+    const env: NodeJS.ProcessEnv = { ...process.env, ...entry.env, ...this.options.env, ...this.options.envFor?.(i) };
     if (proxied) {
       env[DIAL_MAP_ENV] = dialMap(peers.map((p) => ({ peerAddress: p.serverAddress, proxyAddress: this.link(i, p.index).address })));
     }
-    const bin = this.options.binFor?.(i) ?? this.options.bin ?? CLI_BIN;
     const log = openSync(s.logFile, 'a');
     try {
-      const flags = nodeFlagsOf(bin);
+      const flags = entry.flags;
       writeSync(log, `--- harness: node ${[...flags, bin].join(' ')} ${args.join(' ')}\n`);
       const nofile = this.options.nofile?.[i];
       const child =
