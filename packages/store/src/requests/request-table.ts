@@ -296,10 +296,11 @@ export class RequestTable {
       return rows;
     }
     const ids = yield* splitSteps(dump.ids, step);
-    const table = new RequestTable(ids.length);
     const indexes = fromFloat64s(dump.index);
     const ats = fromFloat64s(dump.at);
     if (indexes.length !== ids.length || ats.length !== ids.length) throw new Error('request window columns of different lengths');
+    yield;
+    const table = new RequestTable(ids.length);
     yield;
     let i = 0;
     for (const [run, outcome] of dump.outcomes) {
@@ -466,10 +467,18 @@ function float64s(values: Float64Array): Uint8Array {
   return bytes;
 }
 
-function fromFloat64s(bytes: Uint8Array): number[] {
+/**
+ * The column's doubles, copied out of the snapshot's bytes in one native copy on little-endian
+ * machines (a window of 100,000s of requests read one by one held a restore's step for 20–56 ms).
+ */
+function fromFloat64s(bytes: Uint8Array): Float64Array {
   if (bytes.byteLength % 8 !== 0) throw new Error('request window column is not a whole number of float64s');
+  const out = new Float64Array(bytes.byteLength / 8);
+  if (LITTLE_ENDIAN) {
+    new Uint8Array(out.buffer).set(bytes);
+    return out;
+  }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out = new Array<number>(bytes.byteLength / 8);
   for (let i = 0; i < out.length; i++) out[i] = view.getFloat64(i * 8, true);
   return out;
 }
