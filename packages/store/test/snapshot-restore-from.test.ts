@@ -86,3 +86,17 @@ test('bytes that are not a snapshot, or end early, are refused and the store sta
   expect(restored.kvGet('kept').value?.Key).toBe('kept');
   expect(restored.lastIndex).toBe(1);
 });
+
+test('betweenSlices runs between slices and between pieces, and changes nothing restored', async () => {
+  const origin = new Store();
+  fill(origin);
+  const data = origin.snapshot();
+  const pieces = split(data, 4096);
+  const { source } = sourceOf(pieces);
+  let calls = 0;
+  const restored = new Store();
+  await restored.restoreFrom(source, { sliceMs: 0, betweenSlices: () => void calls++ });
+  // At least once per piece read after the first: each read is a turn of the event loop.
+  expect(calls).toBeGreaterThanOrEqual(pieces.length - 1);
+  expect(Buffer.compare(restored.snapshot(), data)).toBe(0);
+});

@@ -3,6 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { SnapshotMeta, SnapshotSource, StateMachine } from '@registry/raft';
 import { decodeEntry, type Store } from '@registry/store';
+import { scavengeAbove, RESTORE_YOUNG_BYTES } from './young-generation';
 
 /** Told how long each command took to apply, by command type (the metrics' FSM timers). */
 export type ApplyTimer = (type: string, ms: number) => void;
@@ -20,7 +21,8 @@ export function storeStateMachine(store: Store, timed?: ApplyTimer): StateMachin
     // A point-in-time handle: the driver persists it in slices while later entries are applied.
     snapshot: () => store.openSnapshot(),
     restore: (data: Uint8Array, _meta: SnapshotMeta) => store.restore(data),
-    // A restart's or an install's snapshot, decoded into the tables a piece at a time (issue #34).
-    restoreFrom: (source: SnapshotSource, _meta: SnapshotMeta) => store.restoreFrom(source),
+    // A restart's or an install's snapshot, decoded into the tables a piece at a time (issue #34),
+    // with the young generation emptied between slices (young-generation.ts, scavengeAbove).
+    restoreFrom: (source: SnapshotSource, _meta: SnapshotMeta) => store.restoreFrom(source, { betweenSlices: scavengeAbove(RESTORE_YOUNG_BYTES) }),
   };
 }
