@@ -28,3 +28,15 @@ test('leaves the young generation alone under the budget', () => {
   expect(youngUsed()).toBeGreaterThanOrEqual(before);
   expect(kept.length).toBe(1_000);
 });
+
+test('counts the budget from what the last scavenge left, not from empty', () => {
+  const kept = allocate(200_000);
+  const scavenge = scavengeAbove(256 * 1024);
+  scavenge();
+  // The survivors of that scavenge stay young until the next one, above the budget on their own.
+  const left = youngUsed();
+  expect(left).toBeGreaterThan(256 * 1024);
+  scavenge();
+  expect(youngUsed()).toBeGreaterThanOrEqual(left);
+  expect(kept.length).toBe(200_000);
+});
