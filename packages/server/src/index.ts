@@ -8,7 +8,7 @@ export { ConfigError, readConfigSources, sourceOf, type ConfigSource } from './c
 export { LOG_LEVELS, setLogLevel } from './runtime/logger';
 export { readArchive, inspectArchive, writeArchive, ArchiveError, ARCHIVE_FORMAT, ARCHIVE_VERSION, type ArchiveMeta } from './snapshot/archive';
 export { guardProcess } from './agent/process-guard';
-export { shrinkYoungGenerationWhenIdle, scavengeAbove, RESTORE_YOUNG_BYTES } from './agent/young-generation';
+export { shrinkYoungGenerationWhenIdle, scavengeAbove } from './agent/young-generation';
 export { bannerLines } from './agent/banner';
 export { monotonicMs } from './time';
 export { eventIndex } from './events/event-index';

@@ -28,10 +28,6 @@ function newSpace(): { size: number; used: number } {
   return { size: s?.space_size ?? 0, used: s?.space_used_size ?? 0 };
 }
 
-function newSpaceBytes(): number {
-  return newSpace().size;
-}
-
 /**
  * V8's `gc` without running node with --expose-gc: the flag only installs the function in contexts
  * created while it is set, so one throwaway context is made with it on and the flag is turned off
@@ -59,8 +55,8 @@ export const RESTORE_YOUNG_BYTES = 4 * 1024 * 1024;
 
 /**
  * A function for the gaps between a long job's slices: it scavenges when the young generation holds
- * more than `bytes` over what the last scavenge left, so that the job's survivors are copied in small pauses of its own timing instead
- * of one large one in the middle of a slice.
+ * more than `bytes` over what the last scavenge left, so that the job's survivors are copied in
+ * small pauses of its own timing instead of one large one in the middle of a slice.
  */
 export function scavengeAbove(bytes: number): () => void {
   let gc: GcFunction | undefined;
@@ -83,7 +79,7 @@ export function shrinkYoungGenerationWhenIdle(): () => void {
   let loop = performance.eventLoopUtilization();
   const timer = setInterval(() => {
     tries += 1;
-    if (newSpaceBytes() <= GROWN_BYTES) return clearInterval(timer);
+    if (newSpace().size <= GROWN_BYTES) return clearInterval(timer);
     const busy = performance.eventLoopUtilization(loop).utilization > BUSY_UTILIZATION;
     loop = performance.eventLoopUtilization();
     if (busy) {
@@ -92,7 +88,7 @@ export function shrinkYoungGenerationWhenIdle(): () => void {
     }
     gc ??= gcFunction();
     gc({ type: 'minor' });
-    if (newSpaceBytes() <= GROWN_BYTES || tries >= MAX_TRIES) clearInterval(timer);
+    if (newSpace().size <= GROWN_BYTES || tries >= MAX_TRIES) clearInterval(timer);
   }, INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);
