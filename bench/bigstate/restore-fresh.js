@@ -9,7 +9,7 @@
 // processes: "--min-semi-space-size=16" starts them with the young generation a running agent has
 // after its start-up (16 MiB semi-spaces, young-generation.ts), as a follower's install finds it.
 // --scavenge-above MiB restores as the agent does (store-fsm.ts): a scavenge between slices once the
-// young generation holds more than that; 0 leaves V8 alone.
+// young generation holds more than that; 0 leaves V8 alone; a list (4,1) alternates them run by run.
 // Usage: npx tsc -b packages/cli && node bench/bigstate/restore-fresh.js [--mib 1024] [--runs 3] [--node-flags "…"] [--scavenge-above 4]
 'use strict';
 const { execFileSync } = require('node:child_process');
@@ -65,14 +65,18 @@ async function main() {
   const mib = Number(argOf('--mib', '1024'));
   const runs = Number(argOf('--runs', '3'));
   const flags = argOf('--node-flags', '').split(' ').filter(Boolean);
-  const scavengeMiB = argOf('--scavenge-above', '0');
+  // A comma-separated list alternates the budgets run by run (an A/B in one state).
+  const budgets = argOf('--scavenge-above', '0').split(',');
   console.log(`# ${new Date().toISOString()} node ${process.version}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`# node bench/bigstate/restore-fresh.js ${process.argv.slice(2).join(' ')}`);
   const dir = mkdtempSync(join(os.tmpdir(), 'restore-fresh-'));
   try {
     await write(dir, mib);
     for (let r = 1; r <= runs; r++) {
-      process.stdout.write(`run ${r}: ${execFileSync(process.execPath, [...flags, __filename, '--restore-in', dir, scavengeMiB], { encoding: 'utf8' })}`);
+      for (const budget of budgets) {
+        const label = budgets.length > 1 ? ` (scavenge above ${budget} MiB)` : '';
+        process.stdout.write(`run ${r}${label}: ${execFileSync(process.execPath, [...flags, __filename, '--restore-in', dir, budget], { encoding: 'utf8' })}`);
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

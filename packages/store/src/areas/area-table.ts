@@ -2,6 +2,7 @@
 // through it. Deleting an area forgets its servers.
 import type { Txn } from '../txn';
 import { AREAS, AREA_SERVERS, type AreaInput, type AreaRecord, type AreaServer } from './area-records';
+import { withIndexes } from '../indexed-record';
 
 export interface AreaTableDump {
   areas: AreaRecord[];
@@ -40,7 +41,7 @@ export class AreaTable {
   put(input: AreaInput, txn: Txn): AreaRecord {
     const key = input.ID.toLowerCase();
     const existing = this.areas.get(key);
-    const rec: AreaRecord = { ...input, CreateIndex: existing?.CreateIndex ?? txn.index, ModifyIndex: txn.index };
+    const rec: AreaRecord = withIndexes(input, existing?.CreateIndex ?? txn.index, txn.index);
     this.areas.set(key, rec);
     txn.bump(AREAS);
     return rec;

@@ -1,6 +1,7 @@
 // The autopilot configuration: one row, absent until first set (reads then show the defaults).
 import type { Txn } from '../txn';
 import { AUTOPILOT_CONFIG, type AutopilotRecord, type AutopilotSettings } from './autopilot-records';
+import { withIndexes } from '../indexed-record';
 
 export interface AutopilotTableDump {
   config: AutopilotRecord | null;
@@ -14,7 +15,7 @@ export class AutopilotTable {
   }
 
   set(settings: AutopilotSettings, txn: Txn): AutopilotRecord {
-    this.row = { ...settings, CreateIndex: this.row?.CreateIndex ?? txn.index, ModifyIndex: txn.index };
+    this.row = withIndexes(settings, this.row?.CreateIndex ?? txn.index, txn.index);
     txn.bump(AUTOPILOT_CONFIG);
     return { ...this.row };
   }

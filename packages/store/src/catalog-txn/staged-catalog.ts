@@ -11,6 +11,7 @@ import { PENDING } from '../kv/kv-ops';
 import { sameRecordData } from '../plain-data';
 import type { State } from '../state';
 import type { Txn } from '../txn';
+import { withIndexes } from '../indexed-record';
 
 export const CATALOG_VERBS = ['get', 'set', 'cas', 'delete', 'delete-cas'] as const;
 export type CatalogVerb = (typeof CATALOG_VERBS)[number];
@@ -102,7 +103,7 @@ export class StagedCatalog {
   private putNode(data: NodeData): NodeRecord {
     const existing = this.node(data.Node);
     if (existing && sameRecordData(existing, data)) return existing;
-    const rec: NodeRecord = { ...data, CreateIndex: existing?.CreateIndex ?? PENDING, ModifyIndex: PENDING };
+    const rec: NodeRecord = withIndexes(data, existing?.CreateIndex ?? PENDING, PENDING);
     this.nodes.set(fold(data.Node), rec);
     this.effects.push({ putNode: data });
     return rec;
@@ -120,7 +121,7 @@ export class StagedCatalog {
     const k = `${data.nodeKey}\u0000${fold(data.ID)}`;
     const existing = this.services.has(k) ? (this.services.get(k) ?? undefined) : this.state.catalog.service(data.nodeKey, data.ID);
     if (existing && sameRecordData(existing, data)) return existing;
-    const rec: ServiceRecord = { ...data, CreateIndex: existing?.CreateIndex ?? PENDING, ModifyIndex: PENDING };
+    const rec: ServiceRecord = withIndexes(data, existing?.CreateIndex ?? PENDING, PENDING);
     this.services.set(k, rec);
     this.effects.push({ putService: data });
     return rec;
@@ -137,7 +138,7 @@ export class StagedCatalog {
     const k = `${data.nodeKey}\u0000${fold(data.CheckID)}`;
     const existing = this.checks.has(k) ? (this.checks.get(k) ?? undefined) : this.state.catalog.check(data.nodeKey, data.CheckID);
     if (existing && sameRecordData(existing, data)) return existing;
-    const rec: CheckRecord = { ...data, CreateIndex: existing?.CreateIndex ?? PENDING, ModifyIndex: PENDING };
+    const rec: CheckRecord = withIndexes(data, existing?.CreateIndex ?? PENDING, PENDING);
     this.checks.set(k, rec);
     this.effects.push({ putCheck: data });
     return rec;

@@ -19,6 +19,7 @@ import { plainEqual, sameRecordData } from '../plain-data';
 import { Fields, flatStream, listStream, runSync } from '../snapshot-stream';
 import type { Txn } from '../txn';
 import { KeptListings } from '../kept-listings';
+import { withIndexes } from '../indexed-record';
 
 export interface CatalogTableDump {
   nodes: NodeRecord[];
@@ -31,8 +32,8 @@ function instanceId(nodeKey: string, serviceKey: string): string {
   return `${nodeKey}\u0000${serviceKey}`;
 }
 
-function stamp<T>(data: T, existing: RaftIndexes | undefined, index: number): T & RaftIndexes {
-  return { ...data, CreateIndex: existing?.CreateIndex ?? index, ModifyIndex: index };
+function stamp<T extends object>(data: T, existing: RaftIndexes | undefined, index: number): T & RaftIndexes {
+  return withIndexes(data, existing?.CreateIndex ?? index, index);
 }
 
 function addTo<K, V>(outer: Map<string, Map<K, V>>, key: string, inner: K, value: V): void {

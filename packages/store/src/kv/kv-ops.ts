@@ -5,7 +5,7 @@
 // knows its Raft index.
 import type { SessionRecord } from '../sessions/session-records';
 import { MAX_LOCK_DELAY_NS } from '../sessions/session-records';
-import type { KvEntry } from './kv-records';
+import { kvEntry, type KvEntry, type KvEntryData } from './kv-records';
 import type { KvTable } from './kv-table';
 import type { Uint64 } from '../uint64';
 
@@ -52,7 +52,7 @@ export interface SessionLookup {
   get(id: string): SessionRecord | undefined;
 }
 
-type Effect = { put: Omit<KvEntry, 'CreateIndex' | 'ModifyIndex'> } | { del: string } | { lockDelay: string; ms: number };
+type Effect = { put: KvEntryData } | { del: string } | { lockDelay: string; ms: number };
 
 /** The table as a transaction sees it: committed entries overlaid with its own staged writes. */
 export class StagedKv {
@@ -108,9 +108,9 @@ export class StagedKv {
     return [...merged.values()].sort((a, b) => (a.Key < b.Key ? -1 : a.Key > b.Key ? 1 : 0));
   }
 
-  private put(data: Omit<KvEntry, 'CreateIndex' | 'ModifyIndex'>): KvEntry {
+  private put(data: KvEntryData): KvEntry {
     const existing = this.get(data.Key);
-    const entry: KvEntry = { ...data, CreateIndex: existing ? existing.CreateIndex : PENDING, ModifyIndex: PENDING };
+    const entry = kvEntry(data, existing ? existing.CreateIndex : PENDING, PENDING);
     this.overlay.set(data.Key, entry);
     this.effects.push({ put: data });
     return entry;
@@ -208,5 +208,5 @@ export function commitEffects(table: KvTable, effects: readonly Effect[], txn: i
 /** An entry as finally committed: PENDING indexes become the Raft index. */
 export function resolvePending(e: KvEntry, index: number): KvEntry {
   if (e.CreateIndex !== PENDING && e.ModifyIndex !== PENDING) return e;
-  return { ...e, CreateIndex: e.CreateIndex === PENDING ? index : e.CreateIndex, ModifyIndex: e.ModifyIndex === PENDING ? index : e.ModifyIndex };
+  return kvEntry(e, e.CreateIndex === PENDING ? index : e.CreateIndex, e.ModifyIndex === PENDING ? index : e.ModifyIndex);
 }

@@ -15,6 +15,19 @@ export interface KvEntry {
   ModifyIndex: number;
 }
 
+/** What a write stores of an entry: all but its indexes. */
+export type KvEntryData = Omit<KvEntry, 'CreateIndex' | 'ModifyIndex'>;
+
+/**
+ * An entry as one object literal, so that every entry in the table has the same hidden class with
+ * all seven fields in the object itself. A spread with indexes added after it gave every entry a map
+ * of its own (indexed-record.ts says why); one shape also keeps the reads of applied and restored
+ * entries monomorphic.
+ */
+export function kvEntry(d: KvEntryData, createIndex: number, modifyIndex: number): KvEntry {
+  return { Key: d.Key, Flags: d.Flags, Value: d.Value, Session: d.Session, LockIndex: d.LockIndex, CreateIndex: createIndex, ModifyIndex: modifyIndex };
+}
+
 /** What a write supplies; indexes, lock index and (except for lock ops) the session are the store's. */
 export interface KvInput {
   Key: string;

@@ -5,7 +5,7 @@
 import { Fields, keyedStream, runSync } from '../snapshot-stream';
 import type { Txn } from '../txn';
 import { KVS, kvWriteWatchKeys } from './kv-keys';
-import type { KvEntry } from './kv-records';
+import { kvEntry, type KvEntry, type KvEntryData } from './kv-records';
 import { KeptListings } from '../kept-listings';
 import type { ValueArenas } from './value-arenas';
 
@@ -159,10 +159,10 @@ export class KvTable {
   // ---- writes ----
 
   /** Insert or replace an entry (the caller computed every field but the indexes). */
-  put(data: Omit<KvEntry, 'CreateIndex' | 'ModifyIndex'>, txn: Txn): KvEntry {
+  put(data: KvEntryData, txn: Txn): KvEntry {
     const slot = this.slots.get(data.Key);
     const existing = slot?.entry;
-    const entry: KvEntry = { ...data, CreateIndex: existing?.CreateIndex ?? txn.index, ModifyIndex: txn.index };
+    const entry = kvEntry(data, existing?.CreateIndex ?? txn.index, txn.index);
     if (!slot) this.insertKey(data.Key);
     this.keepPreImage(data.Key, slot);
     this.slots.set(data.Key, { entry });
@@ -289,7 +289,8 @@ export class KvTable {
     let done = 0;
     for (const e of dump.entries) {
       const v = e.Value;
-      const entry: KvEntry = { ...e, Value: v === null || v === undefined ? null : (arenas?.adopt(e.Key, v) ?? ownValue(v)) };
+      const value = v === null || v === undefined ? null : (arenas?.adopt(e.Key, v) ?? ownValue(v));
+      const entry = kvEntry({ Key: e.Key, Flags: e.Flags, Value: value, Session: e.Session, LockIndex: e.LockIndex }, e.CreateIndex, e.ModifyIndex);
       t.slots.set(e.Key, { entry });
       t.live++;
       if (entry.Session) {

@@ -3,6 +3,7 @@
 import { Fields, sortedStream } from '../snapshot-stream';
 import type { Txn } from '../txn';
 import { isTemplate, QUERIES, type QueryDefinition, type QueryRecord } from './query-records';
+import { withIndexes } from '../indexed-record';
 
 export interface QueryTableDump {
   queries: QueryRecord[];
@@ -42,7 +43,7 @@ export class QueryTable {
     const id = def.ID.toLowerCase();
     const existing = this.byId.get(id);
     if (existing) this.unname(existing);
-    const rec: QueryRecord = { ...def, CreateIndex: existing?.CreateIndex ?? txn.index, ModifyIndex: txn.index };
+    const rec: QueryRecord = withIndexes(def, existing?.CreateIndex ?? txn.index, txn.index);
     this.byId.set(id, rec);
     this.name(rec);
     txn.bump(QUERIES);

@@ -4,6 +4,7 @@ import { fold } from '../catalog/keys';
 import { Fields, sortedStream } from '../snapshot-stream';
 import type { Txn } from '../txn';
 import { SESSIONS, type SessionData, type SessionRecord } from './session-records';
+import { withIndexes } from '../indexed-record';
 
 export interface SessionTableDump {
   sessions: SessionRecord[];
@@ -40,7 +41,7 @@ export class SessionTable {
   }
 
   put(data: SessionData, txn: Txn): SessionRecord {
-    const rec: SessionRecord = { ...data, CreateIndex: txn.index, ModifyIndex: txn.index };
+    const rec: SessionRecord = withIndexes(data, txn.index, txn.index);
     const id = rec.ID.toLowerCase();
     this.byId.set(id, rec);
     let ids = this.byNode.get(fold(rec.Node));
