@@ -939,7 +939,9 @@ export class RaftCore {
   }
 
   private send(m: DistributiveOmit<Message, 'from'>): void {
-    this.raw.addMessage({ ...m, from: this.id } as Message);
+    // `from` first: a property added after a spread gives every message a V8 hidden class of its
+    // own (a new map and descriptor array in old space per message; store/src/indexed-record.ts).
+    this.raw.addMessage({ from: this.id, ...m } as Message);
   }
 
   private softState(): SoftState {
