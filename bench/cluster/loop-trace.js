@@ -50,6 +50,8 @@ function trace() {
   sec.enable();
   let gaps = 0;
   let worst = 0;
+  /** Gaps not written yet (their GCs are still on the way to the observer). */
+  const pending = new Set();
   let last = performance.now();
   let lastSched = mainThreadSchedMs();
   const ping = setInterval(() => {
@@ -63,8 +65,14 @@ function trace() {
     const waiting = lastSched.waitMs - before.waitMs;
     gaps++;
     worst = Math.max(worst, gap);
-    const during = gcs.filter(([s, d]) => s + d >= now - gap && s <= now).map(([, d, k]) => `${k}:${d.toFixed(1)}`);
-    lines.push(`GAP t=${(now - t0).toFixed(0)} at=${new Date(performance.timeOrigin + now).toISOString()} gap_ms=${gap.toFixed(1)} cpu_ms=${onCpu.toFixed(1)} wait_ms=${waiting.toFixed(1)} gc=${during.join(',') || '-'}`);
+    // The GCs of a gap that just ended reach the observer only after this callback (its entries are
+    // delivered later, from the loop): written at once, a gap made by one collection listed none.
+    const write = () => {
+      const during = gcs.filter(([s, d]) => s + d >= now - gap && s <= now).map(([, d, k]) => `${k}:${d.toFixed(1)}`);
+      lines.push(`GAP t=${(now - t0).toFixed(0)} at=${new Date(performance.timeOrigin + now).toISOString()} gap_ms=${gap.toFixed(1)} cpu_ms=${onCpu.toFixed(1)} wait_ms=${waiting.toFixed(1)} gc=${during.join(',') || '-'}`);
+    };
+    pending.add(write);
+    setTimeout(() => pending.delete(write) && write(), 100).unref();
   }, 5);
   ping.unref();
 
@@ -89,6 +97,7 @@ function trace() {
   summary.unref();
 
   process.on('exit', () => {
+    for (const write of pending) write();
     lines.push(`EXIT gaps=${gaps} worst_ms=${worst.toFixed(1)} p50_ms=${ms(whole.percentile(50))} p99_ms=${ms(whole.percentile(99))} p999_ms=${ms(whole.percentile(99.9))} max_ms=${ms(whole.max)}`);
     flush();
   });
