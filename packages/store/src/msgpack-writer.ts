@@ -2,13 +2,15 @@
 // byte for byte what msgpackr's Packr({ useRecords: false }) writes, used to serialise snapshots.
 //
 // Why not msgpackr itself: it reads `value.constructor` and `value.hasOwnProperty` on every object.
-// The store's records are made by object spread (`{ ...data, CreateIndex, ModifyIndex }`), and V8
-// gives such objects a map whose prototype-validity cell is invalid, so each of those prototype-chain
-// loads allocates a fresh inline-cache handler in old space (~64 B per record). Over a 100,000-node
-// snapshot that was ~50–90 MB of old-space garbage, enough to start a major GC whose incremental
-// marking steps stalled the event loop for 30–60 ms. This writer never loads a property through the
-// prototype chain (Object.getPrototypeOf, Object.hasOwn, Array.isArray). Anything not plain (a
-// Uint8Array, a Date, a Map) is handed to msgpackr, so its encoding is msgpackr's by construction.
+// The store's records were then made by object spread (`{ ...data, CreateIndex, ModifyIndex }`), and
+// V8 gave each a map of its own whose prototype-validity cell is invalid, so each of those
+// prototype-chain loads allocated a fresh inline-cache handler in old space (~64 B per record). Over
+// a 100,000-node snapshot that was ~50–90 MB of old-space garbage, enough to start a major GC whose
+// incremental marking steps stalled the event loop for 30–60 ms. This writer never loads a property
+// through the prototype chain (Object.getPrototypeOf, Object.hasOwn, Array.isArray). Anything not
+// plain (a Uint8Array, a Date, a Map) is handed to msgpackr, so its encoding is msgpackr's by
+// construction. (Records now share maps, indexed-record.ts; a snapshot may still hold decoded
+// objects of any shape, and the writer stays off the prototype chain for them.)
 //
 // Memory: new ArrayBuffer memory counts towards V8's old-generation limit, so every megabyte a
 // snapshot allocates brings the next major GC nearer — and a major GC of a large store's heap is what
