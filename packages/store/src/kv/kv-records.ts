@@ -22,10 +22,11 @@ export type KvEntryData = Omit<KvEntry, 'CreateIndex' | 'ModifyIndex'>;
  * An entry as one object literal, so that every entry in the table has the same hidden class with
  * all seven fields in the object itself. A spread with indexes added after it gave every entry a map
  * of its own (indexed-record.ts says why); one shape also keeps the reads of applied and restored
- * entries monomorphic.
+ * entries monomorphic. `value` replaces d.Value (a restore adopts the value into its arenas) without
+ * a second object made only to carry it.
  */
-export function kvEntry(d: KvEntryData, createIndex: number, modifyIndex: number): KvEntry {
-  return { Key: d.Key, Flags: d.Flags, Value: d.Value, Session: d.Session, LockIndex: d.LockIndex, CreateIndex: createIndex, ModifyIndex: modifyIndex };
+export function kvEntry(d: KvEntryData, createIndex: number, modifyIndex: number, value: Uint8Array | null = d.Value): KvEntry {
+  return { Key: d.Key, Flags: d.Flags, Value: value, Session: d.Session, LockIndex: d.LockIndex, CreateIndex: createIndex, ModifyIndex: modifyIndex };
 }
 
 /** What a write supplies; indexes, lock index and (except for lock ops) the session are the store's. */

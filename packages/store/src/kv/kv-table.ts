@@ -290,7 +290,7 @@ export class KvTable {
     for (const e of dump.entries) {
       const v = e.Value;
       const value = v === null || v === undefined ? null : (arenas?.adopt(e.Key, v) ?? ownValue(v));
-      const entry = kvEntry({ Key: e.Key, Flags: e.Flags, Value: value, Session: e.Session, LockIndex: e.LockIndex }, e.CreateIndex, e.ModifyIndex);
+      const entry = kvEntry(e, e.CreateIndex, e.ModifyIndex, value);
       t.slots.set(e.Key, { entry });
       t.live++;
       if (entry.Session) {
