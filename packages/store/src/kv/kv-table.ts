@@ -8,6 +8,7 @@ import { KVS, kvWriteWatchKeys } from './kv-keys';
 import { kvEntry, type KvEntry, type KvEntryData } from './kv-records';
 import { KeptListings } from '../kept-listings';
 import type { ValueArenas } from './value-arenas';
+import { ShardedMap } from '../sharded-map';
 
 /** Never changed once stored: a write stores a new slot (a snapshot may hold the old one). */
 interface Slot {
@@ -30,7 +31,8 @@ export class KvTable {
   readonly listings = new KeptListings();
   /** Every key with an entry or a tombstone, in ascending order. */
   private readonly sorted: string[] = [];
-  private readonly slots = new Map<string, Slot>();
+  /** Sharded: a gigabyte of keys in one Map stalled the loop for each of its growths (sharded-map.ts). */
+  private readonly slots = new ShardedMap<string, Slot>();
   /** session ID → keys it holds */
   private readonly held = new Map<string, Set<string>>();
   /** key → wall-clock ms until which a lock on it may not be acquired (per server, never replicated). */

@@ -4,6 +4,7 @@
 // hashed per write, no 100,000 strings for the garbage collector to trace and promote. Any other
 // id (older formats, hand-made ids in tests) still works through lane 0, whose "sequence" is a
 // serial number handed out per distinct id.
+import { ShardedMap } from '../sharded-map';
 
 /** Lane 0: ids not of the `<prefix>.<base36>` form, kept whole. */
 export const OTHER_LANE = 0;
@@ -49,9 +50,9 @@ export class ProposerLanes {
   /** The last lane looked up: nearly every write of a burst comes through the same proposer. */
   private lastPrefix = '';
   private lastLane = -1;
-  /** Lane 0's ids by serial, and their serials. */
-  private readonly otherIds = new Map<number, string>();
-  private readonly otherSerials = new Map<string, number>();
+  /** Lane 0's ids by serial, and their serials (sharded: a full window of them is 100,000 keys, sharded-map.ts). */
+  private readonly otherIds = new ShardedMap<number, string>();
+  private readonly otherSerials = new ShardedMap<string, number>();
   private nextSerial = 1;
 
   /** Set by find()/intern(): the lane of the id just looked at. */

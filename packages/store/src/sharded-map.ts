@@ -1,0 +1,73 @@
+// A Map kept as several smaller Maps, for the tables that reach hundreds of thousands of
+// keys (issue #34).
+//
+// V8 grows a Map by building a table twice the size and re-inserting every entry, all in the one
+// `set` that found the table full. The cost is the whole table's: on the slow VM of
+// docs/benchmarks.md's large-state runs, the set that made a Map's 131,073rd entry took 44–47 ms and
+// the 262,145th ~90 ms (new large-object pages touched for the first time, then the rehash), so a
+// restore of a gigabyte of KV stalled its event loop there, and so would the write that happened to
+// add that key. Split over SHARDS Maps by a hash of the key, each grows at a sixty-fourth of the size,
+// and the largest single growth at a million keys is that of a 16,384-entry Map. Iteration visits the
+// shards in turn: no caller here depends on insertion order.
+
+const SHARDS = 64;
+/**
+ * Which shard holds `key`: FNV-1a over all of it. Every character, because the keys of one table
+ * often share long prefixes and suffixes ("service/<id>/config", a counter between two long parts)
+ * and differ anywhere between; a sample of positions put such sets in one shard. Any distribution is
+ * correct; an uneven one only brings back the larger growth steps for its crowded shard. A
+ * number key (a serial) is its own hash: consecutive serials fill the shards in turn.
+ */
+function shardOf(key: string | number): number {
+  if (typeof key === 'number') return key & (SHARDS - 1);
+  let h = 0x811c9dc5 | 0;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return (h ^ (h >>> 16)) & (SHARDS - 1);
+}
+
+export class ShardedMap<K extends string | number, V> implements Iterable<[K, V]> {
+  private readonly shards: Map<K, V>[] = Array.from({ length: SHARDS }, () => new Map<K, V>());
+
+  get(key: K): V | undefined {
+    return this.shards[shardOf(key)].get(key);
+  }
+
+  has(key: K): boolean {
+    return this.shards[shardOf(key)].has(key);
+  }
+
+  set(key: K, value: V): this {
+    this.shards[shardOf(key)].set(key, value);
+    return this;
+  }
+
+  delete(key: K): boolean {
+    return this.shards[shardOf(key)].delete(key);
+  }
+
+  clear(): void {
+    for (const m of this.shards) m.clear();
+  }
+
+  get size(): number {
+    let n = 0;
+    for (const m of this.shards) n += m.size;
+    return n;
+  }
+
+  *keys(): IterableIterator<K> {
+    for (const m of this.shards) yield* m.keys();
+  }
+
+  *values(): IterableIterator<V> {
+    for (const m of this.shards) yield* m.values();
+  }
+
+  *entries(): IterableIterator<[K, V]> {
+    for (const m of this.shards) yield* m.entries();
+  }
+
+  [Symbol.iterator](): IterableIterator<[K, V]> {
+    return this.entries();
+  }
+}
