@@ -1,4 +1,5 @@
 import { pairStream, type Stream } from './snapshot-stream';
+import { ShardedMap } from './sharded-map';
 
 /**
  * Consul's "index table", finer grained: the Raft index at which each watch key last changed.
@@ -7,7 +8,8 @@ import { pairStream, type Stream } from './snapshot-stream';
  * never moves backwards while the map does not grow with every name ever seen.
  */
 export class IndexTable {
-  private readonly indexes: Map<string, number>;
+  /** Sharded once large: a key per node, so a catalog of 131,072 nodes grew it in one write (sharded-map.ts). */
+  private readonly indexes: ShardedMap<string, number>;
   /**
    * The Raft index of the last snapshot restore. A restore brings back older indexes; every read
    * after it answers at least the restore's index (the RPC layer's read runner applies it), so a
@@ -22,7 +24,7 @@ export class IndexTable {
     private readonly fallbackOf: (key: string) => string | undefined,
     entries: Iterable<readonly [string, number]> = [],
   ) {
-    this.indexes = new Map();
+    this.indexes = new ShardedMap();
     for (const [key, index] of entries) this.load(key, index);
   }
 

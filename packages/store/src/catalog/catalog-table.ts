@@ -20,6 +20,7 @@ import { Fields, flatStream, listStream, runSync } from '../snapshot-stream';
 import type { Txn } from '../txn';
 import { KeptListings } from '../kept-listings';
 import { withIndexes } from '../indexed-record';
+import { ShardedMap } from '../sharded-map';
 
 export interface CatalogTableDump {
   nodes: NodeRecord[];
@@ -36,13 +37,13 @@ function stamp<T extends object>(data: T, existing: RaftIndexes | undefined, ind
   return withIndexes(data, existing?.CreateIndex ?? index, index);
 }
 
-function addTo<K, V>(outer: Map<string, Map<K, V>>, key: string, inner: K, value: V): void {
+function addTo<V>(outer: Map<string, ShardedMap<string, V>>, key: string, inner: string, value: V): void {
   let m = outer.get(key);
-  if (!m) outer.set(key, (m = new Map()));
+  if (!m) outer.set(key, (m = new ShardedMap()));
   m.set(inner, value);
 }
 
-function removeFrom<K, V>(outer: Map<string, Map<K, V>>, key: string, inner: K): void {
+function removeFrom<V>(outer: Map<string, ShardedMap<string, V>>, key: string, inner: string): void {
   const m = outer.get(key);
   if (!m) return;
   m.delete(inner);
@@ -71,22 +72,24 @@ export class CatalogTable {
   /** What reads keep beside this table between reads (kept-listings.ts). */
   readonly listings = new KeptListings();
   /** folded node name → node */
-  private readonly nodes = new Map<string, NodeRecord>();
+  // The maps that grow with the node count are sharded once large (sharded-map.ts): in single Maps,
+  // the registration of the 131,073rd node grew six of them at once, 168–174 ms of one write.
+  private readonly nodes = new ShardedMap<string, NodeRecord>();
   /** folded node ID → folded node name */
-  private readonly nodeIds = new Map<string, string>();
+  private readonly nodeIds = new ShardedMap<string, string>();
   /** folded node name → folded service ID → instance */
-  private readonly services = new Map<string, Bucket<ServiceRecord>>();
+  private readonly services = new ShardedMap<string, Bucket<ServiceRecord>>();
   /** folded service name → instance id → instance */
-  private readonly byName = new Map<string, Map<string, ServiceRecord>>();
+  private readonly byName = new Map<string, ShardedMap<string, ServiceRecord>>();
   /** folded service name → instance id → its proxies and its Connect-native instances */
-  private readonly byConnect = new Map<string, Map<string, ServiceRecord>>();
+  private readonly byConnect = new Map<string, ShardedMap<string, ServiceRecord>>();
   /** folded node name → folded check ID → check */
-  private readonly checks = new Map<string, Bucket<CheckRecord>>();
+  private readonly checks = new ShardedMap<string, Bucket<CheckRecord>>();
   /**
    * folded check ID → folded node name → check: finds the nodes carrying a given check (the leader's
    * client agents are the nodes with a serfHealth check) without walking every node (issue #16).
    */
-  private readonly byCheckId = new Map<string, Map<string, CheckRecord>>();
+  private readonly byCheckId = new Map<string, ShardedMap<string, CheckRecord>>();
   /** Buckets of an epoch before this one may be held by a snapshot (see Bucket). */
   private epoch = 0;
   /**
@@ -326,7 +329,7 @@ export class CatalogTable {
   }
 
   /** addTo for `services`/`checks`: a bucket a snapshot may hold is copied before it changes. */
-  private putIn<V>(outer: Map<string, Bucket<V>>, key: string, inner: string, value: V): void {
+  private putIn<V>(outer: ShardedMap<string, Bucket<V>>, key: string, inner: string, value: V): void {
     let m = outer.get(key);
     // set() on a key already present keeps its place in the map's order, so dumps keep their order.
     if (!m) outer.set(key, (m = new Bucket<V>(this.epoch)));
@@ -335,13 +338,13 @@ export class CatalogTable {
     m.set(inner, value);
   }
 
-  private countRows(outer: Map<string, Bucket<unknown>>, by: number): void {
+  private countRows(outer: ShardedMap<string, Bucket<unknown>>, by: number): void {
     if (outer === this.services) this.serviceRows += by;
     else this.checkRows += by;
   }
 
   /** removeFrom for `services`/`checks`, copying a bucket a snapshot may hold. */
-  private removeIn<V>(outer: Map<string, Bucket<V>>, key: string, inner: string): void {
+  private removeIn<V>(outer: ShardedMap<string, Bucket<V>>, key: string, inner: string): void {
     let m = outer.get(key);
     if (!m || !m.has(inner)) return;
     this.countRows(outer, -1);
