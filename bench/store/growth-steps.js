@@ -12,13 +12,10 @@
 const { execFileSync } = require('node:child_process');
 const { join, resolve } = require('node:path');
 const { performance, PerformanceObserver } = require('node:perf_hooks');
+const { argOf } = require('../support');
 
 const PIECE = 1 << 20;
 
-const argOf = (name, dflt) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : dflt;
-};
 
 /** The slowest of `spans` ([start, ms, label]) that no garbage collection overlapped. */
 function slowestWithoutGc(spans, gcs) {

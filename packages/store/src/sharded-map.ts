@@ -4,9 +4,9 @@
 // V8 grows a Map by building a table twice the size and re-inserting every entry, all in the one
 // `set` that found the table full. The cost is the whole table's: on the slow VM of
 // docs/benchmarks.md's large-state runs, the set that made a Map's 131,073rd entry took 44–47 ms and
-// the 262,145th ~90 ms (new large-object pages touched for the first time, then the rehash), so a
+// the 262,145th 49–66 ms (new large-object pages touched for the first time, then the rehash), so a
 // restore of a gigabyte of KV stalled its event loop there, and so would the write that happened to
-// add that key; a catalog of 131,073 nodes paid it in six Maps in one registration (168–174 ms).
+// add that key; a catalog of 131,073 nodes paid it in six Maps in one registration (131–172 ms).
 // Split over SHARDS Maps by a hash of the key, each grows at a sixty-fourth of the size, and the
 // largest single growth at a million keys is that of a 16,384-entry Map. Iteration visits the shards
 // in turn: no caller here depends on insertion order.
@@ -58,11 +58,6 @@ export class ShardedMap<K extends string | number, V> implements Iterable<[K, V]
 
   delete(key: K): boolean {
     return this.one ? this.one.delete(key) : this.shards[shardOf(key)].delete(key);
-  }
-
-  clear(): void {
-    this.one = new Map<K, V>();
-    this.shards = [];
   }
 
   get size(): number {

@@ -73,7 +73,7 @@ export class CatalogTable {
   readonly listings = new KeptListings();
   /** folded node name → node */
   // The maps that grow with the node count are sharded once large (sharded-map.ts): in single Maps,
-  // the registration of the 131,073rd node grew six of them at once, 168–174 ms of one write.
+  // the registration of the 131,073rd node grew six of them at once, 131–172 ms of one write.
   private readonly nodes = new ShardedMap<string, NodeRecord>();
   /** folded node ID → folded node name */
   private readonly nodeIds = new ShardedMap<string, string>();
