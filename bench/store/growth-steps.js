@@ -67,7 +67,7 @@ async function measure(storeDir, keys, kind) {
     store.apply(i + 1, cmd);
     applies.add(t, performance.now() - t, `write ${i + 1}`);
   }
-  // A restore in steps, timed step by step (the time between two calls of betweenSlices).
+  // A restore in steps, timed step by step (the time between two calls of afterStep).
   const restored = new Store({ datacenter: 'dc1' });
   const bytes = store.snapshot();
   const steps = keeper(64);
@@ -78,7 +78,7 @@ async function measure(storeDir, keys, kind) {
     { chunks: Math.ceil(bytes.length / PIECE), read: async (i) => bytes.subarray(i * PIECE, (i + 1) * PIECE) },
     {
       sliceMs: 1,
-      betweenSlices: () => {
+      afterStep: () => {
         const now = performance.now();
         steps.add(last, now - last, `step ${++step}`);
         last = now;

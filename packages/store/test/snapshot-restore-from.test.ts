@@ -87,7 +87,7 @@ test('bytes that are not a snapshot, or end early, are refused and the store sta
   expect(restored.lastIndex).toBe(1);
 });
 
-test('betweenSlices runs between slices and between pieces, and changes nothing restored', async () => {
+test('afterStep runs after every step and before every piece, and changes nothing restored', async () => {
   const origin = new Store();
   fill(origin);
   const data = origin.snapshot();
@@ -95,8 +95,21 @@ test('betweenSlices runs between slices and between pieces, and changes nothing 
   const { source } = sourceOf(pieces);
   let calls = 0;
   const restored = new Store();
-  await restored.restoreFrom(source, { sliceMs: 0, betweenSlices: () => void calls++ });
+  await restored.restoreFrom(source, { afterStep: () => void calls++ });
   // At least once per piece read after the first: each read is a turn of the event loop.
   expect(calls).toBeGreaterThanOrEqual(pieces.length - 1);
+  expect(Buffer.compare(restored.snapshot(), data)).toBe(0);
+});
+
+test('afterStep runs within a slice too: a slice is time, a step a bounded amount of work', async () => {
+  const origin = new Store();
+  fill(origin, 5_000);
+  const data = origin.snapshot();
+  let calls = 0;
+  const restored = new Store();
+  // One piece and slices longer than the whole restore: no yield, no piece boundary to run at.
+  await restored.restoreFrom(sourceOf([data]).source, { sliceMs: 60_000, afterStep: () => void calls++ });
+  // 5,000 keys are at least ten steps of the decoder (512 items) and of the KV table's load (1,024).
+  expect(calls).toBeGreaterThanOrEqual(10);
   expect(Buffer.compare(restored.snapshot(), data)).toBe(0);
 });

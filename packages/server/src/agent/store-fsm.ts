@@ -22,7 +22,7 @@ export function storeStateMachine(store: Store, timed?: ApplyTimer): StateMachin
     snapshot: () => store.openSnapshot(),
     restore: (data: Uint8Array, _meta: SnapshotMeta) => store.restore(data),
     // A restart's or an install's snapshot, decoded into the tables a piece at a time (issue #34),
-    // with the young generation emptied between slices (young-generation.ts, scavengeAbove).
-    restoreFrom: (source: SnapshotSource, _meta: SnapshotMeta) => store.restoreFrom(source, { betweenSlices: scavengeAbove(RESTORE_YOUNG_BYTES) }),
+    // with the young generation emptied between steps (young-generation.ts, scavengeAbove).
+    restoreFrom: (source: SnapshotSource, _meta: SnapshotMeta) => store.restoreFrom(source, { afterStep: scavengeAbove(RESTORE_YOUNG_BYTES) }),
   };
 }
