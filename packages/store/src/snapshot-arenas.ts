@@ -1,6 +1,6 @@
-// A stored snapshot read into restore arenas (kv/value-arenas.ts): a few large buffers allocated all
-// at once before anything is decoded, each filled by one read and handed to the decoder as a piece,
-// the next read under way while the decoder works on the one before. Only for a source that can read
+// A stored snapshot read into restore arenas (kv/value-arenas.ts): a few large buffers, each allocated
+// when its read starts, filled by that one read and handed to the decoder as a piece, the reads
+// running ahead while the decoder works on the ones before. Only for a source that can read
 // into memory it is given (Raft's stored snapshot) and a state large enough for it to matter.
 import { ValueArenas } from './kv/value-arenas';
 
@@ -18,14 +18,14 @@ export interface RestoreSource {
 export const ARENA_BYTES = 32 << 20;
 /** Below this a snapshot is restored the copying way: a few collections at most. */
 export const ARENA_MIN_SNAPSHOT_BYTES = 8 << 20;
-/** Up to this much heap in use, the arenas are allocated all at once (below). */
-const UP_FRONT_HEAP_BYTES = 128 << 20;
+/** Up to this much heap in use, the reads run ahead to the end (below). */
+const READ_TO_END_HEAP_BYTES = 128 << 20;
 
 /** The defaults above, for a restore that wants others (tests cut a small state into many arenas). */
 export interface ArenaOptions {
   arenaBytes?: number;
   arenaMinSnapshotBytes?: number;
-  upFrontHeapBytes?: number;
+  readToEndHeapBytes?: number;
 }
 
 /** The source's bytes as arenas, one per piece given out by next(); undefined when the source cannot read into them. */
@@ -35,19 +35,22 @@ export function readIntoArenas(source: RestoreSource, opts: ArenaOptions = {}): 
   if (size === undefined || !readRange || size < (opts.arenaMinSnapshotBytes ?? ARENA_MIN_SNAPSHOT_BYTES)) return undefined;
   const count = Math.ceil(size / arenaBytes);
   const allocate = (k: number) => Buffer.allocUnsafeSlow(Math.min(arenaBytes, size - k * arenaBytes));
-  // Allocated together, V8 counts them as one step of external memory: one collection, over the
-  // almost empty heap of a restart or a wiped follower, instead of one per 64 MiB. But that collection
-  // is a full one, all at once: over a heap that already holds a large state (a follower installing a
-  // newer snapshot over its own) it stalled the loop for a second at 1 GiB. There each arena is
-  // allocated when its read starts, and V8 marks incrementally as they come (as it did per value).
-  const upFront = process.memoryUsage().heapUsed <= (opts.upFrontHeapBytes ?? UP_FRONT_HEAP_BYTES);
-  const buffers: (Buffer | undefined)[] = Array.from({ length: count }, (_, k) => (upFront ? allocate(k) : undefined));
+  // Each arena is allocated when its read starts, one per turn of the event loop. Allocated all at
+  // once before the first read, they held the loop 50-80 ms at the start of every restore at 1 GiB:
+  // once 32 MiB of new ArrayBuffers' memory is young, V8 scavenges before every further one, 32
+  // scavenges in one turn. One per turn, the same scavenges come apart, and V8 marks (incrementally,
+  // 14 short mark-compacts in place of 2) as the external memory grows.
+  const buffers: (Buffer | undefined)[] = new Array<Buffer | undefined>(count).fill(undefined);
+  // Over a small heap (a restart, a wiped follower) the reads run to the end as fast as the disk
+  // goes. Over a heap that already holds a large state (a follower installing a newer snapshot over
+  // its own), external memory growing by a gigabyte brought a full collection, all at once, that
+  // stalled the loop for a second at 1 GiB: there the reads stay two arenas ahead of the decoder.
+  const readToEnd = process.memoryUsage().heapUsed <= (opts.readToEndHeapBytes ?? READ_TO_END_HEAP_BYTES);
   const arenas = new ValueArenas();
-  // Reads run ahead of the decoder, one after another (readRange is in order), as far as memory
-  // already allocated allows, or two arenas when each is allocated as it is read: a read of a few
-  // MiB at a time, each needing the loop for its callback and CRC, only one arena ahead left the
-  // decoder waiting (2.4 s against 2.1 s for a restore at 1 GiB).
-  const lookahead = upFront ? count : 2;
+  // Reads run ahead of the decoder, one after another (readRange is in order): to the end, or two
+  // arenas ahead. Only one arena ahead, a read of a few MiB at a time, each needing the loop for its
+  // callback and CRC, left the decoder waiting (2.4 s against 2.1 s for a restore at 1 GiB).
+  const lookahead = readToEnd ? count : 2;
   const reads: Promise<void>[] = [];
   let chain: Promise<void> = Promise.resolve();
   const readUpTo = (last: number) => {
