@@ -8,10 +8,11 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { badRequest } from '../errors';
 import { canonicalKeys, type SchemaNode } from './canonical-keys';
+import { OWN_SCHEMAS_ONLY } from './query-schema';
 
 /** Made by the first body checked: an idle agent holds no ajv instance of its own (issue #30). */
 let bodyAjv: Ajv | undefined;
-const ajv = (): Ajv => (bodyAjv ??= new Ajv({ allErrors: false, strict: false, removeAdditional: true }));
+const ajv = (): Ajv => (bodyAjv ??= new Ajv({ allErrors: false, strict: false, removeAdditional: true, ...OWN_SCHEMAS_ONLY }));
 
 export interface BodyValidator<T> {
   (body: unknown): T;
