@@ -49,9 +49,14 @@ test('the log bound staggers the voters: each snapshots at its own place within 
     await write(round === 1 ? 9 * threshold + 4 : 8 * threshold + 4);
     await waitFor(() => cluster!.members.every((m) => stats(m).snapshotsTaken === round), 10_000, `snapshot ${round} on every server`);
     // Voters rank by id (0, 1, 2 of 3): their phases are 0, 8 and 16 of each 24 entries. Entries are
-    // proposed one at a time, so each server applies them one by one and takes exactly at its bound.
+    // proposed one at a time, so a server applies them one by one and takes at its bound — or a few
+    // entries past it, when a follower that fell behind on a busy machine (a full test run) applies
+    // several in one batch: the take comes at the batch's end. Each stays within its own third.
     const byRank = [...cluster.members].sort((a, b) => (a.id < b.id ? -1 : 1)).map((m) => stats(m).lastSnapshotIndex);
-    expect(byRank.map((index) => index % threshold)).toEqual([0, 8, 16]);
+    byRank.forEach((index, rank) => {
+      expect(index % threshold).toBeGreaterThanOrEqual(rank * 8);
+      expect(index % threshold).toBeLessThan(rank * 8 + 8);
+    });
     for (const index of byRank) {
       expect(index).toBeGreaterThanOrEqual(8 * threshold * round);
       expect(index).toBeLessThan(9 * threshold * round);
