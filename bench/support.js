@@ -41,20 +41,31 @@ async function until(cond, timeoutMs, stepMs = 50) {
 /** The CLI a bench starts agents with (node_modules/.bin/registry's target). */
 const CLI = join(REPO, 'packages', 'cli', 'bin', 'registry.js');
 
-/** The word after `--name` on the command line, or `dflt`. */
 /**
  * The event loop's longest stall from now until stop(): the worst lateness of an `intervalMs` timer
- * (a stall shorter than one interval reads as 0).
+ * (a stall shorter than one interval reads as 0). stopWithDetail() also says how much of that gap
+ * the main thread was on a CPU and waiting for one (schedstat: the rest it slept, in a GC waiting
+ * for V8's helpers or in the kernel), and how many gaps were 30 ms or more.
  */
 function stallMeter(intervalMs = 10) {
   let last = performance.now();
-  let worst = 0;
+  let sched = mainThreadSchedMs();
+  let worst = { ms: 0, cpuMs: 0, waitMs: 0 };
+  let over30 = 0;
   const t = setInterval(() => {
     const now = performance.now();
-    worst = Math.max(worst, now - last - intervalMs);
+    const nowSched = mainThreadSchedMs();
+    const ms = now - last - intervalMs;
+    if (ms >= 30) over30++;
+    if (ms > worst.ms) worst = { ms, cpuMs: nowSched.cpuMs - sched.cpuMs, waitMs: nowSched.waitMs - sched.waitMs };
     last = now;
+    sched = nowSched;
   }, intervalMs);
-  return { stop: () => (clearInterval(t), worst) };
+  return {
+    stop: () => (clearInterval(t), Math.max(0, worst.ms)),
+    /** The longest gap with the main thread's ms on a CPU and waiting for one in it, and the gaps of 30 ms or more. */
+    stopWithDetail: () => (clearInterval(t), { ...worst, over30 }),
+  };
 }
 
 /**
@@ -85,6 +96,7 @@ function gcMeter() {
   };
 }
 
+/** The word after `--name` on the command line, or `dflt`. */
 const argOf = (name, dflt) => {
   const i = process.argv.indexOf(name);
   return i < 0 ? dflt : process.argv[i + 1];

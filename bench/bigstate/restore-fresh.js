@@ -23,35 +23,13 @@ const os = require('node:os');
 const { join } = require('node:path');
 const { performance, PerformanceObserver } = require('node:perf_hooks');
 const { storageAt, filledStore, writeSnapshot } = require('./kv-state');
-const { argOf, mainThreadSchedMs } = require('../support');
+const { argOf, stallMeter } = require('../support');
 
 async function write(dir, mib) {
   const { store, count } = filledStore(mib);
   const storage = storageAt(dir);
   await writeSnapshot(storage, store, count);
   await storage.close();
-}
-
-/**
- * The loop's longest gap, as stallMeter measures it, with the main thread's time on a CPU and waiting
- * for one during it (schedstat): the rest of a gap the thread slept, in a GC waiting for V8's
- * helpers or in the kernel. Also counts the gaps of 30 ms or more.
- */
-function gapMeter(intervalMs = 10) {
-  let last = performance.now();
-  let sched = mainThreadSchedMs();
-  let worst = { ms: 0, cpuMs: 0, waitMs: 0 };
-  let over30 = 0;
-  const t = setInterval(() => {
-    const now = performance.now();
-    const nowSched = mainThreadSchedMs();
-    const ms = now - last - intervalMs;
-    if (ms >= 30) over30++;
-    if (ms > worst.ms) worst = { ms, cpuMs: nowSched.cpuMs - sched.cpuMs, waitMs: nowSched.waitMs - sched.waitMs };
-    last = now;
-    sched = nowSched;
-  }, intervalMs);
-  return { stop: () => (clearInterval(t), { ...worst, over30 }) };
 }
 
 const p90 = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)] : 0);
@@ -77,13 +55,13 @@ async function restore(dir, scavengeMiB, sliceMs, tree) {
     }
   });
   gcs.observe({ entryTypes: ['gc'] });
-  const meter = gapMeter();
+  const meter = stallMeter();
   const t0 = performance.now();
   const reader = await storage.readSnapshot();
   await new Store({ datacenter: 'dc1' }).restoreFrom(reader, { afterStep, betweenSlices: afterStep, ...(sliceMs > 0 ? { sliceMs } : {}) });
   reader.close();
   const ms = performance.now() - t0;
-  const worst = meter.stop();
+  const worst = meter.stopWithDetail();
   await new Promise((r) => setImmediate(r)); // the observer's last entries
   gcs.disconnect();
   const m = process.memoryUsage();
