@@ -16,6 +16,8 @@
 # -bootstrap-expect 3 -retry-join. Data dirs, logs and pid files live under
 # ${REGISTRY_CLUSTER_DIR:-$PWD/.data/cluster}/sN/. Data survives stop/start; `clean` removes it.
 # REGISTRY_CLUSTER_BIN runs another JS entry point instead of packages/cli/bin/registry.js,
+# REGISTRY_NODE_FLAGS adds Node/V8 flags after the entry point's own (an A/B of V8 settings; V8's
+# flags are refused in NODE_OPTIONS),
 # REGISTRY_LOG_LEVEL sets -log-level (default info), REGISTRY_CONFIG_FILE adds -config-file FILE to
 # every server (e.g. raft settings for a benchmark). REGISTRY_NON_VOTERS=K (default 0) adds servers
 # s4..s(3+K) started with -non-voter (Raft learners, issue #14): they join the three voters and
@@ -36,6 +38,7 @@ ENTRY=" $(sed -n '1s/^#!.*env -S //p' "$BIN" 2>/dev/null || true) "
 ENTRY_ENV=${ENTRY%% node *}
 NODE_FLAGS=${ENTRY#* node }
 [[ "$ENTRY" == *" node "* ]] || { ENTRY_ENV=; NODE_FLAGS=; }
+NODE_FLAGS="$NODE_FLAGS ${REGISTRY_NODE_FLAGS:-}"
 LOG_LEVEL=${REGISTRY_LOG_LEVEL:-info}
 N_VOTERS=3
 N_NON_VOTERS=${REGISTRY_NON_VOTERS:-0}
