@@ -34,17 +34,21 @@ export function readIntoArenas(source: RestoreSource, opts: ArenaOptions = {}): 
   const arenaBytes = opts.arenaBytes ?? ARENA_BYTES;
   if (size === undefined || !readRange || size < (opts.arenaMinSnapshotBytes ?? ARENA_MIN_SNAPSHOT_BYTES)) return undefined;
   const count = Math.ceil(size / arenaBytes);
-  const allocate = (k: number) => Buffer.allocUnsafeSlow(Math.min(arenaBytes, size - k * arenaBytes));
-  // Each arena is allocated when its read starts, one per turn of the event loop. Allocated all at
-  // once before the first read, they held the loop 50-80 ms at the start of every restore at 1 GiB:
-  // once 32 MiB of new ArrayBuffers' memory is young, V8 scavenges before every further one, 32
-  // scavenges in one turn. One per turn, the same scavenges come apart, and V8 marks (incrementally,
-  // 14 short mark-compacts in place of 2) as the external memory grows.
+  // SharedArrayBuffer memory, which V8 leaves out of its external memory count: an ArrayBuffer's
+  // counts, and V8 starts marking the whole heap each time that count passes 64 MiB over what the
+  // last mark-compact left, so a restore of 1 GiB marked its growing heap 12-13 times, all of it
+  // live. The arenas' lifetimes are the table's to manage (ValueArenas), not the collector's.
+  const allocate = (k: number) => Buffer.from(new SharedArrayBuffer(Math.min(arenaBytes, size - k * arenaBytes)));
+  // Each arena is allocated when its read starts, one per turn of the event loop. As ArrayBuffers
+  // allocated all at once before the first read, they held the loop 50-80 ms at the start of every
+  // restore at 1 GiB: once 32 MiB of new ArrayBuffers' memory is young, V8 scavenges before every
+  // further one, 32 scavenges in one turn. (SharedArrayBuffers count there no more than above.)
   const buffers: (Buffer | undefined)[] = new Array<Buffer | undefined>(count).fill(undefined);
   // Over a small heap (a restart, a wiped follower) the reads run to the end as fast as the disk
   // goes. Over a heap that already holds a large state (a follower installing a newer snapshot over
-  // its own), external memory growing by a gigabyte brought a full collection, all at once, that
-  // stalled the loop for a second at 1 GiB: there the reads stay two arenas ahead of the decoder.
+  // its own), arenas that were ArrayBuffers, external memory growing by a gigabyte, brought a full
+  // collection, all at once, that stalled the loop for a second at 1 GiB: there the reads stay two
+  // arenas ahead of the decoder, which also bounds what a restore holds beside the state it replaces.
   const readToEnd = process.memoryUsage().heapUsed <= (opts.readToEndHeapBytes ?? READ_TO_END_HEAP_BYTES);
   const arenas = new ValueArenas();
   // Reads run ahead of the decoder, one after another (readRange is in order): to the end, or two

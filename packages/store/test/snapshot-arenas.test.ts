@@ -3,6 +3,8 @@
 // state is the one restore() gives from the whole bytes, whatever the arenas' size (items cut at every
 // seam, values longer than an arena); writes and deletes that leave an arena holding too little make
 // the store copy the rest out and let the arena go, with every value's bytes unchanged.
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Store, type Command, type RequestStamp } from '@registry/store';
 
 const kv = (key: string, value: Uint8Array): Command => ({ type: 'kv.apply', op: { Verb: 'set', Key: key, Value: value, Flags: 0 } }) as Command;
@@ -49,6 +51,16 @@ function rangeSource(data: Uint8Array) {
 const values = (st: Store) => st.kvList('k/').value.map((e) => [e.Key, e.ModifyIndex, Buffer.from(e.Value ?? []).toString('hex')]);
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** V8's gc() without --expose-gc on the command line: a throwaway context made while the flag is on. */
+function fullGc(): () => void {
+  setFlagsFromString('--expose-gc');
+  try {
+    return runInNewContext('gc') as () => void;
+  } finally {
+    setFlagsFromString('--no-expose-gc');
+  }
+}
+
 test.each([7, 1000, 20_000, 64 << 10, 1 << 20])('arenas of %i bytes restore the state the whole bytes restore', async (arenaBytes) => {
   const origin = new Store();
   fill(origin, arenaBytes < 1000 ? 40 : 300);
@@ -93,6 +105,31 @@ test('with a large heap already in use, the reads stay two arenas ahead: the sam
   await restored.restoreFrom(rangeSource(data).source, { arenaBytes: 64 << 10, arenaMinSnapshotBytes: 0, readToEndHeapBytes: 0 });
   expect(Buffer.compare(restored.snapshot(), data)).toBe(0);
   expect(restored.kvArenasHeld().arenas).toBeGreaterThan(0);
+});
+
+test('the arenas are memory V8 does not count as new external memory (it marks the heap for every 64 MiB of that)', async () => {
+  const origin = new Store();
+  let index = 0;
+  const value = new Uint8Array(4096).fill(7);
+  for (let n = 0; n < 4096; n++) origin.apply(++index, kv(`k/${String(n).padStart(4, '0')}`, value), stamp(index));
+  const data = origin.snapshot();
+  const restored = new Store();
+  // Counted after full collections and their ArrayBuffer sweeping (which runs beside the loop and
+  // only then lowers the count), so that buffers let go meanwhile (the encoder's) do not offset
+  // what the restore added.
+  const gc = fullGc();
+  const settle = async () => {
+    for (let i = 0; i < 3; i++) gc(), await wait(20);
+  };
+  await settle();
+  const before = getHeapStatistics().external_memory;
+  await restored.restoreFrom(rangeSource(data).source);
+  await settle();
+  const grown = getHeapStatistics().external_memory - before;
+  // 16 MiB of values, held in arenas, and V8's external memory not grown by them.
+  expect(restored.kvArenasHeld().liveBytes).toBeGreaterThanOrEqual(16 << 20);
+  expect(grown).toBeLessThan(4 << 20);
+  expect(Buffer.compare(restored.kvGet('k/4095').value!.Value!, value)).toBe(0);
 });
 
 test('a value in an arena is a plain Uint8Array view into it', async () => {
