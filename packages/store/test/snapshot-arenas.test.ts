@@ -119,7 +119,10 @@ test('the arenas are memory V8 does not count as new external memory (it marks t
   // what the restore added.
   const gc = fullGc();
   const settle = async () => {
-    for (let i = 0; i < 3; i++) gc(), await wait(20);
+    for (let i = 0; i < 3; i++) {
+      gc();
+      await wait(20);
+    }
   };
   await settle();
   const before = getHeapStatistics().external_memory;

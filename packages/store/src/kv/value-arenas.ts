@@ -3,10 +3,9 @@
 // A restore used to copy every value out of the snapshot's bytes into a buffer of its own. V8 starts
 // a mark-compact of the whole heap for about every 64 MiB of new ArrayBuffer memory, so a restore of
 // 1 GiB of 4 KiB values ran sixteen of them over a heap that grew to the whole state: half of a
-// 4.7 s restart. Now a restore reads the stored snapshot into a few large buffers (arenas) allocated
-// at once before anything is decoded — one such collection, over an almost empty heap — and the
-// table keeps its values as views into them. The arenas are SharedArrayBuffers, which V8 leaves out of
-// that count altogether (snapshot-arenas.ts).
+// 4.7 s restart. Now a restore reads the stored snapshot into a few large buffers (arenas), each
+// allocated as its read starts, and the table keeps its values as views into them. The arenas are
+// SharedArrayBuffers, which V8 leaves out of that count altogether (snapshot-arenas.ts).
 //
 // The price: an arena is freed only when no value points into it. So the table counts, per arena,
 // the bytes of the values it still stores there. Once they fall below KEEP of the arena (values
