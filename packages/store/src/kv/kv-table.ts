@@ -10,11 +10,22 @@ import { KeptListings } from '../kept-listings';
 import type { ValueArenas } from './value-arenas';
 import { ShardedMap } from '../sharded-map';
 
-/** Never changed once stored: a write stores a new slot (a snapshot may hold the old one). */
-interface Slot {
-  readonly entry?: KvEntry;
-  /** Raft index at which the key was deleted (set only while there is no entry). */
-  readonly tombstone?: number;
+/**
+ * What the table holds for a key: its entry, or the Raft index at which it was deleted (its
+ * tombstone). Never changed once stored: a write stores a new one (a snapshot may hold the old). A
+ * tombstone as a bare number, not an object around either: a slot object per key was one more heap
+ * object per entry for every mark-compact to visit (issue #34; a gigabyte of 4 KiB values is 262,144 keys).
+ */
+type Slot = KvEntry | number;
+
+/** The entry in `slot`, if it holds one. */
+function entryIn(slot: Slot | undefined): KvEntry | undefined {
+  return typeof slot === 'object' ? slot : undefined;
+}
+
+/** What a prefix read's index counts for a slot: its entry's ModifyIndex or its tombstone (0: no slot). */
+function slotIndex(slot: Slot | undefined): number {
+  return slot === undefined ? 0 : typeof slot === 'number' ? slot : slot.ModifyIndex;
 }
 
 export interface KvTableDump {
@@ -58,7 +69,7 @@ export class KvTable {
   // ---- reads ----
 
   get(key: string): KvEntry | undefined {
-    return this.slots.get(key)?.entry;
+    return entryIn(this.slots.get(key));
   }
 
   get size(): number {
@@ -74,7 +85,7 @@ export class KvTable {
   list(prefix: string): KvEntry[] {
     const out: KvEntry[] = [];
     this.scan(prefix, (slot) => {
-      if (slot.entry) out.push(slot.entry);
+      if (typeof slot === 'object') out.push(slot);
     });
     return out;
   }
@@ -87,8 +98,8 @@ export class KvTable {
     const entries: KvEntry[] = [];
     let max = 0;
     this.scan(prefix, (slot) => {
-      if (slot.entry) entries.push(slot.entry);
-      const i = slot.entry ? slot.entry.ModifyIndex : (slot.tombstone ?? 0);
+      if (typeof slot === 'object') entries.push(slot);
+      const i = slotIndex(slot);
       if (i > max) max = i;
     });
     return { entries, index: prefix === '' || max === 0 ? this.index : max };
@@ -111,8 +122,8 @@ export class KvTable {
       if (!key.startsWith(prefix)) return { entries, max, last: undefined };
       if (seen === limit) return { entries, max, last: this.sorted[at - 1] };
       const slot = this.slots.get(key) as Slot;
-      if (slot.entry) entries.push(slot.entry);
-      const i = slot.entry ? slot.entry.ModifyIndex : (slot.tombstone ?? 0);
+      if (typeof slot === 'object') entries.push(slot);
+      const i = slotIndex(slot);
       if (i > max) max = i;
     }
     return { entries, max, last: undefined };
@@ -126,7 +137,7 @@ export class KvTable {
     if (prefix === '') return this.index;
     let max = 0;
     this.scan(prefix, (slot) => {
-      const i = slot.entry ? slot.entry.ModifyIndex : (slot.tombstone ?? 0);
+      const i = slotIndex(slot);
       if (i > max) max = i;
     });
     return max === 0 ? this.index : max;
@@ -144,8 +155,7 @@ export class KvTable {
 
   /** What a prefix read's index counts for `key`: its entry's ModifyIndex, its tombstone, or 0. */
   keyIndex(key: string): number {
-    const slot = this.slots.get(key);
-    return slot?.entry ? slot.entry.ModifyIndex : (slot?.tombstone ?? 0);
+    return slotIndex(this.slots.get(key));
   }
 
   /** Keys held by a session, in key order. */
@@ -163,11 +173,11 @@ export class KvTable {
   /** Insert or replace an entry (the caller computed every field but the indexes). */
   put(data: KvEntryData, txn: Txn): KvEntry {
     const slot = this.slots.get(data.Key);
-    const existing = slot?.entry;
+    const existing = entryIn(slot);
     const entry = kvEntry(data, existing?.CreateIndex ?? txn.index, txn.index);
-    if (!slot) this.insertKey(data.Key);
+    if (slot === undefined) this.insertKey(data.Key);
     this.keepPreImage(data.Key, slot);
-    this.slots.set(data.Key, { entry });
+    this.slots.set(data.Key, entry);
     if (!existing) this.live++;
     else if (this.arenas && existing.Value !== entry.Value) this.arenas.released(existing.Value);
     if (existing?.Session && existing.Session !== entry.Session) this.unhold(existing.Session, entry.Key);
@@ -183,10 +193,10 @@ export class KvTable {
   /** Delete one key, leaving a tombstone; a missing key changes nothing. */
   delete(key: string, txn: Txn): boolean {
     const slot = this.slots.get(key);
-    const existing = slot?.entry;
-    if (!slot || !existing) return false;
+    const existing = entryIn(slot);
+    if (!existing) return false;
     this.keepPreImage(key, slot);
-    this.slots.set(key, { tombstone: txn.index });
+    this.slots.set(key, txn.index);
     this.live--;
     this.arenas?.released(existing.Value);
     if (existing.Session) this.unhold(existing.Session, key);
@@ -198,7 +208,7 @@ export class KvTable {
   deleteTree(prefix: string, txn: Txn): number {
     const keys: string[] = [];
     this.scan(prefix, (slot, key) => {
-      if (slot.entry) keys.push(key);
+      if (typeof slot === 'object') keys.push(key);
     });
     for (const k of keys) this.delete(k, txn);
     return keys.length;
@@ -218,7 +228,7 @@ export class KvTable {
    * true while more is due (value-arenas.ts). The store runs it in steps between other work.
    */
   evacuateArenas(maxBytes: number): boolean {
-    return this.arenas?.evacuate(maxBytes, (key) => this.slots.get(key)?.entry) ?? false;
+    return this.arenas?.evacuate(maxBytes, (key) => entryIn(this.slots.get(key))) ?? false;
   }
 
   /** What of the restore arenas this table still holds (value-arenas.ts). */
@@ -233,8 +243,8 @@ export class KvTable {
     const tombstones: [string, number][] = [];
     for (const key of this.sorted) {
       const slot = this.slots.get(key) as Slot;
-      if (slot.entry) entries.push(slot.entry);
-      else if (slot.tombstone !== undefined) tombstones.push([key, slot.tombstone]);
+      if (typeof slot === 'object') entries.push(slot);
+      else tombstones.push([key, slot]);
     }
     return { entries, tombstones, tableIndex: this.index };
   }
@@ -256,7 +266,7 @@ export class KvTable {
           'entries',
           // Every key has an entry or a tombstone: `live` of them entries.
           keyedStream(this.live, keys, (out, key) => {
-            const entry = slotOf(key)?.entry;
+            const entry = entryIn(slotOf(key));
             if (entry) out.item(entry);
             return entry !== undefined;
           }),
@@ -265,7 +275,7 @@ export class KvTable {
           'tombstones',
           keyedStream(keys.length - this.live, keys, (out, key) => {
             const slot = slotOf(key);
-            const tombstone = slot && !slot.entry ? slot.tombstone : undefined;
+            const tombstone = typeof slot === 'number' ? slot : undefined;
             if (tombstone !== undefined) out.pair(key, tombstone);
             return tombstone !== undefined;
           }),
@@ -293,7 +303,7 @@ export class KvTable {
       const v = e.Value;
       const value = v === null || v === undefined ? null : (arenas?.adopt(e.Key, v) ?? ownValue(v));
       const entry = kvEntry(e, e.CreateIndex, e.ModifyIndex, value);
-      t.slots.set(e.Key, { entry });
+      t.slots.set(e.Key, entry);
       t.live++;
       if (entry.Session) {
         let keys = t.held.get(entry.Session);
@@ -303,7 +313,7 @@ export class KvTable {
       if (++done % step === 0) yield;
     }
     for (const [k, i] of dump.tombstones) {
-      t.slots.set(k, { tombstone: i });
+      t.slots.set(k, i);
       if (++done % step === 0) yield;
     }
     const a = dump.entries;
@@ -342,12 +352,12 @@ export class KvTable {
     if (this.sorted.length !== this.slots.size) problems.push(`kv key list has ${this.sorted.length} keys, slots ${this.slots.size}`);
     let live = 0;
     for (const [key, slot] of this.slots) {
-      if (slot.entry) {
+      if (typeof slot === 'object') {
         live++;
-        if (slot.entry.Key !== key) problems.push(`kv entry ${slot.entry.Key} filed under ${key}`);
-        if (slot.entry.ModifyIndex > this.index) problems.push(`kv entry ${key} is newer than the table index`);
-        if (slot.entry.Session && !this.held.get(slot.entry.Session)?.has(key)) problems.push(`kv entry ${key} not indexed to its session`);
-      } else if (slot.tombstone === undefined) problems.push(`kv slot ${key} is empty`);
+        if (slot.Key !== key) problems.push(`kv entry ${slot.Key} filed under ${key}`);
+        if (slot.ModifyIndex > this.index) problems.push(`kv entry ${key} is newer than the table index`);
+        if (slot.Session && !this.held.get(slot.Session)?.has(key)) problems.push(`kv entry ${key} not indexed to its session`);
+      } else if (!Number.isInteger(slot)) problems.push(`kv slot ${key} holds neither an entry nor a tombstone index`);
     }
     if (live !== this.live) problems.push(`kv live count ${this.live}, entries ${live}`);
     for (const [session, keys] of this.held) {
