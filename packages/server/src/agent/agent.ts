@@ -49,7 +49,7 @@ import { AutopilotHealth } from '../cluster/autopilot-health';
 import type { AgentLifecycle } from '../http/routes/deps';
 import { storeStateMachine } from './store-fsm';
 import { installAreas, type Areas } from '../areas/install';
-import { clearUploads } from '../snapshot/archive-upload';
+import { clearScratchDirs } from '../snapshot/scratch-dirs';
 import { Snapshots } from '../snapshot/snapshots';
 import { installRaftPromote } from '../cluster/raft-promote';
 import { peerOf } from '../cluster/peer-lookup';
@@ -268,8 +268,9 @@ export class Agent extends AgentShell {
       raftConfiguration: () => agent.clusterOps().raftConfiguration(),
     });
     agent.sessions = installSessions({ store, leaderCalls: rpc.leader, apply: (cmd: Command) => rpc.apply(cmd, { internal: true }), ttlMinMs: config.sessionTtlMinMs, leaderDuties, logger: logger.child({ module: 'agent.session' }), failures });
-    // An archive a crash left half-checked is nobody's (snapshot/archive-upload.ts).
-    await clearUploads(dataDir);
+    // An archive a crash left half-checked, or a save it left half-sent, is nobody's
+    // (snapshot/scratch-dirs.ts).
+    await clearScratchDirs(dataDir);
     agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter, transport, dataDir, maxArchiveBytes: config.snapshot.restoreMaxBytes, logger: logger.child({ module: 'agent.snapshot' }) });
     agent.areas = installAreas({ self, version: VERSION, raft, store, rpc, transport, leaderDuties, translateWanAddrs: config.translateWanAddrs, logger: logger.child({ module: 'agent.areas' }), secureLink: transport instanceof TcpTransport ? (address, dc, useTls) => transport.setDialTls(address, tls.wanDial(dc, useTls)) : undefined });
     remote.bind(agent.areas.links);

@@ -14,6 +14,7 @@ import { UI_SECURITY_HEADERS } from './ui-headers';
 import { checkJsonDepth } from './json-depth';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { pipeline } from 'node:stream/promises';
 import { parse as parseQueryString } from 'node:querystring';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { hasBody, parseByteLimit, readBody } from './body-reader';
@@ -292,8 +293,19 @@ async function serve(
     if (r.streamBody && !req.complete) req.resume();
     throw err;
   }
-  if (res.headersSent || ctx.clientGone()) return;
+  if (res.headersSent || ctx.clientGone()) {
+    meta.body?.data.destroy();
+    return;
+  }
   const status = meta.status ?? 200;
+  if (meta.body) {
+    writeMeta(res, meta, options.consulCompat);
+    res.statusCode = status;
+    res.setHeader('Content-Type', meta.body.contentType);
+    // A failure half-way (the client left, a read failed) can only cut the answer short.
+    await pipeline(meta.body.data, res).catch(() => res.destroy());
+    return;
+  }
   if (meta.stream) {
     const headers = metaHeaders(meta, options.consulCompat);
     headers['Content-Type'] = meta.stream.contentType;

@@ -28,6 +28,11 @@ export interface ResponseMeta {
    * `run` writes until it resolves (it should resolve when `signal` aborts: the client left).
    */
   stream?: { contentType: string; run(write: (text: string) => void, signal: AbortSignal): Promise<void> };
+  /**
+   * Send these bytes as they are read (GET /v1/snapshot's archive), with back-pressure; destroyed
+   * if the client left first or leaves meanwhile.
+   */
+  body?: { contentType: string; data: Readable };
 }
 
 /** Path parameters of a route without a params schema: each one a decoded string. */

@@ -2,35 +2,18 @@
 // be hundreds of MiB, and until it has been read and checked nothing of it is worth keeping. The
 // file is written as the bytes come (with back-pressure), refused once it passes the configured
 // limit (`snapshot_restore_max_bytes`), and always removed by whoever made it. Files left by a
-// server that died mid-upload are removed at its next start (clearUploads).
-import { randomBytes } from 'node:crypto';
+// server that died mid-upload are removed at its next start (scratch-dirs.ts).
 import { createWriteStream } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { badRequest, tooLarge } from '../errors';
-
-/** The folder under the data dir uploads are written to. */
-export const UPLOAD_DIR = 'snapshot-uploads';
+import { UPLOAD_DIR, scratchFile } from './scratch-dirs';
 
 export interface Upload {
   path: string;
   bytes: number;
   /** Removes the file (idempotent; never throws). */
   remove(): Promise<void>;
-}
-
-/** Removes whatever uploads an earlier run left (a crash mid-restore). */
-export async function clearUploads(dataDir: string): Promise<void> {
-  const dir = join(dataDir, UPLOAD_DIR);
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  await Promise.all(names.map((n) => rm(join(dir, n), { force: true })));
 }
 
 /**
@@ -41,15 +24,7 @@ export async function clearUploads(dataDir: string): Promise<void> {
 export async function receiveUpload(body: Readable, dataDir: string, maxBytes: number, declaredLength: number | null): Promise<Upload> {
   const limitMessage = `snapshot archive is larger than ${maxBytes} bytes (snapshot_restore_max_bytes)`;
   if (declaredLength !== null && declaredLength > maxBytes) throw tooLarge(limitMessage);
-  const dir = join(dataDir, UPLOAD_DIR);
-  await mkdir(dir, { recursive: true });
-  const path = join(dir, `restore-${Date.now()}-${randomBytes(6).toString('hex')}.tgz`);
-  let removed = false;
-  const remove = async () => {
-    if (removed) return;
-    removed = true;
-    await rm(path, { force: true }).catch(() => undefined);
-  };
+  const { path, remove } = await scratchFile(dataDir, UPLOAD_DIR, 'restore', '.tgz');
   let bytes = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _enc, done) {

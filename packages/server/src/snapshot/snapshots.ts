@@ -1,9 +1,10 @@
 // Backups (GET/PUT /v1/snapshot). Saving takes a point-in-time handle on the store (the same one
 // Raft's own snapshots use, serialised in slices off the apply path) on the leader — or on this
-// server with ?stale — and wraps it in the archive of archive.ts. Restoring checks the archive
-// here, before anything is proposed, then commits one `snapshot.restore` command through Raft, so
-// every server installs the same state at the same log index (docs/operations.md "Backups" says
-// why a log entry rather than an InstallSnapshot).
+// server with ?stale — spools it to a file (snapshot-spool.ts) and streams the archive of
+// archive.ts made from it. Restoring checks the archive here, before anything is proposed, then
+// commits one `snapshot.restore` command through Raft, so every server installs the same state at
+// the same log index (docs/operations.md "Backups" says why a log entry rather than an
+// InstallSnapshot).
 //
 // Before proposing, the state bytes go to every server of the Raft configuration ('snapshot.prepare'),
 // which decodes and loads them in slices of a few ms beside its other work (Store.prepareRestore):
@@ -16,8 +17,9 @@ import type { Store } from '@registry/store';
 import { badRequest, noLeader } from '../errors';
 import type { Rpc } from '../rpc/rpc';
 import { createReadStream } from 'node:fs';
-import type { Readable } from 'node:stream';
-import { ArchiveError, readArchiveStream, sha256Hex, writeArchive, type ArchiveMeta } from './archive';
+import { Readable } from 'node:stream';
+import { ArchiveError, archiveStream, readArchiveStream, sha256Hex, type ArchiveMeta } from './archive';
+import { spoolSnapshot } from './snapshot-spool';
 import { receiveUpload } from './archive-upload';
 import { monotonicMs } from '../time';
 
@@ -32,6 +34,11 @@ declare module '../rpc/leader-calls' {
   interface LeaderMethods {
     'Snapshot.Save': { args: null; reply: SavedState };
   }
+}
+
+/** A state's bytes handed to the archive a MiB at a time. */
+function* pieces(state: Buffer): Generator<Buffer> {
+  for (let at = 0; at < state.length; at += 1 << 20) yield state.subarray(at, at + (1 << 20));
 }
 
 /** Saving 100k nodes through a follower: the leader's bytes cross the server port in one frame. */
@@ -96,21 +103,36 @@ export class Snapshots {
     this.expiry.clear();
   }
 
-  /** The archive of the whole state: the leader's, or with `stale` this server's. */
-  async save(stale: boolean): Promise<{ archive: Buffer; meta: { index: number; term: number; lastContactMs: number } }> {
-    let saved: SavedState;
+  /**
+   * The archive of the whole state, the leader's (or with `stale` this server's), as a stream. A
+   * state saved here is serialised in pieces into a file in the data dir, hashed as it goes, and the
+   * archive is made from that file as it is sent (snapshot-spool.ts); a follower gets the leader's
+   * bytes in one reply and makes the archive from them. Either way nothing copies the state whole.
+   */
+  async save(stale: boolean): Promise<{ archive: Readable; meta: { index: number; term: number; lastContactMs: number } }> {
+    const at = (s: { index: number; term: number }) => ({ index: s.index, term: s.term, datacenter: this.d.datacenter });
     // How long since this server heard from the leader when the state was taken: 0 for the
     // leader's own (as Consul's setQueryMeta); Go's client derives KnownLeader/LastContact from it.
     let lastContactMs = 0;
-    if (stale) {
-      if (!this.d.raft.hasEverHadLeader()) throw noLeader();
-      saved = await this.saveHere();
-      const ms = this.d.raft.lastContactMs();
-      lastContactMs = Number.isFinite(ms) ? Math.max(0, Math.floor(ms)) : 0;
-    } else {
-      saved = await this.d.rpc.leader.call('Snapshot.Save', null, SAVE_TIMEOUT_MS);
+    if (stale && !this.d.raft.hasEverHadLeader()) throw noLeader();
+    if (stale || this.d.raft.isLeader()) {
+      const spool = await spoolSnapshot(this.d.store, this.d.dataDir, (index) => this.termAt(index));
+      if (stale) {
+        const ms = this.d.raft.lastContactMs();
+        lastContactMs = Number.isFinite(ms) ? Math.max(0, Math.floor(ms)) : 0;
+      }
+      try {
+        const archive = await archiveStream({ size: spool.size, sha256: spool.sha256, open: () => spool.open() }, at(spool));
+        archive.once('close', () => void spool.remove());
+        return { archive, meta: { index: spool.index, term: spool.term, lastContactMs } };
+      } catch (err) {
+        await spool.remove();
+        throw err;
+      }
     }
-    const archive = await writeArchive(saved.state, { index: saved.index, term: saved.term, datacenter: this.d.datacenter });
+    const saved = await this.d.rpc.leader.call('Snapshot.Save', null, SAVE_TIMEOUT_MS);
+    const state = Buffer.from(saved.state.buffer, saved.state.byteOffset, saved.state.length);
+    const archive = await archiveStream({ size: state.length, sha256: await sha256Hex(state), open: () => Readable.from(pieces(state)) }, at(saved));
     return { archive, meta: { index: saved.index, term: saved.term, lastContactMs } };
   }
 
@@ -202,15 +224,22 @@ export class Snapshots {
     this.expiry.set(req.key, timer);
   }
 
+  /** The leader's state for a follower's save, in one reply (Snapshot.Save). */
   private async saveHere(): Promise<SavedState> {
     const handle = this.d.store.openSnapshot();
     try {
       const state = await handle.persist();
-      // The term of the entry the state stands at (Consul's meta Term), not the current term: a
-      // leader elected since has a higher one, which the saved state never saw.
-      return { state, index: handle.index, term: this.d.raft.termAt(handle.index) ?? this.d.raft.term() };
+      return { state, index: handle.index, term: this.termAt(handle.index) };
     } finally {
       handle.release();
     }
+  }
+
+  /**
+   * The term of the entry a saved state stands at (Consul's meta Term), not the current term: a
+   * leader elected since has a higher one, which the saved state never saw.
+   */
+  private termAt(index: number): number {
+    return this.d.raft.termAt(index) ?? this.d.raft.term();
   }
 }

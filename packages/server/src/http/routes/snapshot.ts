@@ -35,7 +35,7 @@ export function snapshotRoutes(deps: RouteDeps, datacenters: () => string[]): Ro
         ctx.meta.index = meta.index;
         ctx.meta.knownLeader = true;
         ctx.meta.lastContactMs = meta.lastContactMs;
-        ctx.meta.raw = { contentType: 'application/gzip', data: archive };
+        ctx.meta.body = { contentType: 'application/gzip', data: archive };
         return undefined;
       },
     }),

@@ -20,9 +20,11 @@ export class SingleServer {
     readonly proc: AgentProcess,
   ) {}
 
-  static async start(name: string, config: Record<string, unknown> = {}, extraArgs: string[] = []): Promise<SingleServer> {
+  /** `before(dataDir)` runs before the server starts (e.g. to leave files a crash would have left). */
+  static async start(name: string, config: Record<string, unknown> = {}, extraArgs: string[] = [], before?: (dataDir: string) => void): Promise<SingleServer> {
     const dir = mkdtempSync(join(tmpdir(), `registry-${name}-`));
     writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
+    before?.(join(dir, 'data'));
     const proc = spawnAgent(
       ['-server', '-bootstrap-expect', '1', '-node', name, '-data-dir', join(dir, 'data'), '-config-file', join(dir, 'config.json'), '-dns-port', '-1', ...extraArgs],
       await freePort(),
@@ -54,6 +56,15 @@ export class SingleServer {
   uploads(): string[] {
     try {
       return readdirSync(join(this.dir, 'data', 'snapshot-uploads'));
+    } catch {
+      return [];
+    }
+  }
+
+  /** Files left in the folder saves are spooled to (snapshot/snapshot-spool.ts). */
+  saves(): string[] {
+    try {
+      return readdirSync(join(this.dir, 'data', 'snapshot-saves'));
     } catch {
       return [];
     }
