@@ -37,8 +37,8 @@ const WALL_CLOCK_USES: Record<string, [number, string]> = {
   'packages/server/src/metrics/interval-aggregate.ts': [4, 'go-metrics’ 10 s intervals are aligned to the wall clock'],
   'packages/server/src/rpc/log-clock.ts': [1, 'the log clock starts from the wall clock once, on an empty log'],
   'packages/server/src/rpc/rpc.ts': [1, 'a write from a server of an older version carries a wall-clock deadline (rolling upgrade)'],
-  'packages/server/src/snapshot/archive-upload.ts': [1, 'a unique name for an upload’s temporary file'],
   'packages/server/src/snapshot/archive.ts': [1, 'the archive’s creation time in meta.json'],
+  'packages/server/src/snapshot/scratch-dirs.ts': [1, 'a unique name for a restore’s upload or a save’s spooled state'],
   'packages/store/src/ca/ca-commands.ts': [1, 'date arithmetic on a time taken from the log'],
 };
 
