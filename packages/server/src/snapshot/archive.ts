@@ -93,9 +93,24 @@ async function archiveHead(size: number, stateSum: string, at: ArchiveAt): Promi
 /** The archive of `state` saved at Raft `index`/`term`, whole in memory (tests, small states). */
 export async function writeArchive(state: Uint8Array, at: ArchiveAt): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  const stream = await archiveStream({ size: state.length, sha256: await sha256Hex(state), open: () => Readable.from([Buffer.from(state.buffer, state.byteOffset, state.length)]) }, at);
-  for await (const c of stream) chunks.push(c as Buffer);
+  for await (const c of await archiveOf(state, at)) chunks.push(c as Buffer);
   return Buffer.concat(chunks);
+}
+
+/** archiveStream() of state bytes already in memory (handed to the tar a MiB at a time). */
+export async function archiveOf(state: Uint8Array, at: ArchiveAt): Promise<Readable> {
+  const bytes = Buffer.from(state.buffer, state.byteOffset, state.length);
+  function* pieces(): Generator<Buffer> {
+    for (let i = 0; i < bytes.length; i += HASH_SLICE) yield bytes.subarray(i, i + HASH_SLICE);
+  }
+  return archiveStream({ size: bytes.length, sha256: await sha256Hex(bytes), open: () => Readable.from(pieces()) }, at);
+}
+
+/** A state's bytes as archiveStream() takes them: their size and SHA-256 known, read by `open()`. */
+export interface ArchiveSource {
+  size: number;
+  sha256: string;
+  open(): Readable;
 }
 
 /**
@@ -105,7 +120,7 @@ export async function writeArchive(state: Uint8Array, at: ArchiveAt): Promise<Bu
  * in memory took the leader's RSS to four times the state and held its loop for 0.3-0.4 s per copy
  * (issue #34). A read error destroys the stream with it.
  */
-export async function archiveStream(state: { size: number; sha256: string; open(): Readable }, at: ArchiveAt): Promise<Readable> {
+export async function archiveStream(state: ArchiveSource, at: ArchiveAt): Promise<Readable> {
   const { metaBytes, sums, mtime } = await archiveHead(state.size, state.sha256, at);
   const tar = pack();
   const gz = createGzip();

@@ -8,19 +8,15 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
 import type { Store } from '@registry/store';
+import type { ArchiveSource } from './archive';
 import { SAVE_DIR, scratchFile } from './scratch-dirs';
 
-export interface SpooledState {
+/** The spooled state as archiveStream() reads it (its bytes from the file), and where it stands. */
+export interface SpooledState extends ArchiveSource {
   /** Raft index the state is the state of, and the term of the entry there. */
   index: number;
   term: number;
-  /** Bytes of the state, and their SHA-256 in hex. */
-  size: number;
-  sha256: string;
-  /** The state's bytes, read from the file. */
-  open(): Readable;
   /** Removes the file (idempotent; never throws). */
   remove(): Promise<void>;
 }

@@ -17,8 +17,8 @@ import type { Store } from '@registry/store';
 import { badRequest, noLeader } from '../errors';
 import type { Rpc } from '../rpc/rpc';
 import { createReadStream } from 'node:fs';
-import { Readable } from 'node:stream';
-import { ArchiveError, archiveStream, readArchiveStream, sha256Hex, type ArchiveMeta } from './archive';
+import type { Readable } from 'node:stream';
+import { ArchiveError, archiveOf, archiveStream, readArchiveStream, sha256Hex, type ArchiveMeta } from './archive';
 import { spoolSnapshot } from './snapshot-spool';
 import { receiveUpload } from './archive-upload';
 import { monotonicMs } from '../time';
@@ -34,11 +34,6 @@ declare module '../rpc/leader-calls' {
   interface LeaderMethods {
     'Snapshot.Save': { args: null; reply: SavedState };
   }
-}
-
-/** A state's bytes handed to the archive a MiB at a time. */
-function* pieces(state: Buffer): Generator<Buffer> {
-  for (let at = 0; at < state.length; at += 1 << 20) yield state.subarray(at, at + (1 << 20));
 }
 
 /** Saving 100k nodes through a follower: the leader's bytes cross the server port in one frame. */
@@ -122,7 +117,7 @@ export class Snapshots {
         lastContactMs = Number.isFinite(ms) ? Math.max(0, Math.floor(ms)) : 0;
       }
       try {
-        const archive = await archiveStream({ size: spool.size, sha256: spool.sha256, open: () => spool.open() }, at(spool));
+        const archive = await archiveStream(spool, at(spool));
         archive.once('close', () => void spool.remove());
         return { archive, meta: { index: spool.index, term: spool.term, lastContactMs } };
       } catch (err) {
@@ -131,8 +126,7 @@ export class Snapshots {
       }
     }
     const saved = await this.d.rpc.leader.call('Snapshot.Save', null, SAVE_TIMEOUT_MS);
-    const state = Buffer.from(saved.state.buffer, saved.state.byteOffset, saved.state.length);
-    const archive = await archiveStream({ size: state.length, sha256: await sha256Hex(state), open: () => Readable.from(pieces(state)) }, at(saved));
+    const archive = await archiveOf(saved.state, at(saved));
     return { archive, meta: { index: saved.index, term: saved.term, lastContactMs } };
   }
 
