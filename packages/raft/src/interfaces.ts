@@ -5,7 +5,11 @@ import type { Entry, HardState, Message, NodeId, ServerInfo, SnapshotMeta } from
 
 /** The replicated state machine. Called on every server, in log order, exactly once per entry. */
 export interface StateMachine {
-  /** Apply one committed command. The return value resolves the proposer's promise (leader only). */
+  /**
+   * Apply one committed command. The return value resolves the proposer's promise (leader only).
+   * A NotReady instead applies nothing: the driver waits for its promise and calls apply() with the
+   * same entry again (an entry that names data this server must first fetch or load).
+   */
   apply(index: number, data: Uint8Array): unknown;
   /**
    * The whole state as of the last applied index: either its bytes, serialised now (the event loop
@@ -22,6 +26,17 @@ export interface StateMachine {
    * never joined into one buffer. The driver waits for it before doing anything else.
    */
   restoreFrom?(source: SnapshotSource, meta: SnapshotMeta): Promise<void>;
+}
+
+/**
+ * What apply() answers for an entry it cannot apply yet: nothing of it was applied, and the driver
+ * applies nothing after it until `until` settles, then offers the entry again. Every server still
+ * applies every entry once, in order; one that waits only falls behind, as a slow one does. For a
+ * snapshot restore that names a state file staged on every server (server/snapshot/restore-staging.ts):
+ * a server without the file fetches it, one without the decoded state loads it, in slices, first.
+ */
+export class NotReady {
+  constructor(readonly until: Promise<unknown>) {}
 }
 
 /** A snapshot's pieces, read in order (a stored snapshot's reader, or the pieces of a transfer). */

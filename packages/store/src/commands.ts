@@ -48,10 +48,14 @@ export type Command =
   | ({ type: 'event.fire' } & EventFireCommand)
   | ({ type: 'autopilot.set-config' } & AutopilotSetConfigCommand)
   /**
-   * Replace the whole state by a saved one (PUT /v1/snapshot): `state` is a snapshot's bytes;
-   * `prepared` names the state a server may have decoded and loaded from those same bytes ahead of
-   * the entry (Store.prepareRestore; `sha256:<hex>` of the bytes).
+   * Replace the whole state by a saved one (PUT /v1/snapshot). `staged` names (`sha256:<hex>`) a
+   * state file of `bytes` bytes staged on every server before the entry was proposed, and decoded
+   * there ahead of it (Store.prepareRestoreFrom): the entry carries no state, and every server
+   * swaps in the state of those same bytes. The older form carries the bytes (`state`) in the entry,
+   * and `prepared` names the state decoded from them ahead of it; it is still applied from logs
+   * written before the staged form.
    */
+  | { type: 'snapshot.restore'; staged: string; bytes: number }
   | { type: 'snapshot.restore'; state: Uint8Array; prepared?: string };
 
 export type CommandType = Command['type'];

@@ -18,7 +18,7 @@ import { storeInvariants } from './invariants';
 import { queryResult, type QueryResult } from './query-result';
 import { decodeSnapshotPieceSteps } from './snapshot';
 import { feedPieces, MORE, type PieceRequest } from './snapshot-decode';
-import { Fields, runSliced, runSync, type SliceOptions } from './snapshot-stream';
+import { Fields, runSync } from './snapshot-stream';
 import { StoreSnapshot } from './snapshot-handle';
 import { State } from './state';
 import { readIntoArenas, type ArenaOptions, type RestoreSource } from './snapshot-arenas';
@@ -83,6 +83,8 @@ interface PreparedRestore {
   state: State;
   indexes: IndexTable;
   lastIndex: number;
+  /** The restore arenas its KV values are in, when it was read into them (restoreFrom). */
+  arenas?: ValueArenas;
 }
 
 export interface NodeCoordinate {
@@ -245,23 +247,15 @@ export class Store {
     fireAll(this.watches.takeAll(), this.onWatcherError);
   }
 
-  /**
-   * Decode and load the state of a `snapshot.restore` command ahead of its Raft entry, in slices of
-   * a few ms between other work, and keep it under `key` (the command's `prepared`): applying the
-   * entry then only swaps it in, instead of rebuilding the whole state in one stall (~1 s of event
-   * loop at 100,000 nodes). The caller vouches that `key` names exactly these bytes (their SHA-256):
-   * every server must end with the state of the entry's own bytes. Rejects, keeping nothing, when
-   * the bytes are not a snapshot. Nothing visible changes until the entry is applied; a prepared
-   * state no entry takes stays until discardPrepared(key).
-   */
-  prepareRestore(key: string, data: Uint8Array, opts: Pick<SliceOptions, 'sliceMs' | 'pause'> = {}): Promise<void> {
+  /** Runs `load` once per key and keeps what it makes under `key` until an entry takes it or it is discarded. */
+  private prepareUnder(key: string, load: (stop: () => Error | null) => Promise<PreparedRestore>): Promise<void> {
     if (this.prepared.has(key)) return Promise.resolve();
     const running = this.preparing.get(key);
     if (running) return running;
     // Stops at its next slice once discarded (or taken by its entry meanwhile): no work for nothing.
     const stop = () => (this.preparing.get(key) === work ? null : new Error('restore preparation discarded'));
-    const work: Promise<void> = runSliced(this.restoreSteps(data), { ...opts, stop }).then(
-      ({ value }) => {
+    const work: Promise<void> = load(stop).then(
+      (value) => {
         // Taken or discarded meanwhile: the entry was applied without it, or nobody wants it.
         if (this.preparing.get(key) !== work) return;
         this.prepared.set(key, value);
@@ -300,6 +294,30 @@ export class Store {
    * Rejects, leaving the store as it was, when the bytes are not a snapshot.
    */
   async restoreFrom(source: RestoreSource, opts: { sliceMs?: number; afterStep?: () => void } & ArenaOptions = {}): Promise<void> {
+    const ready = await this.loadFrom(source, opts);
+    this.state = ready.state;
+    this.indexes = ready.indexes;
+    this.last = ready.lastIndex;
+    this.tendArenas(ready.arenas);
+    fireAll(this.watches.takeAll(), this.onWatcherError);
+  }
+
+  /**
+   * Decode and load the state of a staged `snapshot.restore` ahead of its Raft entry from the staged
+   * file's pieces (restoreFrom's way: read into arenas, decoded a piece at a time in slices of a few
+   * ms between other work), and keep it under `key` (the command's `staged`): applying the entry then
+   * only swaps it in, instead of rebuilding the whole state in one stall, and neither the file's
+   * bytes nor a copy of them are ever whole in memory beside the state they replace. The caller
+   * vouches that `key` names exactly these bytes (their SHA-256): every server must end with the same
+   * state. Rejects, keeping nothing, when the bytes are not a snapshot. Nothing visible changes until
+   * the entry is applied; a prepared state no entry takes stays until discardPrepared(key).
+   */
+  prepareRestoreFrom(key: string, source: RestoreSource, opts: { sliceMs?: number; afterStep?: () => void } & ArenaOptions = {}): Promise<void> {
+    return this.prepareUnder(key, (stop) => this.loadFrom(source, { ...opts, stop }));
+  }
+
+  /** restoreFrom()'s decoding, up to the state ready to swap in; `stop` ends it early (with its error). */
+  private async loadFrom(source: RestoreSource, opts: { sliceMs?: number; afterStep?: () => void; stop?: () => Error | null } & ArenaOptions): Promise<PreparedRestore> {
     const sliceMs = opts.sliceMs ?? 4;
     // A large stored snapshot is read into arenas its KV values stay in (kv/value-arenas.ts).
     const inArenas = readIntoArenas(source, opts);
@@ -318,19 +336,20 @@ export class Store {
       }
       if (performance.now() - sliceStart >= sliceMs) {
         await new Promise<void>((resolve) => setImmediate(resolve));
+        const stopped = opts.stop?.();
+        if (stopped) throw stopped;
         sliceStart = performance.now();
       }
       r = steps.next();
     }
-    const ready = r.value;
-    this.state = ready.state;
-    this.indexes = ready.indexes;
-    this.last = ready.lastIndex;
-    if (inArenas) {
-      inArenas.arenas.onDue = () => this.evacuateArenas();
-      this.evacuateArenas();
-    }
-    fireAll(this.watches.takeAll(), this.onWatcherError);
+    return { ...r.value, arenas: inArenas?.arenas };
+  }
+
+  /** Restore arenas the KV table now holds values in: copied out of once they hold too little. */
+  private tendArenas(arenas: ValueArenas | undefined): void {
+    if (!arenas) return;
+    arenas.onDue = () => this.evacuateArenas();
+    this.evacuateArenas();
   }
 
   /**
@@ -383,20 +402,31 @@ export class Store {
    * command and change nothing. Every watcher wakes, as Consul's restore abandons its watches.
    */
   private applyRestore(index: number, cmd: Extract<Command, { type: 'snapshot.restore' }>): unknown {
-    const key = typeof cmd.prepared === 'string' ? cmd.prepared : undefined;
-    let ready = key === undefined ? undefined : this.prepared.get(key);
-    if (key !== undefined) this.discardPrepared(key);
-    // Not prepared here (yet): the same steps, run now. Both ways give the state of these bytes.
-    if (!ready) {
-      try {
-        if (!(cmd.state instanceof Uint8Array)) throw new Error('no state bytes');
-        ready = runSync(this.restoreSteps(cmd.state));
-      } catch (err) {
-        return new CommandError(`snapshot restore refused: ${err instanceof Error ? err.message : String(err)}`);
+    let ready: PreparedRestore | undefined;
+    if ('staged' in cmd) {
+      // A staged restore is prepared before its entry is applied (the agent's state machine waits
+      // for it: server/snapshot/restore-staging.ts); the bytes were decoded by the server that
+      // proposed it, so every server decodes them alike.
+      ready = this.prepared.get(cmd.staged);
+      this.discardPrepared(cmd.staged);
+      if (!ready) return new CommandError(`snapshot restore refused: the staged state ${cmd.staged} is not loaded here`);
+    } else {
+      const key = typeof cmd.prepared === 'string' ? cmd.prepared : undefined;
+      ready = key === undefined ? undefined : this.prepared.get(key);
+      if (key !== undefined) this.discardPrepared(key);
+      // Not prepared here (yet): the same steps, run now. Both ways give the state of these bytes.
+      if (!ready) {
+        try {
+          if (!(cmd.state instanceof Uint8Array)) throw new Error('no state bytes');
+          ready = runSync(this.restoreSteps(cmd.state));
+        } catch (err) {
+          return new CommandError(`snapshot restore refused: ${err instanceof Error ? err.message : String(err)}`);
+        }
       }
     }
     this.state = ready.state;
     this.indexes = ready.indexes;
+    this.tendArenas(ready.arenas);
     // Reads answer at least this entry's index from now on (Store.readFloor), so the woken watchers
     // (and any client still holding an index from before) return instead of waiting on the older
     // restored indexes.

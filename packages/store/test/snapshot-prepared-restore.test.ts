@@ -1,7 +1,8 @@
-// A restore prepared ahead of its Raft entry (Store.prepareRestore): decoding and loading run in
-// slices while the store keeps applying, the entry then only swaps the prepared state in, and the
-// result is exactly the state the same entry gives on a store that did not prepare (every server
-// must end identical, prepared or not). Bytes that are not a snapshot are refused both ways.
+// A restore prepared ahead of its Raft entry from its staged file's pieces (Store.prepareRestoreFrom):
+// decoding and loading run in slices while the store keeps applying, the entry then only swaps the
+// prepared state in, and the result is exactly the state the same bytes give restored in one go
+// (the older entry that carries them; every server must end identical). Bytes that are not a
+// snapshot are refused; a staged entry whose state is not loaded is refused, changing nothing.
 import { Store } from '@registry/store';
 import { decodeSnapshot, decodeSnapshotSteps } from '../src/snapshot';
 import { runSync } from '../src/snapshot-stream';
@@ -30,6 +31,16 @@ function saved(n: number): Store {
   return s;
 }
 
+/** A staged file's bytes as the store reads them: pieces, and with `arenas` ranges into restore arenas. */
+function sourceOf(bytes: Uint8Array, arenas = false, piece = 4096) {
+  return {
+    chunks: Math.ceil(bytes.length / piece),
+    read: async (i: number) => bytes.slice(i * piece, (i + 1) * piece),
+    ...(arenas ? { size: bytes.length, readRange: async (offset: number, into: Uint8Array) => into.set(bytes.subarray(offset, offset + into.length)) } : {}),
+  };
+}
+const inSmallArenas = { arenaMinSnapshotBytes: 0, arenaBytes: 64 * 1024 };
+
 function view(s: Store): unknown {
   return {
     nodes: s.catalogNodes({}),
@@ -52,8 +63,7 @@ test('a prepared restore swaps in the same state the entry gives unprepared, wit
   for (const s of [prepared, plain]) register(s, 1, 99_999);
 
   // Preparing runs in slices: writes land on the live store between them, and nothing shows yet.
-  let turns = 0;
-  const work = prepared.prepareRestore(key, bytes, { sliceMs: 1, pause: () => new Promise((r) => setImmediate(() => (turns++, r()))) });
+  const work = prepared.prepareRestoreFrom(key, sourceOf(bytes, true), { sliceMs: 1, ...inSmallArenas });
   let index = 2;
   while (!prepared.hasPrepared(key)) {
     for (const s of [prepared, plain]) register(s, index, 100_000 + index);
@@ -61,13 +71,11 @@ test('a prepared restore swaps in the same state the entry gives unprepared, wit
     await new Promise((r) => setImmediate(r));
   }
   await work;
-  expect(turns).toBeGreaterThan(3);
   expect(index).toBeGreaterThan(3);
   expect(prepared.catalogNodes({}).value).toHaveLength(index - 1);
 
-  const restore = { type: 'snapshot.restore' as const, state: bytes, prepared: key };
-  expect(prepared.apply(index, restore)).toBe(true);
-  expect(plain.apply(index, restore)).toBe(true);
+  expect(prepared.apply(index, { type: 'snapshot.restore', staged: key, bytes: bytes.length })).toBe(true);
+  expect(plain.apply(index, { type: 'snapshot.restore', state: bytes })).toBe(true);
   expect(prepared.hasPrepared(key)).toBe(false);
   expect(view(prepared)).toEqual(view(plain));
   expect(prepared.catalogNodes({}).value).toHaveLength(5000);
@@ -83,26 +91,29 @@ test('a truncated state is refused when prepared and when applied, changing noth
   const bad = bytes.subarray(0, bytes.length - 40);
   const s = saved(20);
   const before = Buffer.from(s.snapshot());
-  await expect(s.prepareRestore('sha256:bad', bad)).rejects.toThrow(/not a registry state snapshot/);
+  await expect(s.prepareRestoreFrom('sha256:bad', sourceOf(bad))).rejects.toThrow(/not a registry state snapshot/);
+  await expect(s.prepareRestoreFrom('sha256:bad', sourceOf(bad, true), inSmallArenas)).rejects.toThrow(/not a registry state snapshot/);
   expect(s.hasPrepared('sha256:bad')).toBe(false);
-  const refused = s.apply(s.lastIndex + 1, { type: 'snapshot.restore', state: bad, prepared: 'sha256:bad' });
-  expect(String(refused)).toMatch(/snapshot restore refused/);
+  const refused = s.apply(s.lastIndex + 1, { type: 'snapshot.restore', staged: 'sha256:bad', bytes: bad.length });
+  expect(String(refused)).toMatch(/snapshot restore refused: the staged state sha256:bad is not loaded here/);
+  expect(String(s.apply(s.lastIndex + 1, { type: 'snapshot.restore', state: bad }))).toMatch(/snapshot restore refused/);
   // Only the index moved (the entry was applied, as a refusal).
   const after = s.snapshot();
   expect(decodeSnapshot(after).state).toEqual(decodeSnapshot(before).state);
 });
 
-test('a discarded preparation is not used, and one still running when its entry is applied stops', async () => {
+test('a discarded preparation is not used, and one still running when its entry comes stops', async () => {
   const bytes = saved(200).snapshot();
   const s = new Store({ datacenter: 'dc1' });
-  await s.prepareRestore('sha256:x', bytes);
+  await s.prepareRestoreFrom('sha256:x', sourceOf(bytes));
   s.discardPrepared('sha256:x');
   expect(s.hasPrepared('sha256:x')).toBe(false);
+  expect(String(s.apply(1, { type: 'snapshot.restore', staged: 'sha256:x', bytes: bytes.length }))).toMatch(/not loaded here/);
 
-  const late = s.prepareRestore('sha256:y', bytes, { sliceMs: 0 });
-  expect(s.apply(1, { type: 'snapshot.restore', state: bytes, prepared: 'sha256:y' })).toBe(true);
+  const late = s.prepareRestoreFrom('sha256:y', sourceOf(bytes), { sliceMs: 0 });
+  expect(String(s.apply(2, { type: 'snapshot.restore', staged: 'sha256:y', bytes: bytes.length }))).toMatch(/not loaded here/);
   // It stops at its next slice rather than finish a state nobody will take.
   await expect(late).rejects.toThrow(/discarded/);
   expect(s.hasPrepared('sha256:y')).toBe(false);
-  expect(s.catalogNodes({}).value).toHaveLength(200);
+  expect(s.catalogNodes({}).value).toHaveLength(0);
 });

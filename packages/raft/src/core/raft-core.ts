@@ -223,6 +223,11 @@ export class RaftCore {
     return this.log.termAt(index);
   }
 
+  /** The first index still in the log: those before it are only in the snapshot. */
+  get firstIndex(): number {
+    return this.log.firstIndex;
+  }
+
   /** The configuration in force at `index` (meaningful from the compaction point on). */
   configurationAt(index: number): Configuration {
     return this.configs.at(index);

@@ -3,7 +3,7 @@
 // (on disk already: log-writer.ts) restored — a piece at a time where the state machine and the
 // storage can. Also the restore of the stored snapshot at start (loadRestoring).
 import { EntryType, type Entry, type SnapshotMeta } from '../core/types';
-import { LeadershipLostError, type PersistedStateMeta, type SnapshotData, type SnapshotSource, type StorageSnapshotSink } from '../interfaces';
+import { LeadershipLostError, NotReady, type PersistedStateMeta, type SnapshotData, type SnapshotSource, type StorageSnapshotSink } from '../interfaces';
 import { monotonicMs } from '../monotonic-clock';
 import { joinSnapshot, snapshotSize } from '../storage/snapshot-chunks';
 import type { NodeMetrics } from './node-metrics';
@@ -56,14 +56,18 @@ export class FsmApply {
     let from = 0;
     while (from < entries.length) {
       const started = monotonicMs();
+      let waitFor: Promise<unknown> | undefined;
       do {
         const to = Math.min(entries.length, from + APPLY_CHECK_EVERY);
-        this.applySome(entries, from, to);
-        from = to;
-      } while (from < entries.length && monotonicMs() - started < APPLY_SLICE_MS);
+        const stop = this.applySome(entries, from, to);
+        from = stop.at;
+        waitFor = stop.notReady?.until;
+      } while (!waitFor && from < entries.length && monotonicMs() - started < APPLY_SLICE_MS);
       busyMs += monotonicMs() - started;
       this.deps.emitApplied(this.applied);
-      if (from < entries.length) {
+      if (waitFor) {
+        if (!(await settledUnlessStopped(waitFor, stopped))) break;
+      } else if (from < entries.length) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         if (stopped()) break;
       }
@@ -71,18 +75,28 @@ export class FsmApply {
     return busyMs;
   }
 
-  /** Applies entries[from, to) (those a snapshot installed meanwhile does not cover). */
-  private applySome(entries: Entry[], from: number, to: number): void {
+  /**
+   * Applies entries[from, to) (those a snapshot installed meanwhile does not cover); stops before
+   * one the state machine is not ready for, with its NotReady. Answers where it stopped.
+   */
+  private applySome(entries: Entry[], from: number, to: number): { at: number; notReady?: NotReady } {
     const { opts, proposed } = this.deps;
     const lost = () => new LeadershipLostError();
     let count = 0;
-    for (let i = from; i < to; i++) {
+    let i = from;
+    let notReady: NotReady | undefined;
+    for (; i < to; i++) {
       const e = entries[i];
       if (e.index <= this.applied) continue; // covered by a snapshot installed meanwhile
       let outcome: { result: unknown } | { error: Error } = { result: undefined };
       if (e.type === EntryType.Normal) {
         try {
-          outcome = { result: opts.fsm.apply(e.index, e.data) };
+          const result = opts.fsm.apply(e.index, e.data);
+          if (result instanceof NotReady) {
+            notReady = result;
+            break;
+          }
+          outcome = { result };
         } catch (err) {
           // A state machine that throws is a bug in it; the proposer hears about it, the log moves on.
           opts.logger.warn({ err, index: e.index }, 'raft: state machine apply threw');
@@ -94,7 +108,8 @@ export class FsmApply {
       proposed.applied(e.index, e.term, outcome, lost);
     }
     this.deps.snapshots.applied(count);
-    this.deps.metrics.counters.appliedEntries += to - from;
+    this.deps.metrics.counters.appliedEntries += i - from;
+    return { at: i, notReady };
   }
 
   /**
@@ -219,4 +234,23 @@ export async function restoreWithProgress(
   };
   await opts.fsm.restoreFrom!(counted, meta);
   opts.logger.info({ id: opts.id, index: meta.index, mib: mib(bytes), ms: Math.round(monotonicMs() - started) }, `raft: restored the ${what} snapshot`);
+}
+
+/**
+ * Waits for `until` (either way: a rejection is the state machine's to handle when it is offered the
+ * entry again), looking every 100 ms whether the node stopped meanwhile. False when it did.
+ */
+async function settledUnlessStopped(until: Promise<unknown>, stopped: () => boolean): Promise<boolean> {
+  let settled = false;
+  const done = until.then(
+    () => void (settled = true),
+    () => void (settled = true),
+  );
+  while (!settled) {
+    if (stopped()) return false;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, 100)))]);
+    clearTimeout(timer);
+  }
+  return !stopped();
 }

@@ -293,6 +293,14 @@ export class RaftNode extends EventEmitter {
     return this.core.termAt(index) ?? (latest?.index === index ? latest.term : undefined);
   }
 
+  /**
+   * The first index still in the log: no entry before it is sent to a follower again, nor replayed
+   * here at a restart (a staged restore's state file is kept until its entry is past this).
+   */
+  firstLogIndex(): number {
+    return this.core.firstIndex;
+  }
+
   lastContactMs(): number {
     // A leader that cannot write has not led since its fault began.
     if (this.core.role === 'leader') return this.logFault.current ? monotonicMs() - this.logFault.current.since : 0;

@@ -50,6 +50,7 @@ import type { AgentLifecycle } from '../http/routes/deps';
 import { storeStateMachine } from './store-fsm';
 import { installAreas, type Areas } from '../areas/install';
 import { clearScratchDirs } from '../snapshot/scratch-dirs';
+import { RestoreStaging } from '../snapshot/restore-staging';
 import { Snapshots } from '../snapshot/snapshots';
 import { installRaftPromote } from '../cluster/raft-promote';
 import { peerOf } from '../cluster/peer-lookup';
@@ -181,11 +182,21 @@ export class Agent extends AgentShell {
     // within one share of the event loop: made here, handed to the store and to the HTTP app.
     const largeAnswerLane = new SliceLane(largeAnswerDuty(process.env.REGISTRY_LARGE_ANSWER_DUTY));
     const store = new Store({ datacenter: config.datacenter, listingLane: largeAnswerLane });
+    // A restore's state file, staged on every server ahead of its entry (snapshot/restore-staging.ts);
+    // the state machine waits for it when an entry names one (`raft` exists by the time it is asked).
+    const staging = new RestoreStaging({
+      dataDir, store, transport,
+      selfId: () => nodeId,
+      servers: () => raft.configuration(),
+      firstLogIndex: () => raft.firstLogIndex(),
+      logger: logger.child({ module: 'agent.snapshot' }),
+    });
+    await staging.start();
     const raft = await RaftNode.create({
       id: nodeId,
       storage: options.storage ? options.storage(db) : raftStorage(config, dataDir, db),
       transport,
-      fsm: storeStateMachine(store, (type, ms) => metrics.fsmApplied(type, ms)),
+      fsm: storeStateMachine(store, (type, ms) => metrics.fsmApplied(type, ms), () => staging),
       observer: { ...metrics.raftObserver, strangerDropped: (from, type, why) => refusals.refused('unknown_sender', from, why) },
       tickMs: config.raft.tickMs,
       electionTicks: config.raft.electionTicks,
@@ -271,7 +282,7 @@ export class Agent extends AgentShell {
     // An archive a crash left half-checked, or a save it left half-sent, is nobody's
     // (snapshot/scratch-dirs.ts).
     await clearScratchDirs(dataDir);
-    agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter, transport, dataDir, maxArchiveBytes: config.snapshot.restoreMaxBytes, logger: logger.child({ module: 'agent.snapshot' }) });
+    agent.snapshots = new Snapshots({ store, raft, rpc, datacenter: config.datacenter, staging, dataDir, maxArchiveBytes: config.snapshot.restoreMaxBytes, logger: logger.child({ module: 'agent.snapshot' }) });
     agent.areas = installAreas({ self, version: VERSION, raft, store, rpc, transport, leaderDuties, translateWanAddrs: config.translateWanAddrs, logger: logger.child({ module: 'agent.areas' }), secureLink: transport instanceof TcpTransport ? (address, dc, useTls) => transport.setDialTls(address, tls.wanDial(dc, useTls)) : undefined });
     remote.bind(agent.areas.links);
 

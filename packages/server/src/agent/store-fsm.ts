@@ -1,17 +1,40 @@
 // The store as Raft's state machine: bytes in, decoded entries applied in log order (a stamped
 // entry carries its request id, which the store uses to apply each request once).
 import { performance } from 'node:perf_hooks';
-import type { SnapshotMeta, SnapshotSource, StateMachine } from '@registry/raft';
-import { decodeEntry, type Store } from '@registry/store';
+import { NotReady, type SnapshotMeta, type SnapshotSource, type StateMachine } from '@registry/raft';
+import { decodeEntry, type Command, type Store } from '@registry/store';
 import { scavengeAbove, RESTORE_YOUNG_BYTES } from './young-generation';
 
 /** Told how long each command took to apply, by command type (the metrics' FSM timers). */
 export type ApplyTimer = (type: string, ms: number) => void;
 
-export function storeStateMachine(store: Store, timed?: ApplyTimer): StateMachine {
+/** Restores staged on every server before their entry (snapshot/restore-staging.ts). */
+export interface StagedRestores {
+  /** Resolves once the state staged under `key` is loaded here (fetched from another server first if need be). */
+  ensure(key: string, size: number): Promise<void>;
+  /** Its entry was applied here at `index`. */
+  applied(key: string, index: number): void;
+}
+
+type StagedRestore = Extract<Command, { type: 'snapshot.restore'; staged: string }>;
+
+/** A staged restore's key and size as the proposer writes them; any other is refused by the store alike everywhere. */
+const isStagedRestore = (cmd: Command): cmd is StagedRestore =>
+  cmd.type === 'snapshot.restore' && 'staged' in cmd && typeof cmd.staged === 'string' && /^sha256:[0-9a-f]{64}$/.test(cmd.staged) && Number.isSafeInteger(cmd.bytes) && cmd.bytes > 0;
+
+export function storeStateMachine(store: Store, timed?: ApplyTimer, staged?: () => StagedRestores | undefined): StateMachine {
   return {
     apply: (index: number, data: Uint8Array) => {
       const { cmd, request } = decodeEntry(data);
+      if (isStagedRestore(cmd)) {
+        // Applied only once its state is loaded here: Raft waits meanwhile (NotReady), and this
+        // server falls behind for that time, as a slow one does; it never applies it without.
+        const restores = staged?.();
+        if (restores && !store.hasPrepared(cmd.staged)) return new NotReady(restores.ensure(cmd.staged, cmd.bytes));
+        const result = store.apply(index, cmd, request);
+        if (result === true) restores?.applied(cmd.staged, index);
+        return result;
+      }
       if (!timed) return store.apply(index, cmd, request);
       const started = performance.now();
       const result = store.apply(index, cmd, request);

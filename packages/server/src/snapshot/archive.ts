@@ -9,10 +9,11 @@
 // Writing uses tar-stream; reading is tar-reader.ts, strict (only these three members, each once,
 // plain ustar headers), so a hostile archive is refused at its first bad header.
 import { createHash } from 'node:crypto';
+import { open, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createGunzip, createGzip } from 'node:zlib';
 import { ArchiveError } from './archive-error';
-import { readStrictTar, type TarMember } from './tar-reader';
+import { readStrictTar, type MemberSink, type TarMember } from './tar-reader';
 
 type TarStream = typeof import('tar-stream');
 let tarStream: TarStream | undefined;
@@ -172,6 +173,37 @@ export async function readArchive(archive: Uint8Array): Promise<{ meta: ArchiveM
  * arrives, whatever sizes it declares, and `source` is destroyed on any refusal.
  */
 export async function readArchiveStream(source: Readable): Promise<{ meta: ArchiveMeta; state: Buffer }> {
+  const { meta, files } = await readChecked(source, new Map());
+  return { meta, state: files.get(STATE)!.bytes };
+}
+
+/**
+ * readArchiveStream with the state written to a new file at `statePath` as it streams out of the
+ * archive (and fsynced), never whole in memory: a restore's state may be hundreds of MiB. The file
+ * is removed on any refusal. Answers the metadata, every checksum verified.
+ */
+export async function extractArchive(source: Readable, statePath: string): Promise<ArchiveMeta> {
+  const file = await open(statePath, 'wx');
+  let kept = false;
+  try {
+    const sink: MemberSink = {
+      write: async (part) => {
+        let at = 0;
+        while (at < part.length) at += (await file.write(part, at, part.length - at)).bytesWritten;
+      },
+    };
+    const { meta } = await readChecked(source, new Map([[STATE, sink]]));
+    await file.sync();
+    kept = true;
+    return meta;
+  } finally {
+    await file.close();
+    if (!kept) await rm(statePath, { force: true });
+  }
+}
+
+/** The archive's members read strictly as they stream in, and every checksum verified. */
+async function readChecked(source: Readable, sinks: ReadonlyMap<string, MemberSink>): Promise<{ meta: ArchiveMeta; files: Map<string, TarMember> }> {
   const gunzip = createGunzip({ chunkSize: 64 * 1024 });
   let sourceError: Error | undefined;
   source.on('error', (err: Error) => {
@@ -181,7 +213,7 @@ export async function readArchiveStream(source: Readable): Promise<{ meta: Archi
   source.pipe(gunzip);
   let files: Map<string, TarMember>;
   try {
-    files = await readStrictTar(gunzipped(gunzip), MEMBER_LIMITS);
+    files = await readStrictTar(gunzipped(gunzip), MEMBER_LIMITS, sinks);
   } catch (err) {
     if (err instanceof ArchiveError) throw err;
     if (sourceError) throw sourceError;
@@ -205,10 +237,10 @@ export async function readArchiveStream(source: Readable): Promise<{ meta: Archi
     if (files.get(name)!.sha256 !== expected) throw new ArchiveError(`checksum mismatch for ${name}: the archive is corrupt`);
   }
   const meta = parseMeta(files.get(META)!.bytes);
-  const state = files.get(STATE)!.bytes;
-  if (meta.Size !== state.length) throw new ArchiveError(`${STATE} has ${state.length} bytes, ${META} says ${meta.Size}`);
+  const size = files.get(STATE)!.size;
+  if (meta.Size !== size) throw new ArchiveError(`${STATE} has ${size} bytes, ${META} says ${meta.Size}`);
   if (meta.Checksum !== `sha256:${sums.get(STATE)}`) throw new ArchiveError(`${META} checksum disagrees with ${SUMS}`);
-  return { meta, state };
+  return { meta, files };
 }
 
 /** Only the metadata (for `snapshot inspect`), after the same checks as readArchive. */

@@ -1,27 +1,22 @@
 // Backups (GET/PUT /v1/snapshot). Saving takes a point-in-time handle on the store (the same one
 // Raft's own snapshots use, serialised in slices off the apply path) on the leader — or on this
 // server with ?stale — spools it to a file (snapshot-spool.ts) and streams the archive of
-// archive.ts made from it. Restoring checks the archive here, before anything is proposed, then
-// commits one `snapshot.restore` command through Raft, so every server installs the same state at
-// the same log index (docs/operations.md "Backups" says why a log entry rather than an
-// InstallSnapshot).
-//
-// Before proposing, the state bytes go to every server of the Raft configuration ('snapshot.prepare'),
-// which decodes and loads them in slices of a few ms beside its other work (Store.prepareRestore):
-// applying the entry then swaps the prepared state in. Rebuilding 100,000 nodes inside the apply
-// froze every server's event loop for seconds. A server that could not prepare in time (down, slow,
-// restarting and replaying its log) rebuilds the state at apply, from the entry's own bytes, as before:
-// both ways give the state of the same bytes, so every server still ends identical.
-import type { RaftNode, Transport } from '@registry/raft';
+// archive.ts made from it. Restoring checks the archive here as it is unpacked into a file, before
+// anything is proposed, stages that state file on every server, each loading it in slices
+// (restore-staging.ts), then commits one `snapshot.restore` entry naming it through Raft, so every
+// server swaps in the same state at the same log index (docs/operations.md "Backups" says why a log
+// entry rather than an InstallSnapshot, and why the entry does not carry the state).
+import type { RaftNode } from '@registry/raft';
 import type { Store } from '@registry/store';
 import { badRequest, noLeader } from '../errors';
 import type { Rpc } from '../rpc/rpc';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { ArchiveError, archiveOf, archiveStream, readArchiveStream, sha256Hex, type ArchiveMeta } from './archive';
+import { ArchiveError, archiveOf, archiveStream, extractArchive, type ArchiveMeta } from './archive';
 import { spoolSnapshot } from './snapshot-spool';
 import { receiveUpload } from './archive-upload';
-import { monotonicMs } from '../time';
+import type { RestoreStaging } from './restore-staging';
+import { UPLOAD_DIR, scratchFile } from './scratch-dirs';
 
 /** A state saved on some server: its bytes and where in the log it stands. */
 export interface SavedState {
@@ -54,8 +49,8 @@ export interface SnapshotDeps {
   raft: RaftNode;
   rpc: Rpc;
   datacenter: string;
-  /** The server port, to have the other servers prepare a restore; without it only this one does. */
-  transport?: Transport;
+  /** Where a restore's state is staged on every server and loaded ahead of its entry. */
+  staging: RestoreStaging;
   /** Where an uploaded archive is written while it is checked (archive-upload.ts). */
   dataDir: string;
   /** Largest archive a restore accepts (`snapshot_restore_max_bytes`); a reload changes it (`reload`). */
@@ -63,19 +58,7 @@ export interface SnapshotDeps {
   logger?: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
 }
 
-/** What a server is sent to prepare a restore: the state bytes and `sha256:<hex>` of them. */
-interface PrepareRequest {
-  key: string;
-  state: Uint8Array;
-}
-
-const PREPARE = 'snapshot.prepare';
-/** A prepared state no entry took is dropped after this long (it holds a whole second state). */
-const PREPARED_TTL_MS = 10 * 60_000;
-
 export class Snapshots {
-  private readonly expiry = new Map<string, NodeJS.Timeout>();
-
   private maxArchiveBytes: number;
 
   /** A reload's `snapshot_restore_max_bytes` (agent/reload.ts): the next restore's bound. */
@@ -86,16 +69,11 @@ export class Snapshots {
   constructor(private readonly d: SnapshotDeps) {
     this.maxArchiveBytes = d.maxArchiveBytes;
     d.rpc.leader.handle('Snapshot.Save', () => this.saveHere());
-    d.transport?.handle(PREPARE, (body) => this.prepareHere(body as PrepareRequest).then(() => true));
   }
 
-  /** Drops the prepared states kept here (agent shutdown). */
+  /** Drops the loaded states kept here (agent shutdown). */
   stop(): void {
-    for (const [key, timer] of this.expiry) {
-      clearTimeout(timer);
-      this.d.store.discardPrepared(key);
-    }
-    this.expiry.clear();
+    this.d.staging.stop();
   }
 
   /**
@@ -133,89 +111,33 @@ export class Snapshots {
   /**
    * Replace the cluster's state by the archive arriving as `body` (the caller has already decided,
    * from the request's headers, that its sender may). The archive goes to a file in the data dir
-   * (archive-upload.ts, at most `maxArchiveBytes`), is read back strictly and every checksum
-   * verified (archive.ts); a damaged or hostile archive is refused (400) before any proposal, so
-   * nothing changes, and the file is removed whatever happens. The ACL check of the write runs
-   * again on the leader (management only).
+   * (archive-upload.ts, at most `maxArchiveBytes`), is unpacked strictly with every checksum verified
+   * and its state written to a file of its own (archive.ts); a damaged or hostile archive is refused
+   * (400) before any proposal, so nothing changes. The state file is staged on every server and
+   * loaded there (restore-staging.ts) — bytes that do not decode are refused here, before the
+   * proposal, as every server would refuse them — and one small entry naming it goes through Raft.
+   * The ACL check of the write runs again on the leader (management only).
    */
   async restore(body: Readable, declaredLength: number | null, token: string | undefined): Promise<ArchiveMeta> {
     const upload = await receiveUpload(body, this.d.dataDir, this.maxArchiveBytes, declaredLength);
-    let read: { meta: ArchiveMeta; state: Buffer };
+    const state = await scratchFile(this.d.dataDir, UPLOAD_DIR, 'state', '.bin');
+    let meta: ArchiveMeta;
     try {
       if (upload.bytes === 0) throw new ArchiveError('snapshot archive is empty');
-      read = await readArchiveStream(createReadStream(upload.path, { highWaterMark: 64 * 1024 }));
+      meta = await extractArchive(createReadStream(upload.path, { highWaterMark: 64 * 1024 }), state.path);
+      await this.d.staging.adopt(state.path, meta.Checksum);
     } catch (err) {
+      await state.remove();
       if (err instanceof ArchiveError) throw badRequest(err.message);
       throw err;
     } finally {
       await upload.remove();
     }
-    return this.restoreState(read, token);
-  }
-
-  /** The checked state goes to every server, then through Raft as one entry. */
-  private async restoreState(read: { meta: ArchiveMeta; state: Buffer }, token: string | undefined): Promise<ArchiveMeta> {
-    const budgetMs = restoreBudgetMs(read.state.length);
-    const key = read.meta.Checksum;
-    // The state bytes are decoded here too: bytes that are not a state (an archive with good sums
-    // around a bad state.bin) are refused now, before anything is proposed, as every server would.
-    const refused = await this.prepareEverywhere({ key, state: read.state }, budgetMs / 2);
+    const budgetMs = restoreBudgetMs(meta.Size);
+    const refused = await this.d.staging.stageEverywhere(meta.Checksum, meta.Size, budgetMs / 2);
     if (refused) throw badRequest(`snapshot restore refused: ${refused.message}`);
-    await this.d.rpc.apply({ type: 'snapshot.restore', state: read.state, prepared: key }, { token, budgetMs });
-    return read.meta;
-  }
-
-  /**
-   * Every server of the configuration prepares the state (this one included), each in its own slices.
-   * Waits until all have answered, but once this server is done, only twice as long again for the
-   * others (at least 2 s): a server that is down or cut off must not hold the restore. A server that
-   * did not answer in time may still finish before the entry reaches it; failing that it rebuilds the
-   * state when the entry applies. Returns why this server could not prepare it (the bytes are not a
-   * state: every server would refuse the entry), or null.
-   */
-  private async prepareEverywhere(req: PrepareRequest, timeoutMs: number): Promise<Error | null> {
-    const started = monotonicMs();
-    const servers = this.d.raft.configuration();
-    const self = this.prepareHere(req);
-    let selfError: Error | null = null;
-    self.catch((err: unknown) => void (selfError = err instanceof Error ? err : new Error(String(err))));
-    const ready = servers.map(() => false);
-    const settled = servers.map((s, i) =>
-      (s.id === this.d.raft.id || !this.d.transport ? self : this.d.transport.call(s.address, PREPARE, req, timeoutMs)).then(
-        () => void (ready[i] = true),
-        () => undefined,
-      ),
-    );
-    let grace: NodeJS.Timeout | undefined;
-    const graceMs = () => Math.max(2_000, 2 * (monotonicMs() - started));
-    const enough = self.then(
-      () => new Promise<void>((resolve) => (grace = setTimeout(resolve, graceMs()))),
-      () => new Promise<void>((resolve) => (grace = setTimeout(resolve, 1_000))),
-    );
-    await Promise.race([Promise.all(settled), enough]);
-    clearTimeout(grace);
-    const count = `${ready.filter(Boolean).length}/${servers.length}`;
-    if (!ready.every(Boolean)) this.d.logger?.warn({ prepared: count }, 'snapshot restore: not every server prepared the state in time; the others rebuild it when the entry applies');
-    this.d.logger?.info({ prepared: count, ms: monotonicMs() - started }, 'snapshot restore: state prepared ahead of the entry');
-    // Settled by now: `enough` waits for it.
-    await self.catch(() => undefined);
-    return selfError;
-  }
-
-  /** Prepare a restore's state here, once its bytes are checked against their key. */
-  private async prepareHere(req: PrepareRequest): Promise<void> {
-    if (typeof req?.key !== 'string' || !(req.state instanceof Uint8Array)) throw badRequest('snapshot.prepare needs a key and state bytes');
-    // The key names the bytes the entry will carry: prepared bytes that differ would part this server from the others.
-    if (`sha256:${await sha256Hex(req.state)}` !== req.key) throw badRequest('snapshot.prepare: the state does not match its checksum');
-    await this.d.store.prepareRestore(req.key, req.state);
-    const old = this.expiry.get(req.key);
-    if (old) clearTimeout(old);
-    const timer = setTimeout(() => {
-      this.expiry.delete(req.key);
-      this.d.store.discardPrepared(req.key);
-    }, PREPARED_TTL_MS);
-    timer.unref();
-    this.expiry.set(req.key, timer);
+    await this.d.rpc.apply({ type: 'snapshot.restore', staged: meta.Checksum, bytes: meta.Size }, { token, budgetMs });
+    return meta;
   }
 
   /** The leader's state for a follower's save, in one reply (Snapshot.Save). */

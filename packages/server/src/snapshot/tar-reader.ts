@@ -14,13 +14,23 @@ const BLOCK = 512;
 const MAX_TRAILING_ZEROS = 64 * 1024;
 
 export interface TarMember {
+  /** Its bytes (empty for a member given to a sink). */
   bytes: Buffer;
-  /** SHA-256 of bytes, in hex. */
+  size: number;
+  /** SHA-256 of its bytes, in hex. */
   sha256: string;
 }
 
-/** What the archive's tar holds: each member, by name (exactly the names of `limits`, at most once each). */
-export async function readStrictTar(source: AsyncIterable<Buffer>, limits: ReadonlyMap<string, number>): Promise<Map<string, TarMember>> {
+/** Where a member's bytes go instead of memory, in order, as they arrive (a file: a restore's state). */
+export interface MemberSink {
+  write(part: Buffer): Promise<void>;
+}
+
+/**
+ * What the archive's tar holds: each member, by name (exactly the names of `limits`, at most once
+ * each). The bytes of a member named in `sinks` go there as they come and are not kept.
+ */
+export async function readStrictTar(source: AsyncIterable<Buffer>, limits: ReadonlyMap<string, number>, sinks: ReadonlyMap<string, MemberSink> = new Map()): Promise<Map<string, TarMember>> {
   const members = new Map<string, TarMember>();
   const pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -37,12 +47,12 @@ export async function readStrictTar(source: AsyncIterable<Buffer>, limits: Reado
     }
     const { name, size } = parseHeader(block, limits);
     if (members.has(name)) throw new ArchiveError(`snapshot archive holds ${name} twice`);
-    current = { name, left: size, pad: (BLOCK - (size % BLOCK)) % BLOCK, chunks: [], hash: createHash('sha256') };
+    current = { name, size, left: size, pad: (BLOCK - (size % BLOCK)) % BLOCK, chunks: [], hash: createHash('sha256'), sink: sinks.get(name) };
     if (size === 0) finish();
   };
   const finish = () => {
     const m = current!;
-    members.set(m.name, { bytes: Buffer.concat(m.chunks), sha256: m.hash.digest('hex') });
+    members.set(m.name, { bytes: Buffer.concat(m.chunks), size: m.size, sha256: m.hash.digest('hex') });
     m.chunks = [];
   };
 
@@ -61,7 +71,9 @@ export async function readStrictTar(source: AsyncIterable<Buffer>, limits: Reado
         const take = Math.min(m.left, chunk.length);
         const part = chunk.subarray(0, take);
         m.hash.update(part);
-        m.chunks.push(Buffer.from(part));
+        // A sink's write is awaited: the gunzipped stream waits for the disk (back-pressure).
+        if (m.sink) await m.sink.write(part);
+        else m.chunks.push(Buffer.from(part));
         m.left -= take;
         chunk = chunk.subarray(take);
         if (m.left === 0) finish();
@@ -98,6 +110,8 @@ export async function readStrictTar(source: AsyncIterable<Buffer>, limits: Reado
 /** A member being read: its name, bytes still to come, padding after them, what came so far. */
 interface OpenMember {
   name: string;
+  size: number;
+  sink?: MemberSink;
   left: number;
   pad: number;
   chunks: Buffer[];

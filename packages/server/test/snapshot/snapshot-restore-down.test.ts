@@ -1,6 +1,8 @@
-// A restore while a server is down: the others prepare the state ahead and apply the entry by
-// swapping it in; the server that was down catches up through the log and rebuilds the state from
-// the entry's own bytes when it applies it. Every server ends with the same state.
+// A restore while a server is down: the others stage the state file and load it ahead of the entry,
+// which names it, and apply the entry by swapping it in; the server that was down catches up through
+// the log, fetches the staged file from another server when the entry reaches it and loads it before
+// applying it (snapshot/restore-staging.ts). A server restarted with the entry still in its log loads
+// it again from its own staged file. Every server ends with the same state.
 import { request } from 'node:http';
 import { eventually } from '../support/wait';
 import { ClusterHarness } from '../cluster/support/cluster-harness';
@@ -36,7 +38,7 @@ async function view(c: ClusterHarness, i: number): Promise<string> {
   return JSON.stringify(parts);
 }
 
-test('a server down during a restore rebuilds the state from the entry when it is back; all end identical', async () => {
+test('a server down during a restore fetches the staged state when it is back; a restart replays the entry from its own file; all end identical', async () => {
   const c = (cluster = await ClusterHarness.start({ size: 3 }));
   const leader = await c.waitForLeader(15_000);
   const [up, down] = [0, 1, 2].filter((i) => i !== leader);
@@ -54,12 +56,19 @@ test('a server down during a restore rebuilds the state from the entry when it i
 
   const restore = await binary(c.servers[up].httpPort, 'PUT', '/v1/snapshot', save.body);
   expect([restore.status, restore.body.toString()]).toEqual([200, '']);
-  expect(c.logs(up)).toMatch(/state prepared ahead of the entry: prepared=2\/3/);
+  expect(c.logs(up)).toMatch(/state staged and loaded ahead of the entry: staged=2\/3/);
   expect(await eventually(async () => (await view(c, up)) === saved && (await view(c, leader)) === saved, 15_000)).toBe(true);
 
   await c.restart(down);
   const caughtUp = await eventually(async () => (await view(c, down)) === saved, 30_000);
   if (!caughtUp) throw new Error(`s${down} did not catch up:\n${c.diagnostics()}`);
+  expect(c.logs(down)).toMatch(/snapshot restore: staged state fetched/);
+  // The entry is still in every log (no snapshot since): a restart applies it again, from the file here.
+  await c.kill(up, 'SIGKILL');
+  await c.restart(up);
+  const replayed = await eventually(async () => (await view(c, up).catch(() => '')) === saved, 30_000);
+  if (!replayed) throw new Error(`s${up} did not replay the restore:\n${c.diagnostics()}`);
+  expect(c.logs(up)).not.toMatch(/staged state fetched/);
   // Writes go on alike everywhere.
   ok(await c.http(down, 'PUT', '/v1/kv/app/after', 'x'));
   const after = await eventually(async () => {

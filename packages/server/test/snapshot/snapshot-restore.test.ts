@@ -117,8 +117,8 @@ test('save through a follower, write more, restore through another follower: eve
   const restore = await binary(c.servers[f2].httpPort, 'PUT', '/v1/snapshot', save.body);
   expect([restore.status, restore.body.toString()]).toEqual([200, '']);
   expect(await converged(c)).toBe(saved);
-  // Every server had decoded and loaded the state before the entry came (it only swapped it in).
-  expect(c.logs(f2)).toMatch(/snapshot restore: state prepared ahead of the entry: prepared=3\/3/);
+  // Every server had the state file and had decoded and loaded it before the entry came (it only swapped it in).
+  expect(c.logs(f2)).toMatch(/snapshot restore: state staged and loaded ahead of the entry: staged=3\/3/);
 
   // The cluster goes on writing after a restore, on every server.
   ok(await c.http(f1, 'PUT', '/v1/kv/app/after', 'x'));

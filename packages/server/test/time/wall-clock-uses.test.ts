@@ -38,6 +38,7 @@ const WALL_CLOCK_USES: Record<string, [number, string]> = {
   'packages/server/src/rpc/log-clock.ts': [1, 'the log clock starts from the wall clock once, on an empty log'],
   'packages/server/src/rpc/rpc.ts': [1, 'a write from a server of an older version carries a wall-clock deadline (rolling upgrade)'],
   'packages/server/src/snapshot/archive.ts': [1, 'the archive’s creation time in meta.json'],
+  'packages/server/src/snapshot/restore-staging.ts': [1, 'a staged restore file’s age, against its mtime (a step only removes a file early, which is fetched again)'],
   'packages/server/src/snapshot/scratch-dirs.ts': [1, 'a unique name for a restore’s upload or a save’s spooled state'],
   'packages/store/src/ca/ca-commands.ts': [1, 'date arithmetic on a time taken from the log'],
 };

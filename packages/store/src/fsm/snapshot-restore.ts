@@ -4,5 +4,5 @@
 import { CommandError } from '../command-error';
 import type { CommandHandler } from './command-handler';
 
-export const snapshotRestore: CommandHandler<{ type: 'snapshot.restore'; state: Uint8Array }> = () =>
+export const snapshotRestore: CommandHandler<{ type: 'snapshot.restore' }> = () =>
   new CommandError('snapshot.restore is applied by the store as a whole');
