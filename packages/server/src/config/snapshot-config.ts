@@ -1,7 +1,7 @@
 // Config of backups (docs/operations.md "Backups"): `snapshot_restore_max_bytes`, the largest
 // archive a `PUT /v1/snapshot` may send (a larger one is refused with 413 as soon as it is seen to
-// be larger; nothing of it is kept). The default, 256 MiB, is the largest state a restore takes
-// (snapshot/archive.ts MAX_STATE_BYTES): a gzipped state is smaller than the state itself.
+// be larger; nothing of it is kept). It also bounds the state the archive unpacks to, beyond the
+// default 256 MiB (snapshot/archive.ts MAX_STATE_BYTES): a gzipped state is smaller than the state.
 
 export interface SnapshotConfig {
   restoreMaxBytes: number;

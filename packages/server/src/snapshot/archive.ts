@@ -32,7 +32,10 @@ export const ARCHIVE_VERSION = 1;
 const META = 'meta.json';
 const STATE = 'state.bin';
 const SUMS = 'SHA256SUMS';
-/** A state larger than this is refused (the Raft transport's frame limit is 512 MiB). */
+/**
+ * A state larger than this is refused (a gzip stream that inflates without end must not fill the
+ * disk), unless a server's `snapshot_restore_max_bytes` allows more (extractArchive's bound).
+ */
 export const MAX_STATE_BYTES = 256 * 1024 * 1024;
 const HASH_SLICE = 1 << 20;
 
@@ -152,11 +155,12 @@ export async function archiveStream(state: ArchiveSource, at: ArchiveAt): Promis
 
 /** Largest meta.json and SHA256SUMS accepted (ours are a few hundred bytes). */
 const MAX_SMALL_MEMBER = 64 * 1024;
-const MEMBER_LIMITS: ReadonlyMap<string, number> = new Map([
-  [META, MAX_SMALL_MEMBER],
-  [STATE, MAX_STATE_BYTES],
-  [SUMS, MAX_SMALL_MEMBER],
-]);
+const memberLimits = (maxStateBytes: number): ReadonlyMap<string, number> =>
+  new Map([
+    [META, MAX_SMALL_MEMBER],
+    [STATE, maxStateBytes],
+    [SUMS, MAX_SMALL_MEMBER],
+  ]);
 
 /**
  * The metadata and state of an archive, every checksum verified. Throws an ArchiveError naming what
@@ -173,16 +177,17 @@ export async function readArchive(archive: Uint8Array): Promise<{ meta: ArchiveM
  * arrives, whatever sizes it declares, and `source` is destroyed on any refusal.
  */
 export async function readArchiveStream(source: Readable): Promise<{ meta: ArchiveMeta; state: Buffer }> {
-  const { meta, files } = await readChecked(source, new Map());
+  const { meta, files } = await readChecked(source, new Map(), MAX_STATE_BYTES);
   return { meta, state: files.get(STATE)!.bytes };
 }
 
 /**
  * readArchiveStream with the state written to a new file at `statePath` as it streams out of the
  * archive (and fsynced), never whole in memory: a restore's state may be hundreds of MiB. The file
- * is removed on any refusal. Answers the metadata, every checksum verified.
+ * is removed on any refusal. Answers the metadata, every checksum verified. A state larger than
+ * `maxStateBytes` is refused at its header.
  */
-export async function extractArchive(source: Readable, statePath: string): Promise<ArchiveMeta> {
+export async function extractArchive(source: Readable, statePath: string, maxStateBytes = MAX_STATE_BYTES): Promise<ArchiveMeta> {
   const file = await open(statePath, 'wx');
   let kept = false;
   try {
@@ -192,7 +197,7 @@ export async function extractArchive(source: Readable, statePath: string): Promi
         while (at < part.length) at += (await file.write(part, at, part.length - at)).bytesWritten;
       },
     };
-    const { meta } = await readChecked(source, new Map([[STATE, sink]]));
+    const { meta } = await readChecked(source, new Map([[STATE, sink]]), maxStateBytes);
     await file.sync();
     kept = true;
     return meta;
@@ -203,7 +208,7 @@ export async function extractArchive(source: Readable, statePath: string): Promi
 }
 
 /** The archive's members read strictly as they stream in, and every checksum verified. */
-async function readChecked(source: Readable, sinks: ReadonlyMap<string, MemberSink>): Promise<{ meta: ArchiveMeta; files: Map<string, TarMember> }> {
+async function readChecked(source: Readable, sinks: ReadonlyMap<string, MemberSink>, maxStateBytes: number): Promise<{ meta: ArchiveMeta; files: Map<string, TarMember> }> {
   const gunzip = createGunzip({ chunkSize: 64 * 1024 });
   let sourceError: Error | undefined;
   source.on('error', (err: Error) => {
@@ -213,7 +218,7 @@ async function readChecked(source: Readable, sinks: ReadonlyMap<string, MemberSi
   source.pipe(gunzip);
   let files: Map<string, TarMember>;
   try {
-    files = await readStrictTar(gunzipped(gunzip), MEMBER_LIMITS, sinks);
+    files = await readStrictTar(gunzipped(gunzip), memberLimits(maxStateBytes), sinks);
   } catch (err) {
     if (err instanceof ArchiveError) throw err;
     if (sourceError) throw sourceError;

@@ -12,7 +12,7 @@ import { badRequest, noLeader } from '../errors';
 import type { Rpc } from '../rpc/rpc';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { ArchiveError, archiveOf, archiveStream, extractArchive, type ArchiveMeta } from './archive';
+import { ArchiveError, MAX_STATE_BYTES, archiveOf, archiveStream, extractArchive, type ArchiveMeta } from './archive';
 import { spoolSnapshot } from './snapshot-spool';
 import { receiveUpload } from './archive-upload';
 import type { RestoreStaging } from './restore-staging';
@@ -124,7 +124,9 @@ export class Snapshots {
     let meta: ArchiveMeta;
     try {
       if (upload.bytes === 0) throw new ArchiveError('snapshot archive is empty');
-      meta = await extractArchive(createReadStream(upload.path, { highWaterMark: 64 * 1024 }), state.path);
+      // The state may be as large as the archive allowed (it was never in one frame or entry): a
+      // server whose snapshot_restore_max_bytes is raised restores states beyond the default bound.
+      meta = await extractArchive(createReadStream(upload.path, { highWaterMark: 64 * 1024 }), state.path, Math.max(MAX_STATE_BYTES, this.maxArchiveBytes));
       await this.d.staging.adopt(state.path, meta.Checksum);
     } catch (err) {
       await state.remove();
