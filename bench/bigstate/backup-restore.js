@@ -6,7 +6,9 @@
 // during it and 10 s and 30 s after, against its RSS before, when it held the same state by
 // replication). The largest event-loop gaps of each server during the save and during the restore
 // come from the loop trace, when it is on (BENCH_LOOP_TRACE_DIR with bench/cluster/loop-trace.js).
-// The default snapshot_restore_max_bytes (256 MiB) bounds --mib to about 250.
+// The default snapshot_restore_max_bytes (256 MiB) bounds --mib to about 250; above that, give the
+// servers a config file that raises it (scripts/cluster.sh passes REGISTRY_CONFIG_FILE to each):
+//   echo '{"snapshot_restore_max_bytes": 2147483648}' > /tmp/big.json; REGISTRY_CONFIG_FILE=/tmp/big.json node ... --mib 1024
 //   npx tsc -b packages/cli && BENCH_LOOP_TRACE_DIR=D/trace BENCH_LOOP_GAP_MS=50 \
 //     BENCH_CLUSTER_NODE_OPTIONS="-r $PWD/bench/cluster/loop-trace.js" node bench/bigstate/backup-restore.js --mib 192
 'use strict';

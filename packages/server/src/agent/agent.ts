@@ -51,6 +51,7 @@ import { storeStateMachine } from './store-fsm';
 import { installAreas, type Areas } from '../areas/install';
 import { clearScratchDirs } from '../snapshot/scratch-dirs';
 import { RestoreStaging } from '../snapshot/restore-staging';
+import { RESTORE_YOUNG_BYTES, scavengeAbove } from './young-generation';
 import { Snapshots } from '../snapshot/snapshots';
 import { installRaftPromote } from '../cluster/raft-promote';
 import { peerOf } from '../cluster/peer-lookup';
@@ -190,6 +191,7 @@ export class Agent extends AgentShell {
       servers: () => raft.configuration(),
       firstLogIndex: () => raft.firstLogIndex(),
       logger: logger.child({ module: 'agent.snapshot' }),
+      afterLoadStep: () => scavengeAbove(RESTORE_YOUNG_BYTES),
     });
     await staging.start();
     const raft = await RaftNode.create({

@@ -20,7 +20,6 @@ import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile, type FileH
 import { join } from 'node:path';
 import { syncDirSync, type ServerInfo, type Transport } from '@registry/raft';
 import type { RestoreSource, Store } from '@registry/store';
-import { RESTORE_YOUNG_BYTES, scavengeAbove } from '../agent/young-generation';
 import { badRequest } from '../errors';
 import { monotonicMs } from '../time';
 
@@ -69,6 +68,12 @@ export interface StagingDeps {
   /** The first index still in this server's Raft log (a staged file is kept while its entry is in it). */
   firstLogIndex: () => number;
   logger?: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
+  /**
+   * Made for each load, run after each of its steps: the agent keeps V8's young generation small
+   * there, as in a restart's restore (agent/young-generation.ts; left alone, the scavenges of what a
+   * load allocates took 50–117 ms each at 192 MiB).
+   */
+  afterLoadStep?: () => () => void;
 }
 
 /** A file being received in pieces. */
@@ -209,9 +214,7 @@ export class RestoreStaging {
     if (this.d.store.hasPrepared(key)) return;
     const source = await fileSource(this.pathOf(key), size);
     try {
-      // With the young generation kept small between steps, as a restart's restore (young-generation.ts):
-      // left alone, V8's scavenges of what the load allocates took 50–117 ms each at 192 MiB.
-      await this.d.store.prepareRestoreFrom(key, source, { afterStep: scavengeAbove(RESTORE_YOUNG_BYTES) });
+      await this.d.store.prepareRestoreFrom(key, source, { afterStep: this.d.afterLoadStep?.() });
     } finally {
       await source.close();
     }
