@@ -3,6 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import { NotReady, type SnapshotMeta, type SnapshotSource, type StateMachine } from '@registry/raft';
 import { decodeEntry, type Command, type Store } from '@registry/store';
+import { STAGED_KEY } from '../snapshot/restore-staging';
 import { scavengeAbove, RESTORE_YOUNG_BYTES } from './young-generation';
 
 /** Told how long each command took to apply, by command type (the metrics' FSM timers). */
@@ -20,7 +21,7 @@ type StagedRestore = Extract<Command, { type: 'snapshot.restore'; staged: string
 
 /** A staged restore's key and size as the proposer writes them; any other is refused by the store alike everywhere. */
 const isStagedRestore = (cmd: Command): cmd is StagedRestore =>
-  cmd.type === 'snapshot.restore' && 'staged' in cmd && typeof cmd.staged === 'string' && /^sha256:[0-9a-f]{64}$/.test(cmd.staged) && Number.isSafeInteger(cmd.bytes) && cmd.bytes > 0;
+  cmd.type === 'snapshot.restore' && 'staged' in cmd && typeof cmd.staged === 'string' && STAGED_KEY.test(cmd.staged) && Number.isSafeInteger(cmd.bytes) && cmd.bytes > 0;
 
 export function storeStateMachine(store: Store, timed?: ApplyTimer, staged?: () => StagedRestores | undefined): StateMachine {
   return {

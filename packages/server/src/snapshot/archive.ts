@@ -1,5 +1,5 @@
 // The backup archive of GET/PUT /v1/snapshot, readable without a server (the CLI's `snapshot
-// inspect` imports only this file and the two beside it it needs): a gzipped tar, as Consul's, holding
+// inspect` imports only this file and the three beside it it needs): a gzipped tar, as Consul's, holding
 //   meta.json   {Version, Format, ID, Index, Term, Size, Checksum, Datacenter, Created}
 //   state.bin   the store's snapshot bytes (packages/store snapshot.ts, msgpack, version 1)
 //   SHA256SUMS  "<hex>  meta.json" and "<hex>  state.bin", as `sha256sum` writes them
@@ -13,6 +13,7 @@ import { open, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createGunzip, createGzip } from 'node:zlib';
 import { ArchiveError } from './archive-error';
+import { writeFully } from './file-io';
 import { readStrictTar, type MemberSink, type TarMember } from './tar-reader';
 
 type TarStream = typeof import('tar-stream');
@@ -191,12 +192,7 @@ export async function extractArchive(source: Readable, statePath: string, maxSta
   const file = await open(statePath, 'wx');
   let kept = false;
   try {
-    const sink: MemberSink = {
-      write: async (part) => {
-        let at = 0;
-        while (at < part.length) at += (await file.write(part, at, part.length - at)).bytesWritten;
-      },
-    };
+    const sink: MemberSink = { write: (part) => writeFully(file, part) };
     const { meta } = await readChecked(source, new Map([[STATE, sink]]), maxStateBytes);
     await file.sync();
     kept = true;

@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { syncDirSync, type ServerInfo, type Transport } from '@registry/raft';
 import type { RestoreSource, Store } from '@registry/store';
 import { badRequest } from '../errors';
+import { readFully, writeFully } from './file-io';
 import { monotonicMs } from '../time';
 
 /** Under the data dir: restores' staged state files. */
@@ -357,9 +358,12 @@ export class RestoreStaging {
   }
 }
 
-/** The hex of a `sha256:<hex>` key, which names files: anything else is refused. */
+/** How a staged state is named: `sha256:<hex>` of its bytes (the hex names its file). */
+export const STAGED_KEY = /^sha256:([0-9a-f]{64})$/;
+
+/** The hex of a staged state's key: anything else is refused. */
 function hexOf(key: string): string {
-  const m = /^sha256:([0-9a-f]{64})$/.exec(key);
+  const m = STAGED_KEY.exec(key);
   if (!m) throw badRequest(`a staged restore is named sha256:<64 hex digits>, not ${JSON.stringify(key).slice(0, 80)}`);
   return m[1];
 }
@@ -378,18 +382,4 @@ async function fileSource(path: string, size: number): Promise<RestoreSource & {
     readRange: (offset, into) => readFully(file, into, offset),
     close: () => file.close().catch(() => undefined),
   };
-}
-
-async function readFully(file: FileHandle, into: Uint8Array, position: number): Promise<void> {
-  let at = 0;
-  while (at < into.length) {
-    const { bytesRead } = await file.read(into, at, into.length - at, position + at);
-    if (bytesRead === 0) throw new Error(`the staged file ends at ${position + at} bytes`);
-    at += bytesRead;
-  }
-}
-
-async function writeFully(file: FileHandle, data: Uint8Array): Promise<void> {
-  let at = 0;
-  while (at < data.length) at += (await file.write(data, at, data.length - at)).bytesWritten;
 }

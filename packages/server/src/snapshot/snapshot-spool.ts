@@ -10,6 +10,7 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { Store } from '@registry/store';
 import type { ArchiveSource } from './archive';
+import { writeFully } from './file-io';
 import { SAVE_DIR, scratchFile } from './scratch-dirs';
 
 /** The spooled state as archiveStream() reads it (its bytes from the file), and where it stands. */
@@ -34,7 +35,7 @@ export async function spoolSnapshot(store: Store, dataDir: string, termAt: (inde
       async write(piece) {
         hash.update(piece);
         size += piece.length;
-        for (let at = 0; at < piece.length; ) at += (await file.write(piece, at, piece.length - at)).bytesWritten;
+        await writeFully(file, piece);
       },
     });
   } catch (err) {
