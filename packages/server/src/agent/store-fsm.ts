@@ -27,19 +27,15 @@ export function storeStateMachine(store: Store, timed?: ApplyTimer, staged?: () 
   return {
     apply: (index: number, data: Uint8Array) => {
       const { cmd, request } = decodeEntry(data);
-      if (isStagedRestore(cmd)) {
-        // Applied only once its state is loaded here: Raft waits meanwhile (NotReady), and this
-        // server falls behind for that time, as a slow one does; it never applies it without.
-        const restores = staged?.();
-        if (restores && !store.hasPrepared(cmd.staged)) return new NotReady(restores.ensure(cmd.staged, cmd.bytes));
-        const result = store.apply(index, cmd, request);
-        if (result === true) restores?.applied(cmd.staged, index);
-        return result;
-      }
-      if (!timed) return store.apply(index, cmd, request);
-      const started = performance.now();
+      const restore = isStagedRestore(cmd) ? cmd : undefined;
+      const restores = restore && staged?.();
+      // A staged restore is applied only once its state is loaded here: Raft waits meanwhile
+      // (NotReady), and this server falls behind for that time, as a slow one does; never without it.
+      if (restore && restores && !store.hasPrepared(restore.staged)) return new NotReady(restores.ensure(restore.staged, restore.bytes));
+      const started = timed ? performance.now() : 0;
       const result = store.apply(index, cmd, request);
-      timed(cmd.type, performance.now() - started);
+      timed?.(cmd.type, performance.now() - started);
+      if (restore && result === true) restores?.applied(restore.staged, index);
       return result;
     },
     // A point-in-time handle: the driver persists it in slices while later entries are applied.
