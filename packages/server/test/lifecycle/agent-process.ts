@@ -26,9 +26,17 @@ export async function startAgentProc(args: string[], logFile: string, env: NodeJ
     env,
   });
   const out = createWriteStream(logFile, { flags: 'a' });
-  child.stdout!.pipe(out);
-  child.stderr!.pipe(out);
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  // As support/processes.ts spawnAgent: neither stream may end the file (whichever ended first closed
+  // it, and the other's next write was an uncaught "write after end" that failed the next suite of
+  // the worker); it ends once the child closed both. `exited` waits for that (2 s at most), so a
+  // test reading the log of a refused start finds the refusal in it (a CI run read it before).
+  child.stdout!.pipe(out, { end: false });
+  child.stderr!.pipe(out, { end: false });
+  const logEnded = new Promise<void>((r) => child.on('close', () => out.end(() => r())));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code))).then(async (code) => {
+    await Promise.race([logEnded, new Promise((r) => setTimeout(r, 2_000))]);
+    return code;
+  });
   const log = () => {
     try {
       return readFileSync(logFile, 'utf8');

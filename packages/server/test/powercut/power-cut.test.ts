@@ -56,8 +56,10 @@ class Server {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const out = createWriteStream(join(dir, `${this.name}.log`), { flags: 'a' });
-    child.stdout!.pipe(out);
-    child.stderr!.pipe(out);
+    // Neither stream ends the file (support/processes.ts says why); it ends once the child closed both.
+    child.stdout!.pipe(out, { end: false });
+    child.stderr!.pipe(out, { end: false });
+    child.on('close', () => out.end());
     this.proc = child;
     this.exited = new Promise((r) => child.on('exit', () => r()));
   }
