@@ -1,6 +1,7 @@
 // @registry/store: the replicated state machine (tables, indexes, watches, snapshots).
 export { Store, type StoreOptions, type NodeCoordinate } from './store';
 export { ARENA_BYTES, ARENA_MIN_SNAPSHOT_BYTES, type ArenaOptions, type RestoreSource } from './snapshot-arenas';
+export { WRITE_ARENA_BYTES } from './kv/value-arenas';
 export { StoreSnapshot, SnapshotReleasedError, type PersistOptions } from './snapshot-handle';
 export { CommandError } from './command-error';
 export { encodeCommand, decodeCommand, encodeEntry, encodeStamped, decodeEntry, type Entry, type Command, type CommandType, type CoordinateUpdate } from './commands';

@@ -83,8 +83,6 @@ interface PreparedRestore {
   state: State;
   indexes: IndexTable;
   lastIndex: number;
-  /** The restore arenas its KV values are in, when it was read into them (restoreFrom). */
-  arenas?: ValueArenas;
 }
 
 export interface NodeCoordinate {
@@ -118,6 +116,7 @@ export class Store {
     this.builds = new ListingBuilds(opts.listingLane, opts.listingStepMs);
     this.state = new State(this.datacenter);
     this.indexes = this.newIndexTable([]);
+    this.tendArenas();
   }
 
   /**
@@ -244,6 +243,7 @@ export class Store {
     this.state = ready.state;
     this.indexes = ready.indexes;
     this.last = ready.lastIndex;
+    this.tendArenas();
     fireAll(this.watches.takeAll(), this.onWatcherError);
   }
 
@@ -298,7 +298,7 @@ export class Store {
     this.state = ready.state;
     this.indexes = ready.indexes;
     this.last = ready.lastIndex;
-    this.tendArenas(ready.arenas);
+    this.tendArenas();
     fireAll(this.watches.takeAll(), this.onWatcherError);
   }
 
@@ -342,18 +342,17 @@ export class Store {
       }
       r = steps.next();
     }
-    return { ...r.value, arenas: inArenas?.arenas };
+    return r.value;
   }
 
-  /** Restore arenas the KV table now holds values in: copied out of once they hold too little. */
-  private tendArenas(arenas: ValueArenas | undefined): void {
-    if (!arenas) return;
-    arenas.onDue = () => this.evacuateArenas();
+  /** The arenas the KV table (new, or swapped in) holds values in: copied out of once they hold too little. */
+  private tendArenas(): void {
+    this.state.kv.tendArenas(() => this.evacuateArenas());
     this.evacuateArenas();
   }
 
   /**
-   * Copies KV values out of restore arenas that hold too little (kv/value-arenas.ts), a few MiB per
+   * Copies KV values out of arenas that hold too little (kv/value-arenas.ts), a few MiB per
    * turn of the event loop, until none is due. Not replicated and changes no data: only where
    * the bytes live.
    */
@@ -373,6 +372,11 @@ export class Store {
   /** What of the restore arenas the KV table still holds (kv/value-arenas.ts). */
   kvArenasHeld(): { arenas: number; bytes: number; liveBytes: number } {
     return this.state.kv.arenasHeld();
+  }
+
+  /** What of the arenas written values were copied into the KV table still holds (kv/value-arenas.ts). */
+  kvWriteArenasHeld(): { arenas: number; bytes: number; liveBytes: number } {
+    return this.state.kv.arenasHeld('written');
   }
 
   /** The bytes of a snapshot turned into a state and its index table, a step at a time. */
@@ -426,7 +430,7 @@ export class Store {
     }
     this.state = ready.state;
     this.indexes = ready.indexes;
-    this.tendArenas(ready.arenas);
+    this.tendArenas();
     // Reads answer at least this entry's index from now on (Store.readFloor), so the woken watchers
     // (and any client still holding an index from before) return instead of waiting on the older
     // restored indexes.

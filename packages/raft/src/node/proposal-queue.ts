@@ -3,6 +3,7 @@
 // (log-writer.ts), one append per follower — carries them all (hashicorp/raft batches its applyCh
 // the same way, up to MaxAppendEntries). Their bytes are copied into one buffer per batch
 // (ownBytes).
+import { entryBytes } from '../entry-bytes';
 import type { NodeMetrics } from './node-metrics';
 import type { PendingProposals } from './pending-proposals';
 
@@ -64,7 +65,7 @@ export class ProposalQueue {
 }
 
 /**
- * The proposals' bytes copied into one buffer of exactly their size, each entry a view of it. A
+ * The proposals' bytes copied into one piece of exactly their size (entry-bytes.ts), each entry a view of it. A
  * proposal is often a view into a much larger buffer (msgpackr packs into a shared working buffer of
  * up to hundreds of KB), and the log keeps its entries until a snapshot compacts them: at 100,000
  * catalog nodes the leader's log of 40 MiB held 170 MiB of such buffers alive (docs/benchmarks/history.md,
@@ -73,7 +74,7 @@ export class ProposalQueue {
 function ownBytes(batch: readonly { data: Uint8Array }[]): Uint8Array[] {
   let size = 0;
   for (const p of batch) size += p.data.byteLength;
-  const all = new Uint8Array(size);
+  const all = entryBytes(size);
   const out: Uint8Array[] = new Array(batch.length);
   let at = 0;
   for (let i = 0; i < batch.length; i++) {

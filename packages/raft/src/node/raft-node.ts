@@ -35,6 +35,7 @@ import { ReadyProgress } from './ready-progress';
 import { Snapshots } from './snapshots';
 import { describeStorageError, StorageFaultError, type StorageFault } from './storage-fault';
 import { Ticker } from './ticker';
+import { ownEntryBytes } from '../entry-bytes';
 
 export type { RaftNodeOptions, RaftLogger } from './options';
 export { StorageFaultError, describeStorageError, type StorageFault, type StorageRecovery } from './storage-fault';
@@ -301,6 +302,16 @@ export class RaftNode extends EventEmitter {
     return this.core.firstIndex;
   }
 
+  /**
+   * The state machine's state no longer depends on the entries through `index` (a restore
+   * replaced it): a snapshot is taken once `index` is applied, and the log is compacted through it
+   * (snapshots.ts discardThrough).
+   */
+  discardLogThrough(index: number): void {
+    this.snapshots.discardThrough(index);
+    this.schedule();
+  }
+
   lastContactMs(): number {
     // A leader that cannot write has not led since its fault began.
     if (this.core.role === 'leader') return this.logFault.current ? monotonicMs() - this.logFault.current.since : 0;
@@ -403,6 +414,8 @@ export class RaftNode extends EventEmitter {
       if (fromLeader && message.from !== this.id && this.logFault.heardLeader(message.from, message.term, this.core.term)) this.leaders.announce();
       return;
     }
+    // Entries the log and the state machine may keep: their bytes out of the frame (entry-bytes.ts).
+    if (message.type === 'append' && message.entries.length > 0 && message.from !== this.id) ownEntryBytes(message.entries);
     this.core.step(message);
     if (message.from === this.core.leader && message.term === this.core.term) {
       this.leaders.heard();

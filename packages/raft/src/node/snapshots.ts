@@ -55,6 +55,12 @@ export class Snapshots {
   /** A snapshot being persisted and written in the background, and the compaction that waits for it. */
   private snapshotWrite: Promise<void> | null = null;
   private pendingCompaction: { meta: SnapshotMeta; compactTo: number } | null = null;
+  /**
+   * Entries at or below this index are of no use any more (discardThrough): the next snapshot
+   * covering it compacts them away whatever trailingLogs keeps, and is due at once.
+   */
+  private obsoleteThrough = 0;
+  private obsoletePending = false;
   /** The state machine's handle while it persists (stop() and a covering install release it). */
   private snapshotHandle: { index: number; handle: FSMSnapshot } | null = null;
   /**
@@ -122,6 +128,20 @@ export class Snapshots {
     this.appliedSinceSnapshot += count;
   }
 
+  /**
+   * The state machine's state no longer depends on the entries through `index` (a restore replaced
+   * it): a snapshot is due as soon as `index` is applied, and it compacts the log through `index`
+   * instead of keeping trailingLogs entries. Those entries are what a follower behind would be
+   * sent; it is sent the snapshot instead, which holds the same state. The log kept them, and the
+   * bytes the replaced state's values share with them, for nothing until enough later writes came
+   * (issue #34: a restore over a large state left up to 18,432 entries of the old one in memory).
+   */
+  discardThrough(index: number): void {
+    if (index <= this.obsoleteThrough) return;
+    this.obsoleteThrough = index;
+    this.obsoletePending = true;
+  }
+
   /** The compaction a written snapshot allows, once (the driver runs it between two Readies). */
   takeCompaction(): { meta: SnapshotMeta; compactTo: number } | null {
     const c = this.pendingCompaction;
@@ -152,9 +172,11 @@ export class Snapshots {
    * between. The log still never grows past 8 × snapshotThreshold entries since the last one.
    */
   due(): boolean {
-    if (this.snapshotWrite || this.appliedSinceSnapshot < this.opts.snapshotThreshold) return false;
+    if (this.snapshotWrite) return false;
     if (this.snapshotFault && monotonicMs() < this.snapshotRetryAt) return false;
     if (monotonicMs() < this.persistRetryAt) return false;
+    if (this.obsoletePending && this.host.applied() >= this.obsoleteThrough) return true;
+    if (this.appliedSinceSnapshot < this.opts.snapshotThreshold) return false;
     if (this.host.applied() >= this.boundIndex()) return true;
     if (this.opts.snapshotIntervalMs > 0) return monotonicMs() >= this.nextSnapshotCheckAt;
     return monotonicMs() - this.lastSnapshotAt >= 100 * this.lastSnapshotCostMs;
@@ -171,7 +193,11 @@ export class Snapshots {
   take(): void {
     const index = this.host.applied();
     const meta = this.host.snapshotMeta(index);
-    if (!meta) return; // the applied entry is already compacted: the latest snapshot covers it
+    if (!meta) {
+      // The applied entry is already compacted: the latest snapshot covers it.
+      if ((this.latestSnapshot?.meta.index ?? 0) >= this.obsoleteThrough) this.obsoletePending = false;
+      return;
+    }
     const started = monotonicMs();
     const taken = this.opts.fsm.snapshot();
     const takeMs = monotonicMs() - started;
@@ -179,7 +205,11 @@ export class Snapshots {
     const covered = this.appliedSinceSnapshot;
     this.appliedSinceSnapshot = 0;
     this.armSnapshotCheck();
-    const compactTo = Math.max(0, index - this.opts.trailingLogs);
+    let compactTo = Math.max(0, index - this.opts.trailingLogs);
+    if (this.obsoletePending && index >= this.obsoleteThrough) {
+      compactTo = Math.max(compactTo, this.obsoleteThrough);
+      this.obsoletePending = false;
+    }
     const handle = isHandle(taken) ? taken : null;
     this.snapshotHandle = handle && { index, handle };
     const write: Promise<void> = this.writeSnapshot(meta, compactTo, taken, takeMs, covered)

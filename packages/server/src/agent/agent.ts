@@ -194,11 +194,13 @@ export class Agent extends AgentShell {
       afterLoadStep: () => scavengeAbove(RESTORE_YOUNG_BYTES),
     });
     await staging.start();
+    // Set once `raft` exists: a restore replayed while it is created keeps its trailing entries.
+    let discardLogThrough: ((index: number) => void) | undefined;
     const raft = await RaftNode.create({
       id: nodeId,
       storage: options.storage ? options.storage(db) : raftStorage(config, dataDir, db),
       transport,
-      fsm: storeStateMachine(store, (type, ms) => metrics.fsmApplied(type, ms), () => staging),
+      fsm: storeStateMachine(store, (type, ms) => metrics.fsmApplied(type, ms), () => staging, (index) => discardLogThrough?.(index)),
       observer: { ...metrics.raftObserver, strangerDropped: (from, type, why) => refusals.refused('unknown_sender', from, why) },
       tickMs: config.raft.tickMs,
       electionTicks: config.raft.electionTicks,
@@ -207,6 +209,7 @@ export class Agent extends AgentShell {
       trailingLogs: config.raft.trailingLogs,
       logger: logger.child({ module: 'agent.server.raft' }),
     });
+    discardLogThrough = (index) => raft.discardLogThrough(index);
     const self: ServerFacts = {
       id: nodeId,
       address,

@@ -23,7 +23,11 @@ type StagedRestore = Extract<Command, { type: 'snapshot.restore'; staged: string
 const isStagedRestore = (cmd: Command): cmd is StagedRestore =>
   cmd.type === 'snapshot.restore' && 'staged' in cmd && typeof cmd.staged === 'string' && STAGED_KEY.test(cmd.staged) && Number.isSafeInteger(cmd.bytes) && cmd.bytes > 0;
 
-export function storeStateMachine(store: Store, timed?: ApplyTimer, staged?: () => StagedRestores | undefined): StateMachine {
+/**
+ * `replaced(index)`: a restore at `index` replaced the whole state, so the log's entries before it
+ * are of no further use (the agent has Raft compact them: RaftNode.discardLogThrough).
+ */
+export function storeStateMachine(store: Store, timed?: ApplyTimer, staged?: () => StagedRestores | undefined, replaced?: (index: number) => void): StateMachine {
   return {
     apply: (index: number, data: Uint8Array) => {
       const { cmd, request } = decodeEntry(data);
@@ -35,7 +39,10 @@ export function storeStateMachine(store: Store, timed?: ApplyTimer, staged?: () 
       const started = timed ? performance.now() : 0;
       const result = store.apply(index, cmd, request);
       timed?.(cmd.type, performance.now() - started);
-      if (restore && result === true) restores?.applied(restore.staged, index);
+      if (cmd.type === 'snapshot.restore' && result === true) {
+        if (restore) restores?.applied(restore.staged, index);
+        replaced?.(index);
+      }
       return result;
     },
     // A point-in-time handle: the driver persists it in slices while later entries are applied.

@@ -7,7 +7,7 @@ import type { Txn } from '../txn';
 import { KVS, kvWriteWatchKeys } from './kv-keys';
 import { kvEntry, type KvEntry, type KvEntryData } from './kv-records';
 import { KeptListings } from '../kept-listings';
-import type { ValueArenas } from './value-arenas';
+import { ValueArenas, type ArenaKind } from './value-arenas';
 import { ShardedMap } from '../sharded-map';
 
 /**
@@ -63,8 +63,12 @@ export class KvTable {
    * recorded before the first write to the key after it.
    */
   private readonly preImages = new Set<Map<string, Slot | undefined>>();
-  /** The restore arenas some values are views into (value-arenas.ts); none after a restore that copied. */
-  private arenas: ValueArenas | undefined;
+  /** The arenas values are kept in: a restore's and those written values are copied into (value-arenas.ts). */
+  private readonly arenas: ValueArenas;
+
+  constructor(arenas: ValueArenas = new ValueArenas()) {
+    this.arenas = arenas;
+  }
 
   // ---- reads ----
 
@@ -174,12 +178,17 @@ export class KvTable {
   put(data: KvEntryData, txn: Txn): KvEntry {
     const slot = this.slots.get(data.Key);
     const existing = entryIn(slot);
-    const entry = kvEntry(data, existing?.CreateIndex ?? txn.index, txn.index);
+    // A new value stays a view into its Raft entry's bytes when those are in an arena (the log's
+    // entry bytes are: raft's entry-bytes.ts), else it is copied into the write arena; one the key
+    // already holds (a lock released) stays where it is (value-arenas.ts).
+    const v = data.Value;
+    const value = v === null || v === existing?.Value ? v : (this.arenas.adopt(data.Key, v) ?? this.arenas.store(data.Key, v));
+    const entry = kvEntry(data, existing?.CreateIndex ?? txn.index, txn.index, value);
     if (slot === undefined) this.insertKey(data.Key);
     this.keepPreImage(data.Key, slot);
     this.slots.set(data.Key, entry);
     if (!existing) this.live++;
-    else if (this.arenas && existing.Value !== entry.Value) this.arenas.released(existing.Value);
+    else if (existing.Value !== entry.Value) this.arenas.released(existing.Value);
     if (existing?.Session && existing.Session !== entry.Session) this.unhold(existing.Session, entry.Key);
     if (entry.Session) {
       let keys = this.held.get(entry.Session);
@@ -198,7 +207,7 @@ export class KvTable {
     this.keepPreImage(key, slot);
     this.slots.set(key, txn.index);
     this.live--;
-    this.arenas?.released(existing.Value);
+    this.arenas.released(existing.Value);
     if (existing.Session) this.unhold(existing.Session, key);
     this.touched(key, txn);
     return true;
@@ -223,17 +232,22 @@ export class KvTable {
     for (const [k, until] of this.lockDelays) if (until <= nowMs) this.lockDelays.delete(k);
   }
 
-  /**
-   * Gives values still in a due restore arena memory of their own, up to about `maxBytes` of them;
-   * true while more is due (value-arenas.ts). The store runs it in steps between other work.
-   */
-  evacuateArenas(maxBytes: number): boolean {
-    return this.arenas?.evacuate(maxBytes, (key) => entryIn(this.slots.get(key))) ?? false;
+  /** `onDue` runs when an arena holds too little and evacuateArenas() has work (value-arenas.ts). */
+  tendArenas(onDue: () => void): void {
+    this.arenas.onDue = onDue;
   }
 
-  /** What of the restore arenas this table still holds (value-arenas.ts). */
-  arenasHeld(): { arenas: number; bytes: number; liveBytes: number } {
-    return this.arenas?.held() ?? { arenas: 0, bytes: 0, liveBytes: 0 };
+  /**
+   * Copies values still in due arenas into the write arena, up to about `maxBytes` of them; true
+   * while more is due (value-arenas.ts). The store runs it in steps between other work.
+   */
+  evacuateArenas(maxBytes: number): boolean {
+    return this.arenas.evacuate(maxBytes, (key) => entryIn(this.slots.get(key)));
+  }
+
+  /** What of its arenas of one kind this table still holds (value-arenas.ts). */
+  arenasHeld(kind: ArenaKind = 'restored'): { arenas: number; bytes: number; liveBytes: number } {
+    return this.arenas.held(kind);
   }
 
   // ---- snapshot ----
@@ -296,7 +310,7 @@ export class KvTable {
    * list), so the key list is their merge, in steps; a dump that is not so ordered is sorted whole.
    */
   static *loadSteps(dump: KvTableDump | undefined, step = 1024, arenas?: ValueArenas): Generator<void, KvTable, void> {
-    const t = new KvTable();
+    const t = new KvTable(arenas);
     if (!dump) return t;
     let done = 0;
     for (const e of dump.entries) {
@@ -336,10 +350,7 @@ export class KvTable {
       for (const key of [...t.slots.keys()].sort(compareKeys)) t.sorted.push(key);
     }
     t.index = dump.tableIndex;
-    if (arenas) {
-      arenas.settle();
-      if (arenas.held().arenas > 0) t.arenas = arenas;
-    }
+    t.arenas.settle();
     return t;
   }
 

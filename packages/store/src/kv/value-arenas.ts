@@ -1,26 +1,41 @@
-// KV values that a restore left in the memory it read the snapshot into (issue #34).
+// Where the KV table keeps its values' bytes: in a few large buffers (arenas), not one allocation
+// per value (issue #34).
 //
-// A restore used to copy every value out of the snapshot's bytes into a buffer of its own. V8 starts
-// a mark-compact of the whole heap for about every 64 MiB of new ArrayBuffer memory, so a restore of
-// 1 GiB of 4 KiB values ran sixteen of them over a heap that grew to the whole state: half of a
-// 4.7 s restart. Now a restore reads the stored snapshot into a few large buffers (arenas), each
-// allocated as its read starts, and the table keeps its values as views into them. The arenas are
-// SharedArrayBuffers, which V8 leaves out of that count altogether (snapshot-arenas.ts).
+// Restore arenas. A restore used to copy every value out of the snapshot's bytes into a buffer of
+// its own. V8 starts a mark-compact of the whole heap for about every 64 MiB of new ArrayBuffer
+// memory, so a restore of 1 GiB of 4 KiB values ran sixteen of them over a heap that grew to the
+// whole state: half of a 4.7 s restart. Now a restore reads the stored snapshot into a few large
+// buffers, each allocated as its read starts, and the table keeps its values as views into them.
+// The arenas are SharedArrayBuffers, which V8 leaves out of that count altogether
+// (snapshot-arenas.ts).
 //
-// The price: an arena is freed only when no value points into it. So the table counts, per arena,
-// the bytes of the values it still stores there. Once they fall below KEEP of the arena (values
-// overwritten or deleted, or an arena that held mostly other tables' bytes), the values left are
-// copied out a few MiB at a time (evacuate()) and the arena goes: memory held for bytes no longer
-// stored stays under half of what the arena still stores.
+// Write arenas. A value a command writes arrives as a view into its Raft entry's bytes (a frame, a
+// batch, a log read), which it would keep alive whole; copied into an allocation of its own, a
+// gigabyte of 4 KiB values was 262,144 malloc chunks in glibc's heap, and when a restore replaced
+// them glibc kept their pages: a server held 1.6–2.2× the state after a `snapshot restore` over it,
+// its V8 heap 52 MB. So a written value is copied into the arena being written, a SharedArrayBuffer
+// of WRITE_ARENA_BYTES: glibc maps one that large on its own (its largest dynamic mmap threshold is
+// 32 MiB) and unmaps it when it is freed, and its pages are resident only once written.
+//
+// The price, for both kinds: an arena is freed only when no value points into it. So the table
+// counts, per arena, the bytes of the values it still stores there. Once they fall below KEEP of
+// the arena (values overwritten or deleted), the values left are copied into the write arena a few
+// MiB at a time (evacuate()) and the old arena goes: memory held for bytes no longer stored stays
+// under half of what the arenas still store, plus the arena being written.
 import type { KvEntry } from './kv-records';
 
 /** An arena is emptied once the values stored in it are fewer bytes than this share of it. */
 const KEEP = 2 / 3;
+/** Each write arena's size: mapped by glibc on its own (see above), its untouched pages cost nothing. */
+export const WRITE_ARENA_BYTES = 32 << 20;
+/** Larger values get an allocation of their own (malloc maps one this large by itself too). */
+const MAX_VALUE_IN_ARENA = 1 << 20;
 /** Keys evacuate() looks at per call at most, whatever they hold (most may have been overwritten already). */
 const MAX_KEYS_PER_EVACUATE = 16_384;
 
 interface Arena {
-  readonly bytes: number;
+  /** Its size; for the write arena being filled, the bytes written so far. */
+  bytes: number;
   /** Bytes of the values stored in it now. */
   live: number;
   /** The keys whose values were adopted into it, in load order; evacuate() walks them. */
@@ -28,6 +43,23 @@ interface Arena {
   /** How far evacuate() has walked `keys`. */
   cursor: number;
   due: boolean;
+  /**
+   * `restored`: a restore read it. `written`: values were copied into it. `adopted`: a buffer of
+   * someone else's that values are views into (a log entry's, raft's entry-bytes.ts); its `bytes`
+   * are the span from the first adopted value to the end of the last, what of it is known to be
+   * written.
+   */
+  readonly kind: ArenaKind;
+  from: number;
+  to: number;
+}
+
+export type ArenaKind = 'restored' | 'written' | 'adopted';
+
+/** The write arena being filled. */
+interface Writing {
+  readonly into: Uint8Array;
+  readonly arena: Arena;
 }
 
 export class ValueArenas {
@@ -39,6 +71,7 @@ export class ValueArenas {
   /** Arenas holding at least one stored value. */
   private readonly byBuffer = new Map<ArrayBufferLike, Arena>();
   private readonly due: ArrayBufferLike[] = [];
+  private writing: Writing | undefined;
   /** Called when an arena becomes due for evacuation (the store schedules evacuate()). */
   onDue: (() => void) | undefined;
 
@@ -47,18 +80,48 @@ export class ValueArenas {
     this.candidates.add(buffer.buffer);
   }
 
-  /** `v` as the table keeps it when it is a view into an arena (its bytes counted under `key`), or undefined. */
+  /**
+   * `v` as the table keeps it when it is a view into an arena (its bytes counted under `key`), or
+   * undefined. An arena is one of the restore's, or any SharedArrayBuffer: in this process only
+   * arenas are (the log's entry bytes, which a written value is a view into, are cut from them).
+   */
   adopt(key: string, v: Uint8Array): Uint8Array | undefined {
+    if (v.byteLength === 0) return new Uint8Array(0); // no bytes to count, and a view would keep the arena
     let arena = this.byBuffer.get(v.buffer);
     if (!arena) {
-      if (!this.candidates.has(v.buffer)) return undefined;
-      arena = { bytes: v.buffer.byteLength, live: 0, keys: [], cursor: 0, due: false };
+      const kind: ArenaKind = this.candidates.has(v.buffer) ? 'restored' : 'adopted';
+      if (kind === 'adopted' && !(v.buffer instanceof SharedArrayBuffer)) return undefined;
+      const bytes = kind === 'restored' ? v.buffer.byteLength : 0;
+      arena = { bytes, live: 0, keys: [], cursor: 0, due: false, kind, from: v.byteOffset, to: v.byteOffset };
       this.byBuffer.set(v.buffer, arena);
+    }
+    if (arena.kind === 'adopted') {
+      arena.from = Math.min(arena.from, v.byteOffset);
+      arena.to = Math.max(arena.to, v.byteOffset + v.byteLength);
+      arena.bytes = arena.to - arena.from;
     }
     arena.live += v.byteLength;
     arena.keys.push(key);
     // A plain Uint8Array, as a copied value is (the decoder's views are Buffers).
     return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  }
+
+  /**
+   * `v` copied into the write arena, counted under `key`: what the table stores for a value a
+   * command wrote. The caller releases the value it replaces.
+   */
+  store(key: string, v: Uint8Array): Uint8Array {
+    const n = v.byteLength;
+    if (n === 0) return new Uint8Array(0);
+    if (n > MAX_VALUE_IN_ARENA) return new Uint8Array(v);
+    let w = this.writing;
+    if (!w || w.arena.bytes + n > w.into.byteLength) w = this.openWriteArena();
+    const at = w.arena.bytes;
+    w.into.set(v, at);
+    w.arena.bytes += n;
+    w.arena.live += n;
+    w.arena.keys.push(key);
+    return new Uint8Array(w.into.buffer, at, n);
   }
 
   /** Once every value is adopted: arenas holding too little become due. */
@@ -75,20 +138,23 @@ export class ValueArenas {
     this.check(v.buffer, arena);
   }
 
-  /** Arenas still held, and their bytes (tests, the restore's log line). */
-  held(): { arenas: number; bytes: number; liveBytes: number } {
+  /** Arenas of one kind still held, their bytes and the bytes of the values stored in them (tests, a restore's log line). */
+  held(kind: ArenaKind = 'restored'): { arenas: number; bytes: number; liveBytes: number } {
+    let arenas = 0;
     let bytes = 0;
     let liveBytes = 0;
     for (const a of this.byBuffer.values()) {
+      if (a.kind !== kind) continue;
+      arenas++;
       bytes += a.bytes;
       liveBytes += a.live;
     }
-    return { arenas: this.byBuffer.size, bytes, liveBytes };
+    return { arenas, bytes, liveBytes };
   }
 
   /**
-   * Copies values out of due arenas, up to about `maxBytes` (and a bounded number of keys looked at),
-   * giving each entry still pointing into one a value of its own. The entry is changed in place: its
+   * Copies values out of due arenas into the write arena, up to about `maxBytes` (and a bounded
+   * number of keys looked at). The entry is changed in place: its
    * bytes are the same, and whoever holds it (a kept listing, an open snapshot's pre-image) lets go of
    * the arena too. True while more is due.
    */
@@ -105,15 +171,30 @@ export class ValueArenas {
       const entry = entryOf(arena.keys[arena.cursor++]);
       const v = entry?.Value;
       if (v && v.buffer === buffer) {
-        entry.Value = new Uint8Array(v);
+        entry.Value = this.store(entry.Key, v);
         copied += v.byteLength;
       }
     }
     return this.due.length > 0;
   }
 
+  /** A new write arena; the one it replaces is checked like any other from now on. */
+  private openWriteArena(): Writing {
+    const previous = this.writing;
+    // A SharedArrayBuffer for the reason the restore arenas are one (snapshot-arenas.ts): V8 counts
+    // an ArrayBuffer's memory towards starting a mark-compact, and these are filled by writes that
+    // already allocate enough for it.
+    const into = new Uint8Array(new SharedArrayBuffer(WRITE_ARENA_BYTES));
+    const arena: Arena = { bytes: 0, live: 0, keys: [], cursor: 0, due: false, kind: 'written', from: 0, to: 0 };
+    this.byBuffer.set(into.buffer, arena);
+    this.writing = { into, arena };
+    if (previous) this.check(previous.into.buffer, previous.arena);
+    return this.writing;
+  }
+
   private check(buffer: ArrayBufferLike, arena: Arena): void {
     if (arena.due || arena.live >= arena.bytes * KEEP) return;
+    if (this.writing?.arena === arena) return; // still being filled
     arena.due = true;
     this.due.push(buffer);
     if (this.due.length === 1) this.onDue?.();

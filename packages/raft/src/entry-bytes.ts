@@ -1,0 +1,66 @@
+// Where the bytes of log entries live once they reach this server: a leader's proposals (copied
+// into one buffer per batch, proposal-queue.ts) and the frames that bring a follower its entries
+// (frame-codec.ts). They are cut from large SharedArrayBuffer chunks, one after the other (issue
+// #34).
+//
+// An entry's bytes outlive the entry. The state machine keeps views into them: a KV value stays a
+// view into the entry that wrote it (the store's kv/value-arenas.ts adopts it), so the log and the
+// table share one copy. Allocated one buffer per batch or frame, those bytes were malloc chunks of
+// a few KB to 1 MB in glibc's heap, and once a restore (or overwrites) freed them glibc kept their
+// pages: a server held 1.6–2.2× its state after a `snapshot restore`. A chunk this large is
+// mapped by glibc on its own (its largest dynamic mmap threshold is 32 MiB), resident only as far
+// as it is written, and unmapped when the last view into it is collected.
+//
+// SharedArrayBuffers because V8 leaves their memory out of the count that starts a mark-compact
+// (an ArrayBuffer's counts): the entries are already the bulk of what a write allocates, and the
+// store's restore arenas are SharedArrayBuffers for the same reason.
+
+import type { Entry } from './core/types';
+
+/** Each chunk's size. */
+export const ENTRY_CHUNK_BYTES = 32 << 20;
+/** Larger requests get a buffer of their own: a chunk holds at least eight. */
+const MAX_IN_CHUNK = ENTRY_CHUNK_BYTES >> 3;
+
+let chunk: Uint8Array | undefined;
+let used = 0;
+
+/** `n` zeroed bytes in the current chunk (a new one when it is full), for bytes a log entry will keep. */
+export function entryBytes(n: number): Uint8Array {
+  if (n > MAX_IN_CHUNK) return new Uint8Array(n);
+  if (!chunk || used + n > chunk.byteLength) {
+    chunk = new Uint8Array(new SharedArrayBuffer(ENTRY_CHUNK_BYTES));
+    used = 0;
+  }
+  const out = chunk.subarray(used, used + n);
+  used += n;
+  return out;
+}
+
+/** A copy of `bytes` in entryBytes(). */
+export function copyToEntryBytes(bytes: Uint8Array): Uint8Array {
+  const out = entryBytes(bytes.byteLength);
+  out.set(bytes);
+  return out;
+}
+
+/**
+ * Each entry replaced by one whose bytes are in one piece of entryBytes(): a follower's entries
+ * arrive as views into the frame that brought them, which holds the rest of the message too and
+ * would be kept whole by any one of them. (New entry objects: an in-process transport hands over
+ * the sender's own.)
+ */
+export function ownEntryBytes(entries: Entry[]): void {
+  let size = 0;
+  for (const e of entries) size += e.data.byteLength;
+  if (size === 0) return;
+  const all = entryBytes(size);
+  let at = 0;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    const n = e.data.byteLength;
+    all.set(e.data, at);
+    entries[i] = { term: e.term, index: e.index, type: e.type, data: all.subarray(at, at + n) };
+    at += n;
+  }
+}
