@@ -82,6 +82,8 @@ export class RaftNode extends EventEmitter {
   private role: Role;
   private readonly leaders: LeaderWatch;
   private readonly idleWaiters: (() => void)[] = [];
+  /** discardLogThrough() calls waiting for the log to be compacted past their index. */
+  private discardWaiters: { index: number; resolve: () => void }[] = [];
   /** Stepped down in the Ready being handled: fail the proposals still pending once it has applied. */
   private failProposedAfterApply = false;
 
@@ -211,6 +213,7 @@ export class RaftNode extends EventEmitter {
     await this.snapshots.settled();
     await this.opts.storage.close();
     this.idleWaiters.splice(0).forEach((w) => w());
+    this.discardWaiters = []; // never compacted now: nothing to follow it
   }
 
   /** Writes the initial configuration if this server has no Raft state at all; says whether it did. */
@@ -305,11 +308,14 @@ export class RaftNode extends EventEmitter {
   /**
    * The state machine's state no longer depends on the entries through `index` (a restore
    * replaced it): a snapshot is taken once `index` is applied, and the log is compacted through it
-   * (snapshots.ts discardThrough).
+   * (snapshots.ts discardThrough). Resolves once it is; never when the node stops first.
    */
-  discardLogThrough(index: number): void {
+  discardLogThrough(index: number): Promise<void> {
+    if (index < this.core.firstIndex) return Promise.resolve(); // compacted already
     this.snapshots.discardThrough(index);
+    const done = new Promise<void>((resolve) => this.discardWaiters.push({ index, resolve }));
     this.schedule();
+    return done;
   }
 
   lastContactMs(): number {
@@ -459,7 +465,10 @@ export class RaftNode extends EventEmitter {
     if (this.inFlight) return; // the batch in flight schedules the next turn when it is done
     const compaction = this.snapshots.takeCompaction();
     // Between Readies, as the core requires: the snapshot it names is now on disk.
-    if (compaction) this.core.compact(compaction.meta, compaction.compactTo);
+    if (compaction) {
+      this.core.compact(compaction.meta, compaction.compactTo);
+      this.discardWaiters = this.discardWaiters.filter((w) => (w.index < this.core.firstIndex ? void w.resolve() : true));
+    }
     if (!this.core.hasReady()) {
       this.idleWaiters.splice(0).forEach((w) => w());
       return;

@@ -23,11 +23,14 @@ test('a snapshot is taken at once and the log compacted through the index, past 
   for (let i = 30; i < 40; i++) await leader.node.propose(bytes(`a${i}`));
   const through = leader.node.appliedIndex();
   const up = cluster.running();
+  const compacted: boolean[] = [];
   for (const m of up) {
     expect(m.node.firstLogIndex()).toBeLessThanOrEqual(1);
-    m.node.discardLogThrough(through);
+    // Resolves once this server's log no longer holds the entries (the agent then has V8 collect them).
+    void m.node.discardLogThrough(through).then(() => compacted.push(m.node.firstLogIndex() > through));
   }
-  await waitFor(() => up.every((m) => m.node.firstLogIndex() > through), 10_000, 'logs compacted through the index');
+  await waitFor(() => compacted.length === up.length, 10_000, 'logs compacted through the index');
+  expect(compacted).toEqual(up.map(() => true));
   for (const m of up) {
     expect(stats(m).snapshotsTaken).toBe(1);
     expect(stats(m).lastSnapshotIndex).toBeGreaterThanOrEqual(through);

@@ -51,7 +51,7 @@ import { storeStateMachine } from './store-fsm';
 import { installAreas, type Areas } from '../areas/install';
 import { clearScratchDirs } from '../snapshot/scratch-dirs';
 import { RestoreStaging } from '../snapshot/restore-staging';
-import { RESTORE_YOUNG_BYTES, scavengeAbove } from './young-generation';
+import { collectReplacedState, RESTORE_YOUNG_BYTES, scavengeAbove } from './young-generation';
 import { Snapshots } from '../snapshot/snapshots';
 import { installRaftPromote } from '../cluster/raft-promote';
 import { peerOf } from '../cluster/peer-lookup';
@@ -209,7 +209,8 @@ export class Agent extends AgentShell {
       trailingLogs: config.raft.trailingLogs,
       logger: logger.child({ module: 'agent.server.raft' }),
     });
-    discardLogThrough = (index) => raft.discardLogThrough(index);
+    // Once the log no longer holds the replaced state's entries, nothing does: have V8 collect it.
+    discardLogThrough = (index) => void raft.discardLogThrough(index).then(collectReplacedState);
     const self: ServerFacts = {
       id: nodeId,
       address,

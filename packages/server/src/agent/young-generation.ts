@@ -72,7 +72,15 @@ export function scavengeAbove(bytes: number): () => void {
   return () => {
     if (newSpace().used - left <= bytes) return;
     gc ??= gcFunction();
-    gc({ type: 'minor' });
+    // On the main thread alone: a scavenge this small is a few ms of copying, while a parallel one
+    // waits for V8's helper threads, and with servers loading a restore at once on two cores those
+    // waited for a core: scavenges of 73-176 ms with 10 ms on the CPU (bench/bigstate/backup-restore.js).
+    setFlagsFromString('--no-parallel-scavenge');
+    try {
+      gc({ type: 'minor' });
+    } finally {
+      setFlagsFromString('--parallel-scavenge');
+    }
     left = newSpace().used;
   };
 }
@@ -97,4 +105,22 @@ export function shrinkYoungGenerationWhenIdle(): () => void {
   }, INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** Above the 64 MiB of new external memory past which V8 starts marking (see below). */
+const REPLACED_STATE_NUDGE_BYTES = 128 * 1024 * 1024;
+
+/**
+ * After a restore swapped its state in (issue #34): V8 schedules its collections by the memory it
+ * can count, and the replaced state's bytes are in SharedArrayBuffers it does not (the store's
+ * arenas, raft's entry bytes), so a server idle after a restore could hold the old state beside the
+ * new one until some later collection, minutes away. A plain ArrayBuffer of 128 MiB, dropped at
+ * once, tells V8 what an addon's AdjustAmountOfExternalAllocatedMemory would: more than 64 MiB of
+ * new external memory makes it start an incremental mark-compact (marked concurrently, a short
+ * pause at the end), which frees the old state and the buffer itself. The buffer costs no resident
+ * memory: glibc maps an allocation that large and never writes its zero pages. (A full collection
+ * asked for directly stopped a server 175 ms at 192 MiB.)
+ */
+export function collectReplacedState(): void {
+  void new ArrayBuffer(REPLACED_STATE_NUDGE_BYTES);
 }
