@@ -72,15 +72,7 @@ export function scavengeAbove(bytes: number): () => void {
   return () => {
     if (newSpace().used - left <= bytes) return;
     gc ??= gcFunction();
-    // On the main thread alone: a scavenge this small is a few ms of copying, while a parallel one
-    // waits for V8's helper threads, and with servers loading a restore at once on two cores those
-    // waited for a core: scavenges of 73-176 ms with 10 ms on the CPU (bench/bigstate/backup-restore.js).
-    setFlagsFromString('--no-parallel-scavenge');
-    try {
-      gc({ type: 'minor' });
-    } finally {
-      setFlagsFromString('--parallel-scavenge');
-    }
+    gc({ type: 'minor' });
     left = newSpace().used;
   };
 }
