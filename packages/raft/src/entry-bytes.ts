@@ -1,7 +1,7 @@
 // Where the bytes of log entries live once they reach this server: a leader's proposals (copied
-// into one buffer per batch, proposal-queue.ts) and the frames that bring a follower its entries
-// (frame-codec.ts). They are cut from large SharedArrayBuffer chunks, one after the other (issue
-// #34).
+// into one buffer per batch, proposal-queue.ts) and the entries a follower receives (copied out of
+// their frame, ownEntryBytes). They are cut from large SharedArrayBuffer chunks, one after the other
+// (issue #34).
 //
 // An entry's bytes outlive the entry. The state machine keeps views into them: a KV value stays a
 // view into the entry that wrote it (the store's kv/value-arenas.ts adopts it), so the log and the
@@ -13,12 +13,16 @@
 //
 // SharedArrayBuffers because V8 leaves their memory out of the count that starts a mark-compact
 // (an ArrayBuffer's counts): the entries are already the bulk of what a write allocates, and the
-// store's restore arenas are SharedArrayBuffers for the same reason.
+// store's restore arenas are SharedArrayBuffers for the same reason. It is also how the store knows
+// a value it may keep as it is. The first chunk is small and each next one twice the last, up to
+// ENTRY_CHUNK_BYTES: a process that writes little (a test's) holds little address space.
 
 import type { Entry } from './core/types';
 
-/** Each chunk's size. */
+/** The largest chunk's size. */
 export const ENTRY_CHUNK_BYTES = 32 << 20;
+/** The first chunk's size. */
+const FIRST_CHUNK_BYTES = 1 << 20;
 /** Larger requests get a buffer of their own: a chunk holds at least eight. */
 const MAX_IN_CHUNK = ENTRY_CHUNK_BYTES >> 3;
 
@@ -29,7 +33,8 @@ let used = 0;
 export function entryBytes(n: number): Uint8Array {
   if (n > MAX_IN_CHUNK) return new Uint8Array(n);
   if (!chunk || used + n > chunk.byteLength) {
-    chunk = new Uint8Array(new SharedArrayBuffer(ENTRY_CHUNK_BYTES));
+    const size = Math.min(ENTRY_CHUNK_BYTES, Math.max(FIRST_CHUNK_BYTES, 2 * (chunk?.byteLength ?? 0), n));
+    chunk = new Uint8Array(new SharedArrayBuffer(size));
     used = 0;
   }
   const out = chunk.subarray(used, used + n);

@@ -9,13 +9,19 @@
 // The arenas are SharedArrayBuffers, which V8 leaves out of that count altogether
 // (snapshot-arenas.ts).
 //
-// Write arenas. A value a command writes arrives as a view into its Raft entry's bytes (a frame, a
-// batch, a log read), which it would keep alive whole; copied into an allocation of its own, a
-// gigabyte of 4 KiB values was 262,144 malloc chunks in glibc's heap, and when a restore replaced
-// them glibc kept their pages: a server held 1.6–2.2× the state after a `snapshot restore` over it,
-// its V8 heap 52 MB. So a written value is copied into the arena being written, a SharedArrayBuffer
-// of WRITE_ARENA_BYTES: glibc maps one that large on its own (its largest dynamic mmap threshold is
-// 32 MiB) and unmaps it when it is freed, and its pages are resident only once written.
+// Adopted arenas. A value a command writes arrives as a view into its Raft entry's bytes, which raft
+// cuts from large SharedArrayBuffer chunks (raft's entry-bytes.ts): the table keeps it as it is, so
+// the log and the table share one copy. Copied into an allocation of its own, a gigabyte of 4 KiB
+// values was 262,144 malloc chunks in glibc's heap, and when a restore replaced them glibc kept
+// their pages: a server held 1.6–2.2× the state after a `snapshot restore` over it.
+//
+// Write arenas. Any other value (a test's, one a restart replays from the WAL, one evacuated) is
+// copied into the arena being written, an ArrayBuffer filled one value after another. The first is
+// small and each next one twice the last, up to WRITE_ARENA_BYTES: glibc maps one that large on its
+// own (its largest dynamic mmap threshold is 32 MiB) and unmaps it when it is freed, and its pages
+// are resident only once written. Small first: a process with many small stores (a test run) held
+// 32 MiB of address space per store, and fork() failed for want of it. An ArrayBuffer, not a
+// SharedArrayBuffer: V8 counts its memory, so one no value points into any more is collected soon.
 //
 // The price, for both kinds: an arena is freed only when no value points into it. So the table
 // counts, per arena, the bytes of the values it still stores there. Once they fall below KEEP of
@@ -26,8 +32,10 @@ import type { KvEntry } from './kv-records';
 
 /** An arena is emptied once the values stored in it are fewer bytes than this share of it. */
 const KEEP = 2 / 3;
-/** Each write arena's size: mapped by glibc on its own (see above), its untouched pages cost nothing. */
+/** The largest write arena's size: mapped by glibc on its own (see above), its untouched pages cost nothing. */
 export const WRITE_ARENA_BYTES = 32 << 20;
+/** The first write arena's size; each next one is twice the last. */
+const FIRST_WRITE_ARENA_BYTES = 64 << 10;
 /** Larger values get an allocation of their own (malloc maps one this large by itself too). */
 const MAX_VALUE_IN_ARENA = 1 << 20;
 /** Keys evacuate() looks at per call at most, whatever they hold (most may have been overwritten already). */
@@ -115,7 +123,7 @@ export class ValueArenas {
     if (n === 0) return new Uint8Array(0);
     if (n > MAX_VALUE_IN_ARENA) return new Uint8Array(v);
     let w = this.writing;
-    if (!w || w.arena.bytes + n > w.into.byteLength) w = this.openWriteArena();
+    if (!w || w.arena.bytes + n > w.into.byteLength) w = this.openWriteArena(n);
     const at = w.arena.bytes;
     w.into.set(v, at);
     w.arena.bytes += n;
@@ -178,13 +186,11 @@ export class ValueArenas {
     return this.due.length > 0;
   }
 
-  /** A new write arena; the one it replaces is checked like any other from now on. */
-  private openWriteArena(): Writing {
+  /** A new write arena with room for `n` bytes at least; the one it replaces is checked like any other from now on. */
+  private openWriteArena(n: number): Writing {
     const previous = this.writing;
-    // A SharedArrayBuffer for the reason the restore arenas are one (snapshot-arenas.ts): V8 counts
-    // an ArrayBuffer's memory towards starting a mark-compact, and these are filled by writes that
-    // already allocate enough for it.
-    const into = new Uint8Array(new SharedArrayBuffer(WRITE_ARENA_BYTES));
+    const size = Math.min(WRITE_ARENA_BYTES, Math.max(FIRST_WRITE_ARENA_BYTES, 2 * (previous?.into.byteLength ?? 0), n));
+    const into = new Uint8Array(size);
     const arena: Arena = { bytes: 0, live: 0, keys: [], cursor: 0, due: false, kind: 'written', from: 0, to: 0 };
     this.byBuffer.set(into.buffer, arena);
     this.writing = { into, arena };
