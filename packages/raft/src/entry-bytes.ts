@@ -42,30 +42,35 @@ export function entryBytes(n: number): Uint8Array {
   return out;
 }
 
-/** A copy of `bytes` in entryBytes(). */
-export function copyToEntryBytes(bytes: Uint8Array): Uint8Array {
-  const out = entryBytes(bytes.byteLength);
-  out.set(bytes);
+/**
+ * The items' bytes copied into one piece of entryBytes() of exactly their size, a view of it for
+ * each: what was a view into a larger buffer (msgpackr's working buffer, a frame holding the rest of
+ * a message) no longer keeps that buffer alive. One copy per batch, not per item: a batch is
+ * compacted from the log together.
+ */
+export function ownBytes(items: readonly { data: Uint8Array }[]): Uint8Array[] {
+  let size = 0;
+  for (const item of items) size += item.data.byteLength;
+  const all = size === 0 ? new Uint8Array(0) : entryBytes(size); // nothing to keep a chunk alive for
+  const out: Uint8Array[] = new Array(items.length);
+  let at = 0;
+  for (let i = 0; i < items.length; i++) {
+    const data = items[i].data;
+    all.set(data, at);
+    out[i] = all.subarray(at, at + data.byteLength);
+    at += data.byteLength;
+  }
   return out;
 }
 
 /**
- * Each entry replaced by one whose bytes are in one piece of entryBytes(): a follower's entries
- * arrive as views into the frame that brought them, which holds the rest of the message too and
- * would be kept whole by any one of them. (New entry objects: an in-process transport hands over
- * the sender's own.)
+ * A follower's entries with their bytes owned (ownBytes): they arrive as views into the frame that
+ * brought them. New entry objects: an in-process transport hands over the sender's own.
  */
 export function ownEntryBytes(entries: Entry[]): void {
-  let size = 0;
-  for (const e of entries) size += e.data.byteLength;
-  if (size === 0) return;
-  const all = entryBytes(size);
-  let at = 0;
+  const data = ownBytes(entries);
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i];
-    const n = e.data.byteLength;
-    all.set(e.data, at);
-    entries[i] = { term: e.term, index: e.index, type: e.type, data: all.subarray(at, at + n) };
-    at += n;
+    entries[i] = { term: e.term, index: e.index, type: e.type, data: data[i] };
   }
 }

@@ -2,8 +2,11 @@
 // together at the start of the driver's next turn, so that one Ready — one synced storage write
 // (log-writer.ts), one append per follower — carries them all (hashicorp/raft batches its applyCh
 // the same way, up to MaxAppendEntries). Their bytes are copied into one buffer per batch
-// (ownBytes).
-import { entryBytes } from '../entry-bytes';
+// (entry-bytes.ts ownBytes): a proposal is often a view into a much larger buffer (msgpackr packs
+// into a shared working buffer of up to hundreds of KB), and the log keeps its entries until a
+// snapshot compacts them — at 100,000 catalog nodes the leader's log of 40 MiB held 170 MiB of such
+// buffers alive (docs/benchmarks/history.md, *Large catalog*).
+import { ownBytes } from '../entry-bytes';
 import type { NodeMetrics } from './node-metrics';
 import type { PendingProposals } from './pending-proposals';
 
@@ -62,26 +65,4 @@ export class ProposalQueue {
     positions.forEach((pos, i) => to.proposed.add(pos.index, pos.term, batch[i].resolve, batch[i].reject));
     if (positions.length > 0) to.metrics.proposed(positions[positions.length - 1].index, positions.length);
   }
-}
-
-/**
- * The proposals' bytes copied into one piece of exactly their size (entry-bytes.ts), each entry a view of it. A
- * proposal is often a view into a much larger buffer (msgpackr packs into a shared working buffer of
- * up to hundreds of KB), and the log keeps its entries until a snapshot compacts them: at 100,000
- * catalog nodes the leader's log of 40 MiB held 170 MiB of such buffers alive (docs/benchmarks/history.md,
- * *Large catalog*). One copy per batch, not per entry: a batch is compacted together.
- */
-function ownBytes(batch: readonly { data: Uint8Array }[]): Uint8Array[] {
-  let size = 0;
-  for (const p of batch) size += p.data.byteLength;
-  const all = entryBytes(size);
-  const out: Uint8Array[] = new Array(batch.length);
-  let at = 0;
-  for (let i = 0; i < batch.length; i++) {
-    const data = batch[i].data;
-    all.set(data, at);
-    out[i] = all.subarray(at, at + data.byteLength);
-    at += data.byteLength;
-  }
-  return out;
 }

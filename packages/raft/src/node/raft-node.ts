@@ -467,7 +467,9 @@ export class RaftNode extends EventEmitter {
     // Between Readies, as the core requires: the snapshot it names is now on disk.
     if (compaction) {
       this.core.compact(compaction.meta, compaction.compactTo);
-      this.discardWaiters = this.discardWaiters.filter((w) => (w.index < this.core.firstIndex ? void w.resolve() : true));
+      const compacted = this.discardWaiters.filter((w) => w.index < this.core.firstIndex);
+      this.discardWaiters = this.discardWaiters.filter((w) => w.index >= this.core.firstIndex);
+      for (const w of compacted) w.resolve();
     }
     if (!this.core.hasReady()) {
       this.idleWaiters.splice(0).forEach((w) => w());
