@@ -3,6 +3,7 @@
 // running ahead while the decoder works on the ones before. Only for a source that can read
 // into memory it is given (Raft's stored snapshot) and a state large enough for it to matter.
 import { ValueArenas } from './kv/value-arenas';
+import { mapPages } from './page-mapper';
 
 /** A snapshot's bytes a piece at a time (Raft's SnapshotSource); a stored one can also read into memory it is given. */
 export interface RestoreSource {
@@ -59,9 +60,11 @@ export function readIntoArenas(source: RestoreSource, opts: ArenaOptions = {}): 
   let chain: Promise<void> = Promise.resolve();
   const readUpTo = (last: number) => {
     for (let j = reads.length; j <= Math.min(last, count - 1); j++) {
-      chain = chain.then(() => {
+      chain = chain.then(async () => {
         const into = (buffers[j] ??= allocate(j));
         arenas.add(into);
+        // Mapped off the event loop first, so the read below takes no page faults (page-mapper.ts).
+        await mapPages(into.buffer as SharedArrayBuffer);
         return readRange.call(source, j * arenaBytes, into);
       });
       reads.push(chain);
@@ -84,3 +87,4 @@ export function readIntoArenas(source: RestoreSource, opts: ArenaOptions = {}): 
     },
   };
 }
+
