@@ -3,9 +3,9 @@
 // state is the one restore() gives from the whole bytes, whatever the arenas' size (items cut at every
 // seam, values longer than an arena); writes and deletes that leave an arena holding too little make
 // the store copy the rest out and let the arena go, with every value's bytes unchanged.
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { getHeapStatistics } from 'node:v8';
 import { Store, type Command, type RequestStamp } from '@registry/store';
+import { fullGc } from './support/full-gc';
 
 const kv = (key: string, value: Uint8Array): Command => ({ type: 'kv.apply', op: { Verb: 'set', Key: key, Value: value, Flags: 0 } }) as Command;
 const del = (key: string): Command => ({ type: 'kv.apply', op: { Verb: 'delete', Key: key } }) as Command;
@@ -51,15 +51,6 @@ function rangeSource(data: Uint8Array) {
 const values = (st: Store) => st.kvList('k/').value.map((e) => [e.Key, e.ModifyIndex, Buffer.from(e.Value ?? []).toString('hex')]);
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** V8's gc() without --expose-gc on the command line: a throwaway context made while the flag is on. */
-function fullGc(): () => void {
-  setFlagsFromString('--expose-gc');
-  try {
-    return runInNewContext('gc') as () => void;
-  } finally {
-    setFlagsFromString('--no-expose-gc');
-  }
-}
 
 test.each([7, 1000, 20_000, 64 << 10, 1 << 20])('arenas of %i bytes restore the state the whole bytes restore', async (arenaBytes) => {
   const origin = new Store();

@@ -3,6 +3,7 @@
 // first start can take the whole folder — the write-ahead log's, with every segment it held,
 // although each segment was synced (issue 35, found by test/powercut in packages/server).
 import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 
 /** fsync a directory: the names created, renamed or removed in it are then durable. */
@@ -12,6 +13,19 @@ export function syncDirSync(dir: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * syncDirSync off the event loop: a folder's fsync waits for the disk to flush its cache, and behind
+ * a large file's writeback that took ~200 ms (a restore's staged gigabyte, just renamed into place).
+ */
+export async function syncDir(dir: string): Promise<void> {
+  const folder = await open(dir, 'r');
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
   }
 }
 

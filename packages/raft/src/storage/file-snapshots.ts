@@ -26,7 +26,8 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { SnapshotMeta } from '../core/types';
 import type { SnapshotReader } from '../interfaces';
-import { makeDirDurablySync, syncDirSync } from './durable-dir';
+import { duringBulkSync, noteBulkWrite } from './bulk-writes';
+import { makeDirDurablySync, syncDir, syncDirSync } from './durable-dir';
 import { SNAPSHOT_CHUNK_BYTES } from './snapshot-chunks';
 
 const MAGIC = Buffer.from('RGSNAP01');
@@ -123,12 +124,7 @@ export class FileSnapshots {
       if (err.code !== 'ENOENT') throw err;
     });
     // Off the main thread: a folder's fsync waits for the file system's journal, tens of ms on a busy disk.
-    const folder = await open(this.dir, 'r');
-    try {
-      await folder.sync();
-    } finally {
-      await folder.close();
-    }
+    await syncDir(this.dir);
     this.current = readHeader(this.dir, name);
   }
 
@@ -248,7 +244,6 @@ class Writer implements SnapshotFileWriter {
   private syncFailed: unknown = null;
   private done = false;
   private aborted = false;
-
   name?: string;
 
   constructor(
@@ -285,6 +280,8 @@ class Writer implements SnapshotFileWriter {
   async write(chunk: Uint8Array): Promise<void> {
     if (this.done || this.aborted) throw new Error(`snapshot sink is already ${this.done ? 'finished' : 'aborted'}`);
     if (this.syncFailed) throw this.syncFailed;
+    // The log keeps off the event loop while this file goes to the disk (bulk-writes.ts).
+    noteBulkWrite();
     const fh = await this.handle();
     await writeAll(fh, chunk, this.headLength + this.written);
     this.crc = crc32(chunk, this.crc);
@@ -295,8 +292,7 @@ class Writer implements SnapshotFileWriter {
       // for every 32 MiB to reach the disk, and the transfer stood still meanwhile (issue #34). The
       // dirty data stays bounded all the same; finish() syncs the rest.
       this.unsynced = 0;
-      this.syncing = fh
-        .datasync()
+      this.syncing = duringBulkSync(() => fh.datasync())
         .catch((err: unknown) => {
           this.syncFailed ??= err;
         })
@@ -316,7 +312,7 @@ class Writer implements SnapshotFileWriter {
     TRAILER_MAGIC.copy(trailer, 12);
     // Positioned, so a retry after a failed write rewrites the same bytes.
     await writeAll(fh, trailer, this.headLength + this.written);
-    await fh.sync();
+    await duringBulkSync(() => fh.sync());
     await fh.close();
     this.fh = null;
     this.done = true;

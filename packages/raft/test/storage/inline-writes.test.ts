@@ -2,11 +2,10 @@
 // large one) through libuv's pool, and after a slow write it sends every record through the pool for
 // a while (issue #30;
 // src/storage/wal/inline-writes.ts says why).
-// The module object itself (an `import *` would be a copy whose spies the log never sees).
-import fs = require('node:fs');
 import { join } from 'node:path';
 import { EntryType, LevelStorage, WalStorage, type Entry, type InlineWriteLimits } from '@registry/raft';
 import { tempDirs } from '../support/storages';
+import { writesBy } from '../support/wal-writes';
 
 const tempDir = tempDirs('raft-inline-');
 const entry = (index: number, size: number): Entry => ({ index, term: 1, type: EntryType.Normal, data: new Uint8Array(size).fill(7) });
@@ -29,21 +28,6 @@ async function withinTheTurn(write: () => Promise<void>): Promise<boolean> {
   return !turned;
 }
 
-/**
- * How many of `write`'s syscalls were made on the event loop (writevSync, writeSync) and through the
- * pool (writev, write). A record is one writev of its header and body.
- */
-async function writesBy(write: () => Promise<void>): Promise<{ inline: number; pool: number }> {
-  const inline = [jest.spyOn(fs, 'writevSync'), jest.spyOn(fs, 'writeSync')];
-  const pool = [jest.spyOn(fs, 'writev'), jest.spyOn(fs, 'write')];
-  const calls = (spies: jest.SpyInstance[]) => spies.reduce((n, s) => n + s.mock.calls.length, 0);
-  try {
-    await write();
-    return { inline: calls(inline), pool: calls(pool) };
-  } finally {
-    for (const s of [...inline, ...pool]) s.mockRestore();
-  }
-}
 
 test('a small record is written on the event loop: the append is durable before the loop turns', async () => {
   const dir = tempDir();

@@ -13,7 +13,7 @@ import { open, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createGunzip, createGzip } from 'node:zlib';
 import { ArchiveError } from './archive-error';
-import { writeFully } from './file-io';
+import { syncBulk, writeFully } from './file-io';
 import { readStrictTar, type MemberSink, type TarMember } from './tar-reader';
 
 type TarStream = typeof import('tar-stream');
@@ -194,7 +194,7 @@ export async function extractArchive(source: Readable, statePath: string, maxSta
   try {
     const sink: MemberSink = { write: (part) => writeFully(file, part) };
     const { meta } = await readChecked(source, new Map([[STATE, sink]]), maxStateBytes);
-    await file.sync();
+    await syncBulk(file);
     kept = true;
     return meta;
   } finally {

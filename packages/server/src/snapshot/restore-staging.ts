@@ -18,10 +18,10 @@
 import { createHash, type Hash } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { syncDirSync, type ServerInfo, type Transport } from '@registry/raft';
+import { syncDir, type ServerInfo, type Transport } from '@registry/raft';
 import type { RestoreSource, Store } from '@registry/store';
 import { badRequest } from '../errors';
-import { readFully, writeFully } from './file-io';
+import { readFully, syncBulk, writeFully } from './file-io';
 import { monotonicMs } from '../time';
 
 /** Under the data dir: restores' staged state files. */
@@ -129,7 +129,7 @@ export class RestoreStaging {
   async adopt(path: string, key: string): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     await rename(path, this.pathOf(key));
-    syncDirSync(this.dir);
+    await syncDir(this.dir);
   }
 
   /**
@@ -293,14 +293,14 @@ export class RestoreStaging {
     r.offset += data.length;
     if (r.offset < size) return 'more';
     this.receiving.delete(key);
-    await r.file.sync();
+    await syncBulk(r.file);
     await r.file.close();
     if (r.offset !== size || `sha256:${r.hash.digest('hex')}` !== key) {
       await rm(r.path, { force: true });
       throw badRequest('snapshot.stage: the state does not match its checksum');
     }
     await rename(r.path, this.pathOf(key));
-    syncDirSync(this.dir);
+    await syncDir(this.dir);
     await this.prepare(key, size);
     return 'loaded';
   }
@@ -348,7 +348,7 @@ export class RestoreStaging {
           hash.update(data);
           offset += length;
         }
-        await file.sync();
+        await syncBulk(file);
         whole = `sha256:${hash.digest('hex')}` === key;
       } catch (err) {
         this.d.logger?.warn({ server: server.address, key, err: err instanceof Error ? err.message : String(err) }, 'snapshot restore: fetching the staged state from a server failed');
@@ -357,7 +357,7 @@ export class RestoreStaging {
       }
       if (whole) {
         await rename(partial, this.pathOf(key));
-        syncDirSync(this.dir);
+        await syncDir(this.dir);
         this.d.logger?.info({ server: server.address, key, bytes: size }, 'snapshot restore: staged state fetched');
         return;
       }

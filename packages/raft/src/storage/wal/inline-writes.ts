@@ -17,8 +17,11 @@
 // record small as well) leave the 256-client tail where the pool has it. And a disk that turns slow
 // moves every write to the pool for a while: an inline write that took longer than `slowMs` means
 // the loop could not serve anything else meanwhile, and the next writes might take as long. Only
-// that first slow write holds the loop.
+// that first slow write holds the loop. And while this process writes a large file (a snapshot, a
+// restore's staged state: bulk-writes.ts) every record goes through the pool: the disk is known to be
+// busy, and a synced write then waits behind its queue (~280 ms on every server at once in a restore).
 import { monotonicMs } from '../../monotonic-clock';
+import { bulkWriting } from '../bulk-writes';
 
 export interface InlineWriteLimits {
   /** Largest record written inline, in bytes (0: every record through the pool). */
@@ -40,7 +43,7 @@ export class InlineWrites {
 
   /** Whether a record of `bytes` is written on the event loop now. */
   inline(bytes: number): boolean {
-    return bytes <= this.limits.maxBytes && this.lastBytes <= this.limits.maxBytes && monotonicMs() >= this.poolUntil;
+    return bytes <= this.limits.maxBytes && this.lastBytes <= this.limits.maxBytes && monotonicMs() >= this.poolUntil && !bulkWriting();
   }
 
   /** A record of `bytes` was written, by either way, in `ms`. */
