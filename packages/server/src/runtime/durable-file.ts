@@ -6,20 +6,13 @@
 import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { makeDirDurablySync, syncDirSync } from '@registry/raft';
+import { makeDirDurablySync, syncDir, syncDirSync } from '@registry/raft';
+
+/** fsync a directory, making the entries created, renamed or removed in it durable (off the event loop). */
+export { syncDir };
 
 /** The temporary name a durable write uses beside `path` (readers skip it). */
 export const tempPathOf = (path: string) => `${path}.tmp`;
-
-/** fsync a directory, making the entries created, renamed or removed in it durable. */
-export async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
 
 /** mkdir -p, with each directory it made fsynced into its parent. */
 export async function makeDirDurably(dir: string): Promise<void> {
